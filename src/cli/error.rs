@@ -1,0 +1,71 @@
+//! The CLI's one error type and its documented exit codes.
+
+use memoir::store::StoreError;
+
+/// Exit codes (documented in docs/cli.md).
+pub mod code {
+    /// Success.
+    pub const OK: u8 = 0;
+    /// An error, malformed input, or a failed check.
+    pub const ERROR: u8 = 1;
+    /// Bad usage.
+    pub const USAGE: u8 = 2;
+    /// Refused by the write policy.
+    pub const REFUSED: u8 = 3;
+    /// Needs a human decision.
+    pub const DECISION: u8 = 4;
+    /// The store lock was not acquired in time.
+    pub const LOCKED: u8 = 5;
+}
+
+/// Anything that ends a command unsuccessfully.
+#[derive(Debug)]
+pub enum CliError {
+    /// A core error.
+    Store(StoreError),
+    /// Bad usage not caught by clap.
+    Usage(String),
+    /// Writing output failed (a closed pipe is handled before this).
+    Io(std::io::Error),
+}
+
+impl From<StoreError> for CliError {
+    fn from(e: StoreError) -> Self {
+        CliError::Store(e)
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(e: std::io::Error) -> Self {
+        CliError::Io(e)
+    }
+}
+
+impl CliError {
+    /// The exit code for this error.
+    pub fn code(&self) -> u8 {
+        match self {
+            CliError::Store(StoreError::Refused { .. }) => code::REFUSED,
+            CliError::Store(StoreError::Decision(_)) => code::DECISION,
+            CliError::Store(StoreError::Lock(memoir::lock::LockError::Timeout { .. })) => {
+                code::LOCKED
+            }
+            CliError::Usage(_) => code::USAGE,
+            _ => code::ERROR,
+        }
+    }
+
+    /// The one-line message.
+    pub fn message(&self) -> String {
+        match self {
+            CliError::Store(e) => e.to_string(),
+            CliError::Usage(m) => m.clone(),
+            CliError::Io(e) => e.to_string(),
+        }
+    }
+
+    /// Is this a closed pipe (`memoir list | head`), which is not an error?
+    pub fn is_broken_pipe(&self) -> bool {
+        matches!(self, CliError::Io(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}

@@ -1,0 +1,25 @@
+//! `memoir forget`
+
+use super::{error::CliError, parse_key, App};
+use serde_json::json;
+
+/// Forget a memory: log a tombstone with the reason, remove its file,
+/// update MEMORY.md. Its versions stay in the logs.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Which memory: <scope>/<name>.
+    key: String,
+    /// Why it is forgotten.
+    #[arg(long, short = 'r')]
+    reason: String,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let (key, _) = parse_key(&args.key)?;
+    let ctx = app.ctx(&store)?;
+    let id = store.forget(&ctx, &key, &args.reason)?;
+    app.out.json(&json!({ "key": key.to_string(), "id": id }))?;
+    app.out.line(format!("forgot {key}"))?;
+    Ok(0)
+}

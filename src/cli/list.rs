@@ -1,0 +1,64 @@
+//! `memoir list`
+
+use super::{error::CliError, App};
+use memoir::query::Filter;
+use memoir::time::Timestamp;
+use serde_json::json;
+
+/// List memories, one per line: key, type, updated date, description.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Only this scope.
+    #[arg(long)]
+    scope: Option<String>,
+    /// Only this type.
+    #[arg(long = "type", value_name = "TYPE")]
+    kind: Option<String>,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let listed = store.list(&Filter {
+        scope: args.scope,
+        kind: args.kind,
+    })?;
+    let day = |ms: i64| {
+        if ms == 0 {
+            String::new()
+        } else {
+            Timestamp(ms).date().to_string()
+        }
+    };
+    if app.out.json {
+        let items: Vec<_> = listed
+            .iter()
+            .map(|l| {
+                let s = &l.summary;
+                json!({
+                    "key": l.key.to_string(), "scope": l.key.scope, "name": s.name, "type": s.kind,
+                    "description": s.description, "tags": s.tags, "source": s.source,
+                    "confidence": s.confidence, "updated": day(s.updated), "path": l.path, "conflict": l.conflict,
+                })
+            })
+            .collect();
+        app.out.json(&json!(items))?;
+        return Ok(0);
+    }
+    let width = listed
+        .iter()
+        .map(|l| l.key.to_string().chars().count())
+        .max()
+        .unwrap_or(0);
+    for l in &listed {
+        let key = l.key.to_string();
+        let pad = " ".repeat(width - key.chars().count());
+        let flag = if l.conflict { " [conflict]" } else { "" };
+        app.out.line(format!(
+            "{key}{pad}  {:<9}  {:<10}  {}{flag}",
+            l.summary.kind,
+            day(l.summary.updated),
+            l.summary.description
+        ))?;
+    }
+    Ok(0)
+}

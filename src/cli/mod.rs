@@ -1,0 +1,203 @@
+//! The command-line interface: global flags, dispatch, environment.
+//!
+//! Everything here uses only the core's public API. Each subcommand lives in
+//! its own file with its `Args` (whose doc comments are the help text) and a
+//! `run` function.
+
+mod check;
+mod error;
+mod forget;
+mod init;
+mod list;
+mod note;
+mod output;
+mod rebuild;
+mod record;
+mod reindex;
+mod remember;
+mod show;
+mod status;
+
+use clap::{Parser, Subcommand};
+use error::{code, CliError};
+use memoir::store::{self, Ctx, Store};
+use memoir::time::Timestamp;
+use output::Output;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Git-native memory for AI agents: plain markdown, append-only logs,
+/// views you can rebuild.
+#[derive(Debug, Parser)]
+#[command(name = "memoir", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    global: Global,
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// Flags every command takes.
+#[derive(Debug, clap::Args)]
+struct Global {
+    /// The store's directory (default: the nearest ancestor with MEMORY.md and memory/).
+    #[arg(long, global = true, env = "MEMOIR_STORE", value_name = "DIR")]
+    store: Option<PathBuf>,
+    /// Print data as JSON (shapes in docs/cli.md).
+    #[arg(long, global = true)]
+    json: bool,
+    /// Seconds to wait for the store lock before giving up (exit 5).
+    #[arg(long, global = true, value_name = "SECS", default_value_t = 10.0)]
+    lock_timeout: f64,
+    /// Print nothing on success.
+    #[arg(short, long, global = true)]
+    quiet: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    Init(init::Args),
+    Note(note::Args),
+    Remember(remember::Args),
+    Forget(forget::Args),
+    Show(show::Args),
+    List(list::Args),
+    Reindex(reindex::Args),
+    Rebuild(rebuild::Args),
+    Record(record::Args),
+    Check(check::Args),
+    Status(status::Args),
+}
+
+/// What every command may need: output, the store, the clock and the actor.
+pub struct App {
+    global: Global,
+    /// Standard output.
+    pub out: Output,
+}
+
+impl App {
+    /// Opens the store named by `--store`/`MEMOIR_STORE`, or the nearest one.
+    pub fn store(&self) -> Result<Store, CliError> {
+        let root = match &self.global.store {
+            Some(dir) => dir.clone(),
+            None => {
+                let cwd = std::env::current_dir()?;
+                store::discover(&cwd)?
+            }
+        };
+        let mut s = Store::open(&root)?;
+        if !(self.global.lock_timeout >= 0.0 && self.global.lock_timeout <= 86_400.0) {
+            return Err(CliError::Usage(
+                "--lock-timeout must be between 0 and 86400 seconds".into(),
+            ));
+        }
+        s.set_lock_timeout(Duration::from_secs_f64(self.global.lock_timeout));
+        if cfg!(debug_assertions) {
+            s.failpoint = std::env::var("MEMOIR_FAILPOINT").ok();
+        }
+        Ok(s)
+    }
+
+    /// The time (MEMOIR_NOW pins it) and the actor (MEMOIR_ACTOR, else git's identity).
+    pub fn ctx(&self, store: &Store) -> Result<Ctx, CliError> {
+        let now = match std::env::var("MEMOIR_NOW") {
+            Ok(s) => {
+                Timestamp::parse(&s).map_err(|e| CliError::Usage(format!("MEMOIR_NOW: {e}")))?
+            }
+            Err(_) => {
+                let d = std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .unwrap_or_default();
+                Timestamp(d.as_millis() as i64)
+            }
+        };
+        let actor = std::env::var("MEMOIR_ACTOR")
+            .ok()
+            .filter(|a| !a.trim().is_empty())
+            .or_else(|| memoir::git::identity(&store.root))
+            .unwrap_or_else(|| "unknown <unknown>".to_string());
+        if actor.contains('\n') || actor.chars().count() > 200 {
+            return Err(CliError::Usage(
+                "MEMOIR_ACTOR must be one line of at most 200 characters".into(),
+            ));
+        }
+        Ok(Ctx { now, actor })
+    }
+
+    /// Is output quiet?
+    pub fn quiet(&self) -> bool {
+        self.global.quiet
+    }
+}
+
+/// Parses arguments, runs the command, maps the result to an exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return ExitCode::from(match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    code::OK
+                }
+                _ => code::USAGE,
+            });
+        }
+    };
+    let out = Output::new(
+        cli.global.json,
+        cli.global.quiet,
+        std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()),
+    );
+    let mut app = App {
+        global: cli.global,
+        out,
+    };
+    let result = match cli.command {
+        Command::Init(a) => init::run(a, &mut app),
+        Command::Note(a) => note::run(a, &mut app),
+        Command::Remember(a) => remember::run(a, &mut app),
+        Command::Forget(a) => forget::run(a, &mut app),
+        Command::Show(a) => show::run(a, &mut app),
+        Command::List(a) => list::run(a, &mut app),
+        Command::Reindex(a) => reindex::run(a, &mut app),
+        Command::Rebuild(a) => rebuild::run(a, &mut app),
+        Command::Record(a) => record::run(a, &mut app),
+        Command::Check(a) => check::run(a, &mut app),
+        Command::Status(a) => status::run(a, &mut app),
+    };
+    let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
+    match result {
+        Ok(c) => ExitCode::from(c),
+        Err(e) if e.is_broken_pipe() => ExitCode::from(code::OK),
+        Err(e) => {
+            eprintln!("memoir: {}", e.message());
+            ExitCode::from(e.code())
+        }
+    }
+}
+
+/// Parses a `<scope>/<name>` argument.
+pub fn parse_key(text: &str) -> Result<(memoir::key::Key, String), CliError> {
+    memoir::key::Key::parse(text).map_err(|e| {
+        CliError::Store(memoir::store::StoreError::Refused {
+            rule: "name".into(),
+            path: text.to_string(),
+            line: None,
+            message: e.to_string(),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn cli_is_well_formed() {
+        Cli::command().debug_assert();
+    }
+}

@@ -1,0 +1,35 @@
+//! `memoir note`
+
+use super::{error::CliError, App};
+use serde_json::json;
+use std::io::Read;
+
+/// Append a note (a raw observation) to this writer's log for today.
+/// Notes are never applied to memories; consolidation may turn them into
+/// proposals. Reads the note from stdin when no text is given.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The note's text (words are joined with spaces).
+    text: Vec<String>,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let text = if args.text.is_empty() {
+        let mut bytes = Vec::new();
+        std::io::stdin().read_to_end(&mut bytes)?;
+        String::from_utf8(bytes).map_err(|_| {
+            CliError::Store(memoir::store::StoreError::Invalid {
+                path: "<stdin>".into(),
+                line: None,
+                message: "the note is not valid UTF-8".into(),
+            })
+        })?
+    } else {
+        args.text.join(" ")
+    };
+    let ctx = app.ctx(&store)?;
+    let id = store.note(&ctx, &text)?;
+    app.out.json(&json!({ "id": id }))?;
+    Ok(0)
+}

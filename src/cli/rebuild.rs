@@ -1,0 +1,50 @@
+//! `memoir rebuild`
+
+use super::{error::code, error::CliError, App};
+use serde_json::json;
+
+/// Regenerate every memory file and MEMORY.md from the logs. Repairs views
+/// an interrupted write left stale and re-creates missing ones; a file
+/// edited by hand whose content exists nowhere in the logs is left alone
+/// (exit 1) unless --force.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Change nothing; exit 1 if anything would change.
+    #[arg(long)]
+    check: bool,
+    /// Also overwrite hand edits (their content is lost; `memoir record` keeps it instead).
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let r = store.rebuild(args.force, args.check)?;
+    app.out.json(&json!({
+        "written": r.written, "removed": r.removed, "index_changed": r.index_changed,
+        "refused": r.refused.iter().map(|d| json!({"path": d.path, "kind": d.kind.as_str()})).collect::<Vec<_>>(),
+    }))?;
+    let verb = if args.check { "would " } else { "" };
+    for p in &r.written {
+        app.out.line(format!("{verb}write {p}"))?;
+    }
+    for p in &r.removed {
+        app.out.line(format!("{verb}remove {p}"))?;
+    }
+    if r.index_changed {
+        app.out.line(format!("{verb}regenerate MEMORY.md"))?;
+    }
+    for d in &r.refused {
+        eprintln!(
+            "memoir: {}: {} by hand and not in the logs; left alone (`memoir record` keeps it, `--force` discards it)",
+            d.path,
+            d.kind.as_str()
+        );
+    }
+    let changes = !r.written.is_empty() || !r.removed.is_empty() || r.index_changed;
+    Ok(if !r.refused.is_empty() || (args.check && changes) {
+        code::ERROR
+    } else {
+        code::OK
+    })
+}

@@ -1,0 +1,19 @@
+//! `memoir reindex`
+
+use super::{error::CliError, App};
+use serde_json::json;
+
+/// Regenerate MEMORY.md's generated block from the memory files. Text
+/// outside the markers is kept; nothing changes when it is in sync.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let changed = store.reindex()?;
+    app.out.json(&json!({ "changed": changed }))?;
+    if changed {
+        app.out.line("MEMORY.md regenerated")?;
+    }
+    Ok(0)
+}

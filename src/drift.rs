@@ -1,0 +1,564 @@
+//! Whole-store commands: `check`, `rebuild`, `record`.
+//!
+//! Each compares the views replay says should exist with the files on disk.
+//! A difference is a drift of one kind: a view memoir left behind (a crash
+//! between the log append and the view write; the journal says the file is
+//! what memoir last wrote) or a change by hand. `rebuild` repairs the first
+//! and never destroys the second (unless its content is in the logs, or
+//! `--force`); `record` turns the second into events.
+
+use crate::event::{Event, Op};
+use crate::index::{self, INDEX_PATH};
+use crate::key::Key;
+use crate::memory::{self, yaml_fields, Memory};
+use crate::replay::Replay;
+use crate::state::{fingerprint, Stamp};
+use crate::store::{entry_for, validate_file, Ctx, Store, StoreError};
+use crate::write::check_memory;
+use serde_yaml::Value;
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+/// How a memory file differs from what replaying the logs gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DriftKind {
+    /// The file is what memoir last wrote, but the logs moved on (a crash).
+    Stale,
+    /// The file should exist, and memoir never finished writing it (a crash).
+    Missing,
+    /// The file should be gone, and is what memoir last wrote (a crash).
+    Leftover,
+    /// The file was changed by hand.
+    Edited,
+    /// The file was added by hand.
+    Added,
+    /// The file was deleted by hand.
+    Deleted,
+}
+
+impl DriftKind {
+    /// A short name for output.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DriftKind::Stale => "stale",
+            DriftKind::Missing => "missing",
+            DriftKind::Leftover => "leftover",
+            DriftKind::Edited => "edited",
+            DriftKind::Added => "added",
+            DriftKind::Deleted => "deleted",
+        }
+    }
+
+    /// Did memoir leave this behind (as opposed to a person)?
+    pub fn is_memoirs(self) -> bool {
+        matches!(
+            self,
+            DriftKind::Stale | DriftKind::Missing | DriftKind::Leftover
+        )
+    }
+}
+
+/// One memory file that is not what replay says.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Drift {
+    /// The memory.
+    pub key: Key,
+    /// Its file.
+    pub path: String,
+    /// What happened.
+    pub kind: DriftKind,
+    /// The file's current content appears as a version in the logs, so
+    /// overwriting it loses nothing.
+    pub in_logs: bool,
+}
+
+/// How bad a finding is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Severity {
+    /// Worth knowing; `check` still passes.
+    Warning,
+    /// `check` fails.
+    Error,
+}
+
+/// One finding of `check`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// Error or warning.
+    pub severity: Severity,
+    /// Store-relative path.
+    pub path: String,
+    /// 1-based line, when there is one.
+    pub line: Option<usize>,
+    /// Which rule: `log`, `schema`, `policy`, `drift:<kind>`, `index`, `budget`, `conflict`, ….
+    pub rule: String,
+    /// What is wrong, and what to do.
+    pub message: String,
+}
+
+/// What `check` found.
+#[derive(Debug, Clone, Default)]
+pub struct CheckReport {
+    /// Every finding, errors first.
+    pub problems: Vec<Problem>,
+    /// Memory files checked.
+    pub memories: usize,
+    /// Log events read.
+    pub events: usize,
+}
+
+impl CheckReport {
+    /// Does any finding fail the check?
+    pub fn failed(&self) -> bool {
+        self.problems.iter().any(|p| p.severity == Severity::Error)
+    }
+}
+
+/// What `rebuild` did (or, with `--check`, would do).
+#[derive(Debug, Clone, Default)]
+pub struct RebuildReport {
+    /// Files written.
+    pub written: Vec<String>,
+    /// Files removed.
+    pub removed: Vec<String>,
+    /// Hand changes left alone (need `--force`).
+    pub refused: Vec<Drift>,
+    /// MEMORY.md changed.
+    pub index_changed: bool,
+}
+
+/// One change `record` turned into an event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recorded {
+    /// The memory.
+    pub key: Key,
+    /// What it saw.
+    pub kind: DriftKind,
+    /// The event written.
+    pub op: Op,
+    /// Its id.
+    pub id: String,
+    /// Fields `record` filled in and wrote back to the file.
+    pub filled: Vec<String>,
+}
+
+/// The store as read in full: logs replayed and every memory file's content.
+struct Scan {
+    replay: Replay,
+    warnings: Vec<String>,
+    files: BTreeMap<String, Result<String, StoreError>>,
+    journal: HashMap<String, Option<u64>>,
+}
+
+impl Scan {
+    fn drifts(&self) -> Vec<Drift> {
+        let mut paths: BTreeSet<String> = self.files.keys().cloned().collect();
+        paths.extend(self.replay.views().map(|(k, _)| k.rel_path()));
+        let mut out = Vec::new();
+        for rel in paths {
+            let Some(key) = Key::from_rel_path(&rel) else {
+                continue;
+            };
+            let view = self.replay.view(&key);
+            let file = match self.files.get(&rel) {
+                Some(Ok(c)) => Some(c.as_str()),
+                Some(Err(_)) => continue,
+                None => None,
+            };
+            let journal = self.journal.get(&rel);
+            let memoir_wrote = |c: &str| journal == Some(&Some(fingerprint(c.as_bytes())));
+            let kind = match (view, file) {
+                (Some(v), Some(f)) if v == f => continue,
+                (Some(_), Some(f)) if memoir_wrote(f) => DriftKind::Stale,
+                (Some(_), Some(_)) => DriftKind::Edited,
+                (Some(v), None) if memoir_wrote(v) => DriftKind::Deleted,
+                (Some(_), None) => DriftKind::Missing,
+                (None, Some(f)) if memoir_wrote(f) => DriftKind::Leftover,
+                (None, Some(_)) => DriftKind::Added,
+                (None, None) => continue,
+            };
+            let in_logs = file.is_some_and(|f| self.replay.has_content(&key, f));
+            out.push(Drift {
+                key,
+                path: rel,
+                kind,
+                in_logs,
+            });
+        }
+        out
+    }
+}
+
+impl Store {
+    fn scan(&self) -> Result<Scan, StoreError> {
+        let (replay, warnings) = self.replay()?;
+        let mut files = BTreeMap::new();
+        for (rel, _) in self.memory_files()? {
+            let content = self
+                .read_memory_file(&rel)
+                .and_then(|c| c.ok_or_else(|| StoreError::NoSuchMemory(rel.clone())));
+            files.insert(rel, content);
+        }
+        Ok(Scan {
+            replay,
+            warnings,
+            files,
+            journal: self.state.journal(),
+        })
+    }
+
+    /// Checks the whole store: logs, memory files, drift, index, budget.
+    pub fn check(&self) -> Result<CheckReport, StoreError> {
+        let mut report = CheckReport::default();
+        let mut push = |severity, path: &str, line, rule: &str, message: String| {
+            report.problems.push(Problem {
+                severity,
+                path: path.to_string(),
+                line,
+                rule: rule.to_string(),
+                message,
+            })
+        };
+        let scan = match self.scan() {
+            Ok(s) => s,
+            Err(StoreError::Invalid {
+                path,
+                line,
+                message,
+            }) => {
+                push(Severity::Error, &path, line, "format", message);
+                return Ok(report);
+            }
+            Err(e) => return Err(e),
+        };
+        for w in &scan.warnings {
+            push(Severity::Warning, "memory/log", None, "log", w.clone());
+        }
+        // Folders under memory/ that are neither a scope nor the logs.
+        if let Ok(entries) = std::fs::read_dir(self.path("memory")) {
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if e.file_type().is_ok_and(|t| t.is_dir())
+                    && name != "log"
+                    && !self.has_scope(&name)
+                    && !name.starts_with('.')
+                {
+                    push(
+                        Severity::Error,
+                        &format!("memory/{name}"),
+                        None,
+                        "scope",
+                        format!(
+                            "unknown scope folder (configured: {})",
+                            self.config.scopes.join(", ")
+                        ),
+                    );
+                }
+            }
+        }
+        let mut summaries = BTreeMap::new();
+        for (rel, content) in &scan.files {
+            let content = match content {
+                Ok(c) => c,
+                Err(StoreError::Invalid { line, message, .. }) => {
+                    push(Severity::Error, rel, *line, "format", message.clone());
+                    continue;
+                }
+                Err(e) => {
+                    push(Severity::Error, rel, None, "format", e.to_string());
+                    continue;
+                }
+            };
+            match validate_file(content, rel) {
+                Ok(m) => {
+                    if let Err(StoreError::Refused {
+                        rule,
+                        line,
+                        message,
+                        ..
+                    }) = check_memory(self, &m, content, rel)
+                    {
+                        push(
+                            Severity::Error,
+                            rel,
+                            line,
+                            &format!("policy:{rule}"),
+                            message,
+                        );
+                    }
+                    if let Some(key) = Key::from_rel_path(rel) {
+                        summaries.insert(key, memory::Summary::of(&m));
+                    }
+                }
+                Err(StoreError::Invalid { line, message, .. }) => {
+                    push(Severity::Error, rel, line, "format", message)
+                }
+                Err(StoreError::Refused {
+                    rule,
+                    line,
+                    message,
+                    ..
+                }) => push(
+                    Severity::Error,
+                    rel,
+                    line,
+                    &format!("policy:{rule}"),
+                    message,
+                ),
+                Err(e) => push(Severity::Error, rel, None, "format", e.to_string()),
+            }
+        }
+        report.memories = scan.files.len();
+        report.events = scan.replay.events.len();
+        for d in scan.drifts() {
+            let message = match d.kind {
+                DriftKind::Stale => "stale view left by an interrupted write; `memoir rebuild` repairs it".to_string(),
+                DriftKind::Missing => "missing: an interrupted write never created it; `memoir rebuild` repairs it".to_string(),
+                DriftKind::Leftover => "should be gone (forgotten) but an interrupted write left it; `memoir rebuild` removes it".to_string(),
+                DriftKind::Edited => "edited by hand; `memoir record` keeps the edit, `memoir rebuild --force` discards it".to_string(),
+                DriftKind::Added => "added by hand; `memoir record` adopts it".to_string(),
+                DriftKind::Deleted => "deleted by hand; `memoir record` forgets it, `memoir rebuild` restores it".to_string(),
+            };
+            push(
+                Severity::Error,
+                &d.path,
+                None,
+                &format!("drift:{}", d.kind.as_str()),
+                message,
+            );
+        }
+        for (key, v) in &scan.replay.memories {
+            if v.conflict {
+                push(
+                    Severity::Warning,
+                    &key.rel_path(),
+                    None,
+                    "conflict",
+                    format!("{} versions disagree; the file shows their common ancestor until `memoir resolve {key}` decides", v.heads.len()),
+                );
+            }
+        }
+        let block = index::render_block(summaries.iter(), self.config.index_budget);
+        let current = self.read(INDEX_PATH, None)?;
+        match &current {
+            None => push(
+                Severity::Error,
+                INDEX_PATH,
+                None,
+                "index",
+                "missing; `memoir reindex` writes it".into(),
+            ),
+            Some(text) if *text != index::splice(text, &block.text) => push(
+                Severity::Error,
+                INDEX_PATH,
+                None,
+                "index",
+                "out of date with the memory files; `memoir reindex` regenerates it".into(),
+            ),
+            _ => {}
+        }
+        if block.omitted > 0 {
+            push(
+                Severity::Warning,
+                INDEX_PATH,
+                None,
+                "budget",
+                format!(
+                    "{} memories do not fit the index budget of {} lines; consolidate, or raise `index_budget`",
+                    block.omitted, self.config.index_budget
+                ),
+            );
+        }
+        report
+            .problems
+            .sort_by(|a, b| b.severity.cmp(&a.severity).then(a.path.cmp(&b.path)));
+        Ok(report)
+    }
+
+    /// Regenerates memory files and MEMORY.md from the logs. Stale and
+    /// missing views are repaired; hand changes whose content exists nowhere
+    /// in the logs are left alone unless `force`.
+    pub fn rebuild(&self, force: bool, dry_run: bool) -> Result<RebuildReport, StoreError> {
+        let _lock = self.lock()?;
+        let scan = self.scan()?;
+        let mut report = RebuildReport::default();
+        let drifts: HashMap<String, Drift> = scan
+            .drifts()
+            .into_iter()
+            .map(|d| (d.path.clone(), d))
+            .collect();
+        let mut writes: Vec<(String, Option<String>)> = Vec::new();
+        for (rel, d) in &drifts {
+            let safe = force || d.kind.is_memoirs() || d.kind == DriftKind::Deleted || d.in_logs;
+            if !safe {
+                report.refused.push(d.clone());
+                continue;
+            }
+            writes.push((rel.clone(), scan.replay.view(&d.key).map(str::to_string)));
+        }
+        // A file that could not be read at all (a link, bad UTF-8) is replaced only with --force.
+        for (rel, content) in &scan.files {
+            if content.is_err() {
+                let key = Key::from_rel_path(rel);
+                match (force, key) {
+                    (true, Some(k)) => {
+                        writes.push((rel.clone(), scan.replay.view(&k).map(str::to_string)))
+                    }
+                    (_, Some(k)) => report.refused.push(Drift {
+                        key: k,
+                        path: rel.clone(),
+                        kind: DriftKind::Edited,
+                        in_logs: false,
+                    }),
+                    _ => {}
+                }
+            }
+        }
+        writes.sort();
+        for (rel, content) in &writes {
+            match content {
+                Some(c) => {
+                    report.written.push(rel.clone());
+                    if !dry_run {
+                        if let Ok(m) = std::fs::symlink_metadata(self.path(rel)) {
+                            if m.file_type().is_symlink() {
+                                std::fs::remove_file(self.path(rel))
+                                    .map_err(StoreError::io(self.path(rel)))?;
+                            }
+                        }
+                        self.write_view(rel, c)?;
+                    }
+                }
+                None => {
+                    report.removed.push(rel.clone());
+                    if !dry_run {
+                        self.remove_view(rel)?;
+                    }
+                }
+            }
+        }
+        report.refused.sort_by(|a, b| a.path.cmp(&b.path));
+        let mut cache = self.state.load_cache();
+        cache.keys = crate::store::key_states(&scan.replay);
+        cache.pending = scan.replay.pending.clone();
+        cache.logs = self
+            .log_files()?
+            .into_iter()
+            .map(|f| (f.rel, f.stamp))
+            .collect();
+        if dry_run {
+            // Predict the index from the files as they would be.
+            let mut files = BTreeMap::new();
+            for (rel, content) in &scan.files {
+                if let Ok(c) = content {
+                    files.insert(rel.clone(), entry_for(c, Stamp { size: 0, mtime: 0 }, rel));
+                }
+            }
+            for (rel, content) in &writes {
+                match content {
+                    Some(c) => {
+                        files.insert(rel.clone(), entry_for(c, Stamp { size: 0, mtime: 0 }, rel))
+                    }
+                    None => files.remove(rel),
+                };
+            }
+            cache.files = files;
+            let (current, wanted) = self.index_texts(&cache)?;
+            report.index_changed = current.as_deref() != Some(wanted.as_str());
+            return Ok(report);
+        }
+        self.refresh_files(&mut cache)?;
+        report.index_changed = self.write_index(&cache)?;
+        self.save_cache(&cache);
+        let views: BTreeMap<String, u64> = scan
+            .replay
+            .views()
+            .map(|(k, c)| (k.rel_path(), fingerprint(c.as_bytes())))
+            .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel))
+            .collect();
+        self.journal_reset(&views);
+        Ok(report)
+    }
+
+    /// Turns hand edits, additions and deletions of memory files into log
+    /// events, filling in missing fields (written back to the file). All or
+    /// nothing: one refused file records none.
+    pub fn record(&self, ctx: &Ctx) -> Result<Vec<Recorded>, StoreError> {
+        let _lock = self.lock()?;
+        let scan = self.scan()?;
+        let mut events: Vec<Event> = Vec::new();
+        let mut recorded = Vec::new();
+        for d in scan.drifts() {
+            if d.kind.is_memoirs() {
+                continue;
+            }
+            let versions = scan.replay.memories.get(&d.key);
+            let prev = versions.map(|v| v.heads.clone()).unwrap_or_default();
+            let conflict = versions.is_some_and(|v| v.conflict);
+            let mut filled = Vec::new();
+            let (op, body, reason) = match d.kind {
+                DriftKind::Deleted => (
+                    Op::Forget,
+                    String::new(),
+                    Some(format!("deleted by hand by {}", ctx.actor)),
+                ),
+                _ => {
+                    let content = match scan.files.get(&d.path) {
+                        Some(Ok(c)) => c.clone(),
+                        _ => continue,
+                    };
+                    if !self.has_scope(&d.key.scope) {
+                        continue;
+                    }
+                    let m = validate_file(&content, &d.path)?;
+                    let mut add: Vec<(&str, Value)> = Vec::new();
+                    if m.source.is_none() {
+                        add.push((
+                            "source",
+                            Value::String(format!("hand edit by {}", ctx.actor)),
+                        ));
+                    }
+                    if m.confidence.is_none() {
+                        add.push(("confidence", Value::Number(1.0.into())));
+                    }
+                    if m.created.is_none() {
+                        add.push(("created", Value::String(ctx.now.seconds())));
+                    }
+                    if m.updated.is_none() {
+                        add.push(("updated", Value::String(ctx.now.seconds())));
+                    }
+                    let content = if add.is_empty() {
+                        content
+                    } else {
+                        filled = add.iter().map(|(k, _)| k.to_string()).collect();
+                        memory::append_fields(&content, &yaml_fields(&add))
+                            .map_err(|e| StoreError::invalid(&d.path, &e))?
+                    };
+                    let m =
+                        Memory::parse(&content).map_err(|e| StoreError::invalid(&d.path, &e))?;
+                    check_memory(self, &m, &content, &d.path)?;
+                    (
+                        if conflict { Op::Resolve } else { Op::Remember },
+                        content,
+                        None,
+                    )
+                }
+            };
+            let mut e = self.event(ctx, op, Some(d.key.clone()), prev, body)?;
+            e.reason = reason;
+            recorded.push(Recorded {
+                key: d.key.clone(),
+                kind: d.kind,
+                op,
+                id: e.id.clone(),
+                filled,
+            });
+            events.push(e);
+        }
+        if events.is_empty() {
+            return Ok(recorded);
+        }
+        let mut cache = self.refreshed_cache()?;
+        self.apply(&mut cache, &events)?;
+        Ok(recorded)
+    }
+}

@@ -1,0 +1,228 @@
+//! Memory identity: a scope folder and a slug.
+//!
+//! A memory is identified by `(scope, slug)`, its folder and file stem. A
+//! `name` normalizes to its slug by [`slugify`]; two names with the same slug
+//! are the same memory. The algorithm is normative (see `docs/format.md`).
+
+use std::fmt;
+use unicode_normalization::UnicodeNormalization;
+
+/// The longest slug, in characters; longer names are cut at a character.
+pub const MAX_SLUG_CHARS: usize = 64;
+
+/// The longest accepted name, in characters.
+pub const MAX_NAME_CHARS: usize = 200;
+
+/// Folders under `memory/` that are never a scope.
+pub const RESERVED_SCOPES: &[&str] = &["log"];
+
+/// A memory's identity: `scope/slug`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Key {
+    /// The scope folder (`user`, `project`, `task`, or a configured one).
+    pub scope: String,
+    /// The file stem.
+    pub slug: String,
+}
+
+/// Why a name or key is not acceptable.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeyError {
+    /// The key has no `/` between scope and name.
+    #[error("`{0}` is not of the form <scope>/<name>")]
+    NoScope(String),
+    /// The name contains a character that is unsafe in a path or invisible.
+    #[error("name `{0}` contains {1}")]
+    Unsafe(String, &'static str),
+    /// Nothing is left once the name is normalized.
+    #[error("name `{0}` has no letters or digits")]
+    Empty(String),
+    /// The name is longer than [`MAX_NAME_CHARS`].
+    #[error("name is longer than {MAX_NAME_CHARS} characters")]
+    TooLong,
+    /// The slug is a device name reserved on Windows.
+    #[error("name `{0}` is a reserved device name")]
+    Reserved(String),
+    /// The scope is not a plain folder name.
+    #[error("scope `{0}` is not a valid scope name")]
+    BadScope(String),
+}
+
+impl fmt::Display for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.scope, self.slug)
+    }
+}
+
+/// Is `c` a character that may not appear in a name: control, bidi
+/// override/isolate, or other invisible formatting?
+fn forbidden_char(c: char) -> Option<&'static str> {
+    if c.is_control() {
+        return Some("a control character");
+    }
+    match c {
+        '\u{202A}'..='\u{202E}'
+        | '\u{2066}'..='\u{2069}'
+        | '\u{200E}'
+        | '\u{200F}'
+        | '\u{061C}' => Some("a bidirectional control character"),
+        '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' => Some("an invisible character"),
+        '/' | '\\' => Some("a path separator"),
+        _ => None,
+    }
+}
+
+/// Normalizes a name to its slug: NFC, lowercase, letters and digits of any
+/// script kept, every other run of characters one `-`, no leading or
+/// trailing `-`, at most [`MAX_SLUG_CHARS`] characters.
+///
+/// Validates the name as it goes: see [`KeyError`].
+pub fn slugify(name: &str) -> Result<String, KeyError> {
+    if name.chars().count() > MAX_NAME_CHARS {
+        return Err(KeyError::TooLong);
+    }
+    if let Some(what) = name.chars().find_map(forbidden_char) {
+        return Err(KeyError::Unsafe(name.to_string(), what));
+    }
+    let mut slug = String::new();
+    let mut pending_dash = false;
+    let mut count = 0;
+    for c in name.nfc().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            if pending_dash && !slug.is_empty() {
+                if count + 1 >= MAX_SLUG_CHARS {
+                    break;
+                }
+                slug.push('-');
+                count += 1;
+            }
+            pending_dash = false;
+            if count >= MAX_SLUG_CHARS {
+                break;
+            }
+            slug.push(c);
+            count += 1;
+        } else {
+            pending_dash = true;
+        }
+    }
+    if slug.is_empty() {
+        return Err(KeyError::Empty(name.to_string()));
+    }
+    if is_reserved_device(&slug) {
+        return Err(KeyError::Reserved(name.to_string()));
+    }
+    Ok(slug)
+}
+
+fn is_reserved_device(slug: &str) -> bool {
+    let base = slug.split('-').next().unwrap_or(slug);
+    matches!(base, "con" | "prn" | "aux" | "nul")
+        || (base.len() == 4
+            && (base.starts_with("com") || base.starts_with("lpt"))
+            && base.as_bytes()[3].is_ascii_digit())
+}
+
+/// Is `slug` already in normal form (what [`slugify`] returns for itself)?
+pub fn is_slug(slug: &str) -> bool {
+    slugify(slug).is_ok_and(|s| s == slug)
+}
+
+/// Checks a scope name: lowercase ASCII letters, digits and `-`, not reserved.
+pub fn check_scope(scope: &str) -> Result<(), KeyError> {
+    let ok = !scope.is_empty()
+        && scope.len() <= 32
+        && scope
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !scope.starts_with('-')
+        && !RESERVED_SCOPES.contains(&scope);
+    if ok {
+        Ok(())
+    } else {
+        Err(KeyError::BadScope(scope.to_string()))
+    }
+}
+
+impl Key {
+    /// Parses `<scope>/<name>`, normalizing the name to its slug. Whether the
+    /// scope is configured is the policy's question, not this one's.
+    pub fn parse(text: &str) -> Result<(Key, String), KeyError> {
+        let (scope, name) = text
+            .split_once('/')
+            .ok_or_else(|| KeyError::NoScope(text.to_string()))?;
+        check_scope(scope)?;
+        let slug = slugify(name)?;
+        Ok((
+            Key {
+                scope: scope.to_string(),
+                slug,
+            },
+            name.to_string(),
+        ))
+    }
+
+    /// The memory file's path relative to the store root.
+    pub fn rel_path(&self) -> String {
+        format!("memory/{}/{}.md", self.scope, self.slug)
+    }
+
+    /// The key of a store-relative path `memory/<scope>/<slug>.md`, if it is one.
+    pub fn from_rel_path(path: &str) -> Option<Key> {
+        let rest = path.strip_prefix("memory/")?.strip_suffix(".md")?;
+        let (scope, slug) = rest.split_once('/')?;
+        if slug.contains('/') || check_scope(scope).is_err() {
+            return None;
+        }
+        Some(Key {
+            scope: scope.to_string(),
+            slug: slug.to_string(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slug_examples() {
+        for (name, slug) in [
+            ("test-command", "test-command"),
+            ("Test Command", "test-command"),
+            ("  --Use pnpm, not npm!  ", "use-pnpm-not-npm"),
+            ("测试命令", "测试命令"),
+            ("Café au lait", "café-au-lait"),
+            ("Cafe\u{301}", "café"),
+            ("API_KEY rotation", "api-key-rotation"),
+            ("ÀÉÎ", "àéî"),
+        ] {
+            assert_eq!(slugify(name).unwrap(), slug, "{name}");
+        }
+        assert_eq!(slugify(&"a".repeat(100)).unwrap().len(), MAX_SLUG_CHARS);
+        let long = "ab ".repeat(40);
+        let s = slugify(&long).unwrap();
+        assert!(s.chars().count() <= MAX_SLUG_CHARS && !s.ends_with('-'));
+    }
+
+    #[test]
+    fn refuses_unsafe_names() {
+        for bad in [
+            "",
+            "---",
+            "a/b",
+            "..\\x",
+            "x\u{202E}y",
+            "a\nb",
+            "CON",
+            "lpt1",
+            "nul.txt",
+        ] {
+            assert!(slugify(bad).is_err(), "{bad:?}");
+        }
+        assert!(Key::parse("../../x").is_err());
+        assert!(Key::parse("/etc/passwd").is_err());
+        assert!(Key::parse("log/x").is_err());
+        assert!(Key::parse("project").is_err());
+    }
+}

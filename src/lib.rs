@@ -1,0 +1,25 @@
+//! memoir: git-native memory for AI agents.
+//!
+//! Memory is plain markdown in a git work tree: one file per memory under
+//! `memory/<scope>/`, append-only daily logs under `memory/log/` that are the
+//! source of truth, and a generated `MEMORY.md` index. This crate is the core:
+//! it never prints, never reads the environment or the clock (time and
+//! identity come in through [`store::Ctx`]), and returns data for the CLI to
+//! render.
+
+pub mod config;
+pub mod drift;
+pub mod event;
+pub mod git;
+pub mod index;
+pub mod key;
+pub mod lock;
+pub mod memory;
+pub mod policy;
+pub mod query;
+pub mod replay;
+pub mod state;
+pub mod store;
+pub mod text;
+pub mod time;
+pub mod write;

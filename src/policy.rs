@@ -1,0 +1,279 @@
+//! The write policy: what may enter the store, on every path that writes.
+//!
+//! Secret formats follow gitleaks' rule set (MIT licensed,
+//! github.com/gitleaks/gitleaks), reduced to the formats that matter for
+//! agent memory, plus its generic "secret-looking name = high-entropy value"
+//! rule gated by Shannon entropy. A refusal names the rule and the line,
+//! never the secret.
+
+use regex::Regex;
+use std::sync::OnceLock;
+
+/// The largest note, in bytes.
+pub const MAX_NOTE_BYTES: usize = 64 * 1024;
+/// The longest description, in characters.
+pub const MAX_DESCRIPTION_CHARS: usize = 400;
+/// The longest source, in characters.
+pub const MAX_SOURCE_CHARS: usize = 400;
+
+/// A secret found in text: which rule matched, on which line (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The rule's id, e.g. `github-pat`.
+    pub rule: &'static str,
+    /// The line within the scanned text.
+    pub line: usize,
+}
+
+struct Rule {
+    id: &'static str,
+    re: Regex,
+    /// Minimum Shannon entropy of the captured value (group 1), if gated.
+    entropy: Option<f64>,
+}
+
+const PATTERNS: &[(&str, &str, Option<f64>)] = &[
+    (
+        "aws-access-key-id",
+        r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
+        None,
+    ),
+    ("github-pat", r"\b(ghp_[0-9A-Za-z]{36})\b", None),
+    ("github-oauth", r"\b(gho_[0-9A-Za-z]{36})\b", None),
+    (
+        "github-app-token",
+        r"\b((?:ghu|ghs)_[0-9A-Za-z]{36})\b",
+        None,
+    ),
+    ("github-refresh-token", r"\b(ghr_[0-9A-Za-z]{36})\b", None),
+    (
+        "github-fine-grained-pat",
+        r"\b(github_pat_[0-9A-Za-z_]{82})\b",
+        None,
+    ),
+    ("gitlab-pat", r"\b(glpat-[0-9A-Za-z_\-]{20})\b", None),
+    (
+        "gitlab-runner-token",
+        r"\b(glrt-[0-9A-Za-z_\-]{20})\b",
+        None,
+    ),
+    ("slack-token", r"\b(xox[baprs]-[0-9A-Za-z\-]{10,})", None),
+    (
+        "slack-app-token",
+        r"\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)",
+        None,
+    ),
+    (
+        "slack-webhook",
+        r"(hooks\.slack\.com/(?:services|workflows)/[A-Za-z0-9+/]{43,56})",
+        None,
+    ),
+    (
+        "slack-webhook",
+        r"(hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,})",
+        None,
+    ),
+    (
+        "stripe-key",
+        r"\b((?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,99})\b",
+        None,
+    ),
+    (
+        "openai-key",
+        r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})",
+        None,
+    ),
+    (
+        "openai-project-key",
+        r"\b(sk-proj-[A-Za-z0-9_\-]{40,})",
+        None,
+    ),
+    (
+        "anthropic-key",
+        r"\b(sk-ant-(?:api03|admin01)-[A-Za-z0-9_\-]{32,})",
+        None,
+    ),
+    ("google-api-key", r"\b(AIza[0-9A-Za-z_\-]{35})", None),
+    (
+        "private-key",
+        r"(-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----)",
+        None,
+    ),
+    (
+        "jwt",
+        r"\b(ey[A-Za-z0-9]{15,}\.ey[A-Za-z0-9_\-]{15,}\.[A-Za-z0-9_\-]{10,})",
+        None,
+    ),
+    ("npm-token", r"\b(npm_[A-Za-z0-9]{36})\b", None),
+    (
+        "pypi-token",
+        r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
+        None,
+    ),
+    (
+        "sendgrid-key",
+        r"\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})\b",
+        None,
+    ),
+    ("twilio-key", r"\b(SK[0-9a-f]{32})\b", None),
+    ("huggingface-token", r"\b(hf_[A-Za-z]{34})\b", None),
+    ("digitalocean-token", r"\b(do[opr]_v1_[a-f0-9]{64})\b", None),
+    (
+        "shopify-token",
+        r"\b(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})\b",
+        None,
+    ),
+    ("mailchimp-key", r"\b([0-9a-f]{32}-us\d{1,2})\b", None),
+    (
+        "azure-storage-key",
+        r"(AccountKey=[A-Za-z0-9+/=]{86,88})",
+        None,
+    ),
+    (
+        "telegram-bot-token",
+        r"\b(\d{8,10}:AA[0-9A-Za-z_\-]{33})\b",
+        None,
+    ),
+    (
+        "discord-webhook",
+        r"(discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{30,})",
+        None,
+    ),
+    (
+        "square-token",
+        r"\b((?:sq0atp|sq0csp)-[0-9A-Za-z\-_]{22,43})",
+        None,
+    ),
+    (
+        "age-secret-key",
+        r"(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
+        None,
+    ),
+    ("databricks-token", r"\b(dapi[a-f0-9]{32}(?:-\d)?)\b", None),
+    (
+        "grafana-token",
+        r"\b(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8})\b",
+        None,
+    ),
+    (
+        "url-credentials",
+        r"(?i)\b[a-z][a-z0-9+.\-]{1,20}://[^\s:/@]{1,64}:([^\s:/@$<{}]{8,128})@[a-z0-9.\-]+",
+        Some(3.0),
+    ),
+    (
+        "generic-secret",
+        r#"(?i-u)(?:password|passwd|pwd|secret|token|api[_.\-]?key|access[_.\-]?key|private[_.\-]?key|client[_.\-]?secret|auth[_.\-]?key|credentials?)[a-z0-9_.\-]{0,20}["']?\s{0,5}(?::|=|:=|=>)\s{0,5}["']?([A-Za-z0-9/+_.=~!@#%^&*\-]{12,150})"#,
+        Some(3.5),
+    ),
+];
+
+fn rules() -> &'static [Rule] {
+    static RULES: OnceLock<Vec<Rule>> = OnceLock::new();
+    RULES.get_or_init(|| {
+        PATTERNS
+            .iter()
+            .filter_map(|(id, pattern, entropy)| {
+                // The patterns are constants, covered by tests; a bad one is skipped, not a panic.
+                Regex::new(pattern).ok().map(|re| Rule {
+                    id,
+                    re,
+                    entropy: *entropy,
+                })
+            })
+            .collect()
+    })
+}
+
+/// Shannon entropy in bits per character.
+pub fn entropy(s: &str) -> f64 {
+    let mut counts = [0usize; 256];
+    for b in s.bytes() {
+        counts[b as usize] += 1;
+    }
+    let n = s.len() as f64;
+    counts
+        .iter()
+        .filter(|&&c| c > 0)
+        .map(|&c| {
+            let p = c as f64 / n;
+            -p * p.log2()
+        })
+        .sum()
+}
+
+/// Values that look like a secret's slot but hold a placeholder.
+fn is_placeholder(v: &str) -> bool {
+    let lower = v.to_ascii_lowercase();
+    const WORDS: &[&str] = &[
+        "example",
+        "placeholder",
+        "changeme",
+        "your",
+        "xxxx",
+        "****",
+        "redacted",
+        "dummy",
+        "sample",
+        "environ",
+        "process.env",
+        "getenv",
+        "secrets.",
+        "config.",
+        "settings.",
+        "vault",
+    ];
+    WORDS.iter().any(|w| lower.contains(w))
+        || !v.bytes().any(|b| b.is_ascii_digit())
+        || !v.bytes().any(|b| b.is_ascii_alphabetic())
+}
+
+/// Finds secrets in `text`, one finding per line at most, the specific rule
+/// winning over the generic ones.
+pub fn find_secrets(text: &str) -> Vec<Finding> {
+    let mut found: Vec<Finding> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.len() < 8 {
+            continue;
+        }
+        for rule in rules() {
+            let hit = rule.re.captures_iter(line).any(|c| {
+                let value = c.get(1).map_or("", |m| m.as_str());
+                match rule.entropy {
+                    None => true,
+                    Some(min) => !is_placeholder(value) && entropy(value) >= min,
+                }
+            });
+            if hit {
+                found.push(Finding {
+                    rule: rule.id,
+                    line: i + 1,
+                });
+                break;
+            }
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_pattern_compiles() {
+        assert_eq!(rules().len(), PATTERNS.len());
+    }
+
+    #[test]
+    fn words_alone_are_not_secrets() {
+        for text in [
+            "Use a token bucket for rate limiting.",
+            "The password policy requires 12 characters.",
+            "secret sauce: keep functions small",
+            "token = os.environ['API_TOKEN']",
+            "password: ${DB_PASSWORD}",
+        ] {
+            assert!(find_secrets(text).is_empty(), "{text}");
+        }
+    }
+}

@@ -1,0 +1,178 @@
+//! Read commands over the persistent index: `show`, `list`, `status`, `reindex`.
+//!
+//! They refresh the index (a stat per file, a read of what changed) instead
+//! of replaying the logs, so they stay fast on a large store.
+
+use crate::key::Key;
+use crate::memory::{Memory, Summary};
+use crate::state::KeyState;
+use crate::store::{summaries, Store, StoreError};
+use crate::time::Date;
+
+/// A memory as `list` and `show` report it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    /// Its key.
+    pub key: Key,
+    /// Its file, store-relative.
+    pub path: String,
+    /// What its frontmatter says.
+    pub summary: Summary,
+    /// Its versions disagree.
+    pub conflict: bool,
+}
+
+/// One memory in full.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// The listing fields.
+    pub listed: Listed,
+    /// The file's exact content.
+    pub content: String,
+    /// The parsed file.
+    pub memory: Memory,
+    /// Head event ids.
+    pub heads: Vec<String>,
+}
+
+/// What `status` reports.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    /// Memories with a valid file, by scope.
+    pub counts: Vec<(String, usize)>,
+    /// Pending proposals (event ids).
+    pub proposals: Vec<String>,
+    /// Memories whose versions disagree.
+    pub conflicts: Vec<Key>,
+    /// Files that differ from their last recorded version, or should exist and do not.
+    pub drift: Vec<String>,
+    /// Files that do not parse.
+    pub invalid: Vec<(String, String)>,
+    /// Past `review_by`.
+    pub stale: Vec<Key>,
+    /// Past `expires`.
+    pub expired: Vec<Key>,
+    /// Memories left out of MEMORY.md by its budget.
+    pub over_budget: usize,
+    /// MEMORY.md differs from what the memory files give.
+    pub index_stale: bool,
+}
+
+/// Filters for `list`.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only this scope.
+    pub scope: Option<String>,
+    /// Only this type.
+    pub kind: Option<String>,
+}
+
+impl Store {
+    /// Lists memories, sorted by key.
+    pub fn list(&self, filter: &Filter) -> Result<Vec<Listed>, StoreError> {
+        let cache = self.refreshed_cache()?;
+        self.save_cache(&cache);
+        Ok(summaries(&cache)
+            .into_iter()
+            .filter(|(k, s)| {
+                filter.scope.as_ref().is_none_or(|sc| *sc == k.scope)
+                    && filter.kind.as_ref().is_none_or(|t| *t == s.kind)
+            })
+            .map(|(key, s)| Listed {
+                path: key.rel_path(),
+                conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+                summary: s.clone(),
+                key,
+            })
+            .collect())
+    }
+
+    /// One memory: its file's content and what the logs say of it.
+    pub fn show(&self, key: &Key) -> Result<Shown, StoreError> {
+        let mut cache = self.state.load_cache();
+        self.refresh_logs(&mut cache)?;
+        let rel = key.rel_path();
+        let content = self
+            .read_memory_file(&rel)?
+            .ok_or_else(|| StoreError::NoSuchMemory(key.to_string()))?;
+        let memory = crate::store::validate_file(&content, &rel)?;
+        let state: Option<&KeyState> = cache.keys.get(&key.to_string());
+        Ok(Shown {
+            listed: Listed {
+                key: key.clone(),
+                path: rel,
+                summary: Summary::of(&memory),
+                conflict: state.is_some_and(|s| s.conflict),
+            },
+            heads: state.map(|s| s.heads.clone()).unwrap_or_default(),
+            content,
+            memory,
+        })
+    }
+
+    /// What needs attention, from the persistent index.
+    pub fn status(&self, today: Date) -> Result<Status, StoreError> {
+        let cache = self.refreshed_cache()?;
+        self.save_cache(&cache);
+        let mut st = Status {
+            proposals: cache.pending.clone(),
+            ..Status::default()
+        };
+        for scope in &self.config.scopes {
+            let n = summaries(&cache)
+                .iter()
+                .filter(|(k, _)| &k.scope == scope)
+                .count();
+            st.counts.push((scope.clone(), n));
+        }
+        for (key, ks) in &cache.keys {
+            let rel = Key::parse(key)
+                .map(|(k, _)| k.rel_path())
+                .unwrap_or_default();
+            if ks.conflict {
+                if let Ok((k, _)) = Key::parse(key) {
+                    st.conflicts.push(k);
+                }
+            } else if ks.view_hash != cache.files.get(&rel).map(|f| f.hash) {
+                st.drift.push(rel);
+            }
+        }
+        for (rel, f) in &cache.files {
+            if let Some(e) = &f.error {
+                st.invalid.push((rel.clone(), e.clone()));
+            }
+            let Some(key) = Key::from_rel_path(rel) else {
+                continue;
+            };
+            if !cache.keys.contains_key(&key.to_string()) {
+                st.drift.push(rel.clone());
+            }
+            if let Some(s) = &f.summary {
+                if s.review_by.is_some_and(|d| d < today.0) {
+                    st.stale.push(key.clone());
+                }
+                if s.expires.is_some_and(|d| d < today.0) {
+                    st.expired.push(key);
+                }
+            }
+        }
+        st.drift.sort();
+        st.drift.dedup();
+        let all = summaries(&cache);
+        let block =
+            crate::index::render_block(all.iter().map(|(k, s)| (k, *s)), self.config.index_budget);
+        st.over_budget = block.omitted;
+        let (current, wanted) = self.index_texts(&cache)?;
+        st.index_stale = current.as_deref() != Some(wanted.as_str());
+        Ok(st)
+    }
+
+    /// Regenerates MEMORY.md from the memory files; `true` if it changed.
+    pub fn reindex(&self) -> Result<bool, StoreError> {
+        let _lock = self.lock()?;
+        let cache = self.refreshed_cache()?;
+        let changed = self.write_index(&cache)?;
+        self.save_cache(&cache);
+        Ok(changed)
+    }
+}

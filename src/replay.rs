@@ -1,0 +1,210 @@
+//! Replay: from the log events to the state of every memory.
+//!
+//! Causality comes from `prev` links alone. Each memory's versions form a
+//! DAG; its heads (versions nothing replaces) decide what the memory is. One
+//! head, or several with identical content, is the current version; heads
+//! that differ are a conflict, and the view then shows their common ancestor.
+//! Time and id only order what has no causal order.
+
+use crate::event::{Event, Op};
+use crate::key::Key;
+use std::collections::{BTreeMap, HashMap, HashSet};
+
+/// The replayed state of one memory.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Versions {
+    /// Ids of the version events, oldest first by (time, id).
+    pub all: Vec<String>,
+    /// Ids of the heads, first by (time, id).
+    pub heads: Vec<String>,
+    /// The version the file shows: `None` when it is forgotten (no file).
+    pub view: Option<String>,
+    /// The heads differ: a human must decide.
+    pub conflict: bool,
+}
+
+/// Everything the logs say.
+#[derive(Debug, Default)]
+pub struct Replay {
+    /// Every distinct event, by id.
+    pub events: HashMap<String, Event>,
+    /// Each memory ever written, by key.
+    pub memories: BTreeMap<Key, Versions>,
+    /// Ids of `propose` events no later event consumed, oldest first.
+    pub pending: Vec<String>,
+    /// Ids of `note` events, oldest first.
+    pub notes: Vec<String>,
+    /// Things a reader should know (unknown `prev`, duplicate ids).
+    pub warnings: Vec<String>,
+}
+
+/// The content a version event gives its memory: `None` for a tombstone.
+pub fn version_content(e: &Event) -> Option<&str> {
+    match e.op {
+        _ if e.redacted.is_some() => None,
+        Op::Remember => Some(&e.body),
+        Op::Resolve if !e.body.is_empty() => Some(&e.body),
+        _ => None,
+    }
+}
+
+impl Replay {
+    /// Replays events gathered from every log, in any order, duplicates included.
+    pub fn new(events: impl IntoIterator<Item = Event>) -> Replay {
+        let mut r = Replay::default();
+        for e in events {
+            match r.events.get(&e.id) {
+                Some(seen) if *seen != e => r.warnings.push(format!(
+                    "event {} appears twice with different content; the first copy is used",
+                    e.id
+                )),
+                Some(_) => {}
+                None => {
+                    r.events.insert(e.id.clone(), e);
+                }
+            }
+        }
+        let mut order: Vec<&Event> = r.events.values().collect();
+        order.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+
+        let mut by_key: BTreeMap<Key, Vec<&Event>> = BTreeMap::new();
+        let mut consumed: HashSet<&str> = HashSet::new();
+        for e in &order {
+            consumed.extend(e.consumed.iter().map(String::as_str));
+            match e.op {
+                Op::Note => r.notes.push(e.id.clone()),
+                op if op.is_version() => {
+                    if let Some(k) = &e.key {
+                        by_key.entry(k.clone()).or_default().push(e);
+                    }
+                }
+                _ => {}
+            }
+        }
+        for e in &order {
+            if e.op == Op::Propose && !consumed.contains(e.id.as_str()) {
+                r.pending.push(e.id.clone());
+            }
+        }
+        let mut warnings = Vec::new();
+        for (key, versions) in by_key {
+            let v = resolve_key(&key, &versions, &r.events, &mut warnings);
+            r.memories.insert(key, v);
+        }
+        r.warnings.extend(warnings);
+        r
+    }
+
+    /// The content the memory's file should have, if it should exist.
+    pub fn view(&self, key: &Key) -> Option<&str> {
+        let id = self.memories.get(key)?.view.as_ref()?;
+        version_content(self.events.get(id)?)
+    }
+
+    /// Every memory that should have a file, with that file's content.
+    pub fn views(&self) -> impl Iterator<Item = (&Key, &str)> {
+        self.memories
+            .keys()
+            .filter_map(|k| Some((k, self.view(k)?)))
+    }
+
+    /// Has any version of `key` had exactly this content?
+    pub fn has_content(&self, key: &Key, content: &str) -> bool {
+        self.memories.get(key).is_some_and(|v| {
+            v.all
+                .iter()
+                .filter_map(|id| self.events.get(id))
+                .any(|e| version_content(e) == Some(content))
+        })
+    }
+}
+
+fn resolve_key(
+    key: &Key,
+    versions: &[&Event],
+    events: &HashMap<String, Event>,
+    warnings: &mut Vec<String>,
+) -> Versions {
+    let mine: HashSet<&str> = versions.iter().map(|e| e.id.as_str()).collect();
+    // prev links within this memory's DAG; an unknown prev makes a root.
+    let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut replaced: HashSet<&str> = HashSet::new();
+    for e in versions {
+        let mut ps = Vec::new();
+        for p in &e.prev {
+            if mine.contains(p.as_str()) {
+                ps.push(p.as_str());
+                replaced.insert(p.as_str());
+            } else if !events.contains_key(p) {
+                warnings.push(format!(
+                    "{key}: event {} replaces unknown event {p}; treated as a first version",
+                    e.id
+                ));
+            }
+        }
+        parents.insert(e.id.as_str(), ps);
+    }
+    let mut heads: Vec<&str> = versions
+        .iter()
+        .map(|e| e.id.as_str())
+        .filter(|id| !replaced.contains(id))
+        .collect();
+    if heads.is_empty() {
+        // Only a cycle of prev links (hostile input) gets here.
+        warnings.push(format!("{key}: its versions replace each other in a cycle"));
+        heads.extend(versions.last().map(|e| e.id.as_str()));
+    }
+    let content = |id: &str| events.get(id).and_then(version_content);
+    let first = heads[0];
+    let agree = heads.iter().all(|h| content(h) == content(first));
+    let view = if agree {
+        // Identical heads are one version; show the newest of them.
+        heads.last().copied()
+    } else {
+        common_ancestor(&heads, &parents, versions).or(Some(first))
+    };
+    Versions {
+        all: versions.iter().map(|e| e.id.clone()).collect(),
+        heads: heads.iter().map(|s| s.to_string()).collect(),
+        view: view.filter(|id| content(id).is_some()).map(str::to_string),
+        conflict: !agree,
+    }
+}
+
+fn ancestors<'a>(id: &'a str, parents: &HashMap<&'a str, Vec<&'a str>>) -> HashSet<&'a str> {
+    let mut seen = HashSet::new();
+    let mut stack = vec![id];
+    while let Some(n) = stack.pop() {
+        if seen.insert(n) {
+            stack.extend(parents.get(n).into_iter().flatten().copied());
+        }
+    }
+    seen
+}
+
+/// The newest version every head descends from (a lowest common ancestor),
+/// first by (time, id) if there are several.
+fn common_ancestor<'a>(
+    heads: &[&'a str],
+    parents: &HashMap<&'a str, Vec<&'a str>>,
+    versions: &[&'a Event],
+) -> Option<&'a str> {
+    let mut common = ancestors(heads[0], parents);
+    for h in &heads[1..] {
+        let a = ancestors(h, parents);
+        common.retain(|x| a.contains(x));
+    }
+    // Drop every common ancestor that is a proper ancestor of another one.
+    let mut lowest = common.clone();
+    for c in &common {
+        for a in ancestors(c, parents) {
+            if a != *c {
+                lowest.remove(a);
+            }
+        }
+    }
+    versions
+        .iter()
+        .map(|e| e.id.as_str())
+        .find(|id| lowest.contains(id))
+}

@@ -1,0 +1,267 @@
+//! Local, never-committed state: `<git common dir>/memoir/`.
+//!
+//! Per clone: `clone-id` (random, makes writer ids). Per store (keyed by the
+//! store's absolute path, so worktrees and several stores in one repository
+//! stay apart): `stores/<hash>/lock`, `journal` (what memoir last wrote to
+//! each view file) and `index.json` (the persistent index: file stamps and
+//! summaries, and each memory's heads as of the log stamps recorded with
+//! them). The index is a cache: when it is missing or unreadable it is
+//! rebuilt silently; every entry is checked against the file system before
+//! use.
+
+use crate::memory::Summary;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::fs::{self, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// FNV-1a, 64 bits: a stable content fingerprint (not a security measure).
+pub fn fingerprint(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// Size and modification time: enough to tell that a file has not changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Stamp {
+    /// Length in bytes.
+    pub size: u64,
+    /// Modification time, ns since the epoch.
+    pub mtime: i128,
+}
+
+impl Stamp {
+    /// The stamp of a file's metadata.
+    pub fn of(meta: &fs::Metadata) -> Stamp {
+        let mtime = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| d.as_nanos() as i128);
+        Stamp {
+            size: meta.len(),
+            mtime,
+        }
+    }
+}
+
+/// A memory's replayed state, as recorded in the persistent index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyState {
+    /// The heads of its version DAG.
+    pub heads: Vec<String>,
+    /// The version the view shows (none: no file).
+    pub view: Option<String>,
+    /// Fingerprint of the view's content.
+    pub view_hash: Option<u64>,
+    /// The heads differ.
+    pub conflict: bool,
+}
+
+/// One memory file as last seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// The file's stamp when it was read.
+    pub stamp: Stamp,
+    /// Fingerprint of its content.
+    pub hash: u64,
+    /// What it says, if it parsed.
+    pub summary: Option<Summary>,
+    /// Why it did not parse.
+    pub error: Option<String>,
+}
+
+/// The persistent index.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Cache {
+    /// Format version of this file.
+    pub v: u32,
+    /// Stamps of the log files the `keys` were replayed from.
+    pub logs: BTreeMap<String, Stamp>,
+    /// Replayed state of each memory, by key (`scope/slug`).
+    pub keys: BTreeMap<String, KeyState>,
+    /// Pending proposals, oldest first.
+    pub pending: Vec<String>,
+    /// Memory files by store-relative path.
+    pub files: BTreeMap<String, FileEntry>,
+    /// Modification time of the index file when loaded (not stored).
+    #[serde(skip)]
+    pub loaded_mtime: i128,
+}
+
+const CACHE_VERSION: u32 = 1;
+
+/// The per-store state directory.
+#[derive(Debug, Clone)]
+pub struct StateDir {
+    /// `<git common dir>/memoir/stores/<hash>`.
+    pub path: PathBuf,
+}
+
+impl StateDir {
+    /// Opens (creating) the state directory of the store at `store_root`.
+    pub fn open(common_dir: &Path, store_root: &Path) -> io::Result<StateDir> {
+        let key = fingerprint(store_root.to_string_lossy().as_bytes());
+        let path = common_dir
+            .join("memoir")
+            .join("stores")
+            .join(format!("{key:016x}"));
+        fs::create_dir_all(&path)?;
+        Ok(StateDir { path })
+    }
+
+    /// The store lock's file.
+    pub fn lock_path(&self) -> PathBuf {
+        self.path.join("lock")
+    }
+
+    fn journal_path(&self) -> PathBuf {
+        self.path.join("journal")
+    }
+
+    fn cache_path(&self) -> PathBuf {
+        self.path.join("index.json")
+    }
+
+    /// Records that memoir wrote `hash` to each path (`None`: removed it).
+    pub fn journal_append(&self, entries: &[(String, Option<u64>)]) -> io::Result<()> {
+        if entries.is_empty() {
+            return Ok(());
+        }
+        let mut text = String::new();
+        for (path, hash) in entries {
+            match hash {
+                Some(h) => text.push_str(&format!("{h:016x} {path}\n")),
+                None => text.push_str(&format!("- {path}\n")),
+            }
+        }
+        let mut f = OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.journal_path())?;
+        f.write_all(text.as_bytes())
+    }
+
+    /// What memoir last wrote to each path. A damaged journal reads as what
+    /// it can: a lost line only makes `check` call a stale view a hand edit.
+    pub fn journal(&self) -> HashMap<String, Option<u64>> {
+        let text = fs::read_to_string(self.journal_path()).unwrap_or_default();
+        let mut map = HashMap::new();
+        for line in text.lines() {
+            let Some((hash, path)) = line.split_once(' ') else {
+                continue;
+            };
+            let hash = if hash == "-" {
+                None
+            } else {
+                match u64::from_str_radix(hash, 16) {
+                    Ok(h) => Some(h),
+                    Err(_) => continue,
+                }
+            };
+            map.insert(path.to_string(), hash);
+        }
+        map
+    }
+
+    /// Rewrites the journal with one line per path.
+    pub fn journal_compact(&self, map: &HashMap<String, Option<u64>>) -> io::Result<()> {
+        let mut entries: Vec<_> = map.iter().filter(|(_, h)| h.is_some()).collect();
+        entries.sort();
+        let mut text = String::new();
+        for (path, hash) in entries {
+            if let Some(h) = hash {
+                text.push_str(&format!("{h:016x} {path}\n"));
+            }
+        }
+        write_replace(&self.journal_path(), text.as_bytes())
+    }
+
+    /// Loads the persistent index; a missing or unreadable one is empty.
+    pub fn load_cache(&self) -> Cache {
+        let path = self.cache_path();
+        let loaded_mtime = fs::metadata(&path).map_or(0, |m| Stamp::of(&m).mtime);
+        match fs::read(&path)
+            .ok()
+            .and_then(|b| serde_json::from_slice::<Cache>(&b).ok())
+        {
+            Some(c) if c.v == CACHE_VERSION => Cache { loaded_mtime, ..c },
+            _ => Cache::default(),
+        }
+    }
+
+    /// Saves the persistent index (atomically; a failure only costs speed).
+    pub fn save_cache(&self, cache: &Cache) -> io::Result<()> {
+        let mut c = cache.clone();
+        c.v = CACHE_VERSION;
+        let bytes = serde_json::to_vec(&c).map_err(io::Error::other)?;
+        write_replace(&self.cache_path(), &bytes)
+    }
+}
+
+fn write_replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    fs::write(&tmp, bytes)?;
+    fs::rename(&tmp, path)
+}
+
+/// The clone's random id, created on first use.
+pub fn clone_id(common_dir: &Path) -> io::Result<String> {
+    let dir = common_dir.join("memoir");
+    let path = dir.join("clone-id");
+    if let Ok(id) = fs::read_to_string(&path) {
+        let id = id.trim();
+        if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(id.to_string());
+        }
+    }
+    fs::create_dir_all(&dir)?;
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).map_err(io::Error::other)?;
+    let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    // Two processes racing here: the hard link succeeds for one only, and
+    // both read the winner's id back.
+    let tmp = dir.join(format!("clone-id.tmp-{}-{id}", std::process::id()));
+    fs::write(&tmp, format!("{id}\n"))?;
+    let linked = fs::hard_link(&tmp, &path);
+    let _ = fs::remove_file(&tmp);
+    match linked {
+        Ok(()) => Ok(id),
+        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+            Ok(fs::read_to_string(&path)?.trim().to_string())
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// A writer id: a readable prefix from the branch, and 8 hex digits of a
+/// fingerprint of the clone id and the branch. One clone's branch is one
+/// writer, so no two ever append to the same log file.
+pub fn writer_id(clone_id: &str, branch: Option<&str>) -> String {
+    let branch = branch.unwrap_or("(detached)");
+    let mut prefix: String = branch
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    prefix = prefix
+        .split('-')
+        .filter(|s| !s.is_empty())
+        .collect::<Vec<_>>()
+        .join("-");
+    prefix.truncate(24);
+    let prefix = prefix.trim_end_matches('-');
+    let prefix = if prefix.is_empty() { "writer" } else { prefix };
+    let h = fingerprint(format!("{clone_id}\0{branch}").as_bytes());
+    format!("{prefix}-{:08x}", h >> 32)
+}

@@ -1,0 +1,816 @@
+//! The store: discovery, layout, safe file access, and the persistent index.
+//!
+//! A store is a directory in a git work tree holding `MEMORY.md` and
+//! `memory/`. Every write holds the store lock; the log is appended (one
+//! write, fsync) before any view file is replaced (temp file, rename).
+//! Nothing here follows a symbolic link.
+
+use crate::config::{Config, ConfigError, CONFIG_PATH};
+use crate::event::{self, Event, LogError, Op, TORN_MARKER};
+use crate::git::{self, GitError};
+use crate::index::{self, INDEX_PATH};
+use crate::key::Key;
+use crate::lock::{LockError, StoreLock};
+use crate::memory::{Memory, MemoryError, Summary, MAX_FILE_BYTES};
+use crate::replay::{version_content, Replay};
+use crate::state::{self, fingerprint, Cache, FileEntry, KeyState, Stamp, StateDir};
+use crate::time::Timestamp;
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs::{self, OpenOptions};
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Who is acting and when: passed in, never read by the core.
+#[derive(Debug, Clone)]
+pub struct Ctx {
+    /// The current time.
+    pub now: Timestamp,
+    /// `Name <email>`.
+    pub actor: String,
+}
+
+/// Why a store operation failed. The CLI maps each kind to an exit code.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// No store at or above the directory.
+    #[error("no memoir store in {0} or any parent directory (a store has MEMORY.md and memory/; run `memoir init`)")]
+    NotFound(PathBuf),
+    /// A file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        source: io::Error,
+    },
+    /// git failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// The lock was not acquired in time.
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// Malformed input: a file that does not parse or breaks the format.
+    #[error("{path}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Invalid {
+        /// Store-relative path (or the argument) at fault.
+        path: String,
+        /// 1-based line.
+        line: Option<usize>,
+        /// What is wrong.
+        message: String,
+    },
+    /// The write policy refused the change; nothing was written.
+    #[error("{path}{}: refused ({rule}): {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
+    Refused {
+        /// The rule that refused, e.g. `secret:github-pat` or `source`.
+        rule: String,
+        /// Where (a store-relative path or an argument name).
+        path: String,
+        /// 1-based line within it.
+        line: Option<usize>,
+        /// Why, never echoing a secret.
+        message: String,
+    },
+    /// The memory does not exist.
+    #[error("no memory {0}")]
+    NoSuchMemory(String),
+    /// A human must decide first (exit 4).
+    #[error("{0}")]
+    Decision(String),
+}
+
+impl StoreError {
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(io::Error) -> StoreError {
+        let path = path.into();
+        move |source| StoreError::Io { path, source }
+    }
+
+    pub(crate) fn invalid(path: &str, e: &MemoryError) -> StoreError {
+        StoreError::Invalid {
+            path: path.to_string(),
+            line: e.line,
+            message: e.message.clone(),
+        }
+    }
+
+    fn log(path: &str, e: LogError) -> StoreError {
+        StoreError::Invalid {
+            path: path.to_string(),
+            line: Some(e.line),
+            message: e.message,
+        }
+    }
+
+    fn config(e: ConfigError) -> StoreError {
+        StoreError::Invalid {
+            path: CONFIG_PATH.to_string(),
+            line: e.line,
+            message: e.message,
+        }
+    }
+}
+
+/// What `init` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InitReport {
+    /// The store's root.
+    pub root: PathBuf,
+    /// A git repository was created.
+    pub created_repo: bool,
+    /// Paths created (store-relative).
+    pub created: Vec<String>,
+}
+
+/// An open store.
+#[derive(Debug)]
+pub struct Store {
+    /// Absolute path of the store's root.
+    pub root: PathBuf,
+    /// The store's configuration.
+    pub config: Config,
+    /// This clone's branch as a writer: the log file name.
+    pub writer: String,
+    pub(crate) state: StateDir,
+    lock_timeout: Duration,
+    /// Memory files read from disk since the store was opened (for tests of flat cost).
+    pub files_read: std::cell::Cell<usize>,
+    /// Test hook: `after-log-append` stops a write between log and views.
+    pub failpoint: Option<String>,
+}
+
+const GITATTRIBUTES_LINE: &str = "memory/** -text";
+
+/// Finds the nearest directory at or above `start` that holds a store.
+pub fn discover(start: &Path) -> Result<PathBuf, StoreError> {
+    let start = fs::canonicalize(start).map_err(StoreError::io(start))?;
+    start
+        .ancestors()
+        .find(|d| d.join(INDEX_PATH).is_file() && d.join("memory").is_dir())
+        .map(Path::to_path_buf)
+        .ok_or(StoreError::NotFound(start))
+}
+
+/// Creates a store in `dir` (and a git repository there if it is in none).
+pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
+    fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+    let root = fs::canonicalize(dir).map_err(StoreError::io(dir))?;
+    let created_repo = match git::discover(&root) {
+        Ok(_) => false,
+        Err(GitError::NotARepo(_)) => {
+            git::init(&root)?;
+            true
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut created = Vec::new();
+    for d in [
+        "memory",
+        "memory/user",
+        "memory/project",
+        "memory/task",
+        "memory/log",
+    ] {
+        let p = root.join(d);
+        refuse_symlink(&p, d)?;
+        if !p.is_dir() {
+            fs::create_dir_all(&p).map_err(StoreError::io(&p))?;
+            created.push(format!("{d}/"));
+        }
+        // git keeps no empty folders; a .gitkeep keeps the layout in a clone.
+        let keep = p.join(".gitkeep");
+        if d != "memory"
+            && fs::read_dir(&p)
+                .map(|mut r| r.next().is_none())
+                .unwrap_or(false)
+        {
+            fs::write(&keep, "").map_err(StoreError::io(&keep))?;
+        }
+    }
+    let index = root.join(INDEX_PATH);
+    refuse_symlink(&index, INDEX_PATH)?;
+    if !index.exists() {
+        fs::write(&index, index::initial()).map_err(StoreError::io(&index))?;
+        created.push(INDEX_PATH.to_string());
+    }
+    let attrs = root.join(".gitattributes");
+    refuse_symlink(&attrs, ".gitattributes")?;
+    let current = fs::read_to_string(&attrs).unwrap_or_default();
+    if !current.lines().any(|l| l.trim() == GITATTRIBUTES_LINE) {
+        let mut text = current.clone();
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(
+            "# memoir: logs and memories are byte-exact; git must not touch line endings\n",
+        );
+        text.push_str(GITATTRIBUTES_LINE);
+        text.push('\n');
+        fs::write(&attrs, text).map_err(StoreError::io(&attrs))?;
+        created.push(".gitattributes".to_string());
+    }
+    Ok(InitReport {
+        root,
+        created_repo,
+        created,
+    })
+}
+
+fn refuse_symlink(path: &Path, rel: &str) -> Result<(), StoreError> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_symlink() => Err(StoreError::Invalid {
+            path: rel.to_string(),
+            line: None,
+            message: "is a symbolic link; memoir never follows links in a store".into(),
+        }),
+        _ => Ok(()),
+    }
+}
+
+/// A file's content as text, or the line of its first invalid byte.
+fn utf8(bytes: Vec<u8>, rel: &str) -> Result<String, StoreError> {
+    String::from_utf8(bytes).map_err(|e| {
+        let at = e.utf8_error().valid_up_to();
+        let line = e.as_bytes()[..at].iter().filter(|&&b| b == b'\n').count() + 1;
+        StoreError::Invalid {
+            path: rel.to_string(),
+            line: Some(line),
+            message: "not valid UTF-8".into(),
+        }
+    })
+}
+
+/// A log file found on disk.
+#[derive(Debug, Clone)]
+pub(crate) struct LogFile {
+    pub rel: String,
+    pub stamp: Stamp,
+}
+
+/// All events of the store's logs, with what a reader should be told.
+#[derive(Debug, Default)]
+pub struct Logs {
+    /// Every event, in file order, file by file.
+    pub events: Vec<Event>,
+    /// Warnings: torn entries skipped.
+    pub warnings: Vec<String>,
+}
+
+impl Store {
+    /// Opens the store rooted at `root`.
+    pub fn open(root: &Path) -> Result<Store, StoreError> {
+        let root = fs::canonicalize(root).map_err(StoreError::io(root))?;
+        if !(root.join(INDEX_PATH).is_file() && root.join("memory").is_dir()) {
+            return Err(StoreError::NotFound(root));
+        }
+        refuse_symlink(&root.join("memory"), "memory")?;
+        let repo = git::discover(&root)?;
+        let config_path = root.join(CONFIG_PATH);
+        let config = match fs::symlink_metadata(&config_path) {
+            Ok(m) if m.file_type().is_symlink() => {
+                return Err(StoreError::Invalid {
+                    path: CONFIG_PATH.into(),
+                    line: None,
+                    message: "is a symbolic link; memoir never follows links in a store".into(),
+                })
+            }
+            Ok(_) => {
+                let bytes = fs::read(&config_path).map_err(StoreError::io(&config_path))?;
+                Config::parse(&utf8(bytes, CONFIG_PATH)?).map_err(StoreError::config)?
+            }
+            Err(_) => Config::default(),
+        };
+        let clone = state::clone_id(&repo.common_dir).map_err(StoreError::io(&repo.common_dir))?;
+        let state =
+            StateDir::open(&repo.common_dir, &root).map_err(StoreError::io(&repo.common_dir))?;
+        Ok(Store {
+            writer: state::writer_id(&clone, repo.branch.as_deref()),
+            root,
+            config,
+            state,
+            lock_timeout: Duration::from_secs(10),
+            files_read: std::cell::Cell::new(0),
+            failpoint: None,
+        })
+    }
+
+    /// Sets how long writers wait for the store lock.
+    pub fn set_lock_timeout(&mut self, timeout: Duration) {
+        self.lock_timeout = timeout;
+    }
+
+    pub(crate) fn lock(&self) -> Result<StoreLock, StoreError> {
+        Ok(StoreLock::acquire(
+            &self.state.lock_path(),
+            self.lock_timeout,
+        )?)
+    }
+
+    /// The absolute path of a store-relative path.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    /// Is `scope` one of the configured scopes?
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.config.scopes.iter().any(|s| s == scope)
+    }
+
+    /// Reads a store file that must not be a link: `None` if it does not exist.
+    pub(crate) fn read(&self, rel: &str, limit: Option<u64>) -> Result<Option<String>, StoreError> {
+        let path = self.path(rel);
+        let meta = match fs::symlink_metadata(&path) {
+            Ok(m) => m,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(StoreError::Io { path, source: e }),
+        };
+        if meta.file_type().is_symlink() {
+            return Err(StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: "is a symbolic link; memoir never follows links in a store".into(),
+            });
+        }
+        if !meta.is_file() {
+            return Err(StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: "is not a regular file".into(),
+            });
+        }
+        if let Some(limit) = limit.filter(|l| meta.len() > *l) {
+            return Err(StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: format!(
+                    "file is {} bytes, more than the limit of {limit}",
+                    meta.len()
+                ),
+            });
+        }
+        let mut bytes = Vec::with_capacity(meta.len() as usize);
+        fs::File::open(&path)
+            .and_then(|mut f| f.read_to_end(&mut bytes))
+            .map_err(StoreError::io(&path))?;
+        Ok(Some(utf8(bytes, rel)?))
+    }
+
+    /// Reads a memory file (bounded, link-refusing).
+    pub fn read_memory_file(&self, rel: &str) -> Result<Option<String>, StoreError> {
+        self.files_read.set(self.files_read.get() + 1);
+        self.read(rel, Some(MAX_FILE_BYTES as u64))
+    }
+
+    /// Checks that every existing folder on the way to `rel` is a real folder.
+    fn check_dirs(&self, rel: &str) -> Result<(), StoreError> {
+        let mut acc = String::new();
+        let parts: Vec<&str> = rel.split('/').collect();
+        for part in &parts[..parts.len().saturating_sub(1)] {
+            if !acc.is_empty() {
+                acc.push('/');
+            }
+            acc.push_str(part);
+            refuse_symlink(&self.path(&acc), &acc)?;
+        }
+        Ok(())
+    }
+
+    /// Replaces a view file atomically (temp file in the same folder, rename).
+    /// No fsync: the log, written first, can always rebuild it.
+    pub(crate) fn write_view(&self, rel: &str, content: &str) -> Result<(), StoreError> {
+        self.check_dirs(rel)?;
+        let path = self.path(rel);
+        if let Some(dir) = path.parent() {
+            fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+        }
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().to_string())
+            .unwrap_or_default();
+        let tmp = path.with_file_name(format!(".{name}.memoir-{}", std::process::id()));
+        fs::write(&tmp, content).map_err(StoreError::io(&tmp))?;
+        fs::rename(&tmp, &path).map_err(|e| {
+            let _ = fs::remove_file(&tmp);
+            StoreError::Io {
+                path: path.clone(),
+                source: e,
+            }
+        })
+    }
+
+    /// Removes a view file if it exists.
+    pub(crate) fn remove_view(&self, rel: &str) -> Result<(), StoreError> {
+        self.check_dirs(rel)?;
+        let path = self.path(rel);
+        match fs::remove_file(&path) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                Err(StoreError::Io { path, source: e })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Appends events to this writer's logs (one file per UTC day) with one
+    /// write and an fsync per file; repairs a torn final entry first.
+    /// Returns the files appended to with their new stamps.
+    pub(crate) fn append(&self, events: &[Event]) -> Result<Vec<LogFile>, StoreError> {
+        let mut by_file: BTreeMap<String, String> = BTreeMap::new();
+        for e in events {
+            let rel = format!("memory/log/{}/{}.md", e.time.date(), self.writer);
+            by_file.entry(rel).or_default().push_str(&e.render());
+        }
+        let mut out = Vec::new();
+        for (rel, text) in by_file {
+            self.check_dirs(&rel)?;
+            let path = self.path(&rel);
+            let dir = path.parent().unwrap_or(&self.root).to_path_buf();
+            let new_dir = !dir.exists();
+            fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
+            refuse_symlink(&path, &rel)?;
+            let mut f = OpenOptions::new()
+                .read(true)
+                .append(true)
+                .create(true)
+                .open(&path)
+                .map_err(StoreError::io(&path))?;
+            let len = f.metadata().map_err(StoreError::io(&path))?.len();
+            let mut payload = String::new();
+            if len > 0 {
+                let start = len.saturating_sub(512);
+                let mut tail = Vec::new();
+                f.seek(SeekFrom::Start(start))
+                    .and_then(|_| f.read_to_end(&mut tail))
+                    .map_err(StoreError::io(&path))?;
+                if !event::ends_cleanly(&String::from_utf8_lossy(&tail)) {
+                    payload.push_str(&format!("\n{TORN_MARKER}\n\n"));
+                }
+            }
+            payload.push_str(&text);
+            f.write_all(payload.as_bytes())
+                .and_then(|_| f.sync_data())
+                .map_err(StoreError::io(&path))?;
+            if len == 0 {
+                // A new file's directory entry must be durable too.
+                let _ = fs::File::open(&dir).and_then(|d| d.sync_all());
+                if new_dir {
+                    if let Some(parent) = dir.parent() {
+                        let _ = fs::File::open(parent).and_then(|d| d.sync_all());
+                    }
+                }
+            }
+            let stamp = Stamp::of(&f.metadata().map_err(StoreError::io(&path))?);
+            out.push(LogFile { rel, stamp });
+        }
+        Ok(out)
+    }
+
+    /// Every log file, sorted by path.
+    pub(crate) fn log_files(&self) -> Result<Vec<LogFile>, StoreError> {
+        let mut out = Vec::new();
+        let log_dir = self.path("memory/log");
+        refuse_symlink(&log_dir, "memory/log")?;
+        let Ok(days) = fs::read_dir(&log_dir) else {
+            return Ok(out);
+        };
+        for day in days.flatten() {
+            let name = day.file_name().to_string_lossy().to_string();
+            let ft = day.file_type().map_err(StoreError::io(day.path()))?;
+            if ft.is_symlink() {
+                return Err(StoreError::Invalid {
+                    path: format!("memory/log/{name}"),
+                    line: None,
+                    message: "is a symbolic link; memoir never follows links in a store".into(),
+                });
+            }
+            if !ft.is_dir() || crate::time::Date::parse(&name).is_err() {
+                continue;
+            }
+            let files = fs::read_dir(day.path()).map_err(StoreError::io(day.path()))?;
+            for f in files.flatten() {
+                let fname = f.file_name().to_string_lossy().to_string();
+                if !fname.ends_with(".md") || fname.starts_with('.') {
+                    continue;
+                }
+                let rel = format!("memory/log/{name}/{fname}");
+                let meta = fs::symlink_metadata(f.path()).map_err(StoreError::io(f.path()))?;
+                if meta.file_type().is_symlink() {
+                    return Err(StoreError::Invalid {
+                        path: rel,
+                        line: None,
+                        message: "is a symbolic link; memoir never follows links in a store".into(),
+                    });
+                }
+                out.push(LogFile {
+                    rel,
+                    stamp: Stamp::of(&meta),
+                });
+            }
+        }
+        out.sort_by(|a, b| a.rel.cmp(&b.rel));
+        Ok(out)
+    }
+
+    /// Reads and parses every log.
+    pub fn read_logs(&self) -> Result<Logs, StoreError> {
+        let mut logs = Logs::default();
+        for f in self.log_files()? {
+            let text = self.read(&f.rel, None)?.unwrap_or_default();
+            let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
+            for line in &parsed.torn {
+                logs.warnings.push(format!(
+                    "{}:{line}: skipped an entry torn by a crash (never acknowledged)",
+                    f.rel
+                ));
+            }
+            logs.events.extend(parsed.events);
+        }
+        Ok(logs)
+    }
+
+    /// Replays every log.
+    pub fn replay(&self) -> Result<(Replay, Vec<String>), StoreError> {
+        let logs = self.read_logs()?;
+        let replay = Replay::new(logs.events);
+        let mut warnings = logs.warnings;
+        warnings.extend(replay.warnings.iter().cloned());
+        Ok((replay, warnings))
+    }
+
+    /// Memory file paths on disk in configured scopes, with their stamps.
+    pub(crate) fn memory_files(&self) -> Result<Vec<(String, Stamp)>, StoreError> {
+        let mut out = Vec::new();
+        for scope in &self.config.scopes {
+            let rel_dir = format!("memory/{scope}");
+            let dir = self.path(&rel_dir);
+            refuse_symlink(&dir, &rel_dir)?;
+            let Ok(entries) = fs::read_dir(&dir) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if !name.ends_with(".md") || name.starts_with('.') {
+                    continue;
+                }
+                let meta = fs::symlink_metadata(e.path()).map_err(StoreError::io(e.path()))?;
+                out.push((format!("{rel_dir}/{name}"), Stamp::of(&meta)));
+            }
+        }
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    /// Loads the persistent index and brings it up to date with the logs
+    /// and the memory files, reading only what changed.
+    pub fn refreshed_cache(&self) -> Result<Cache, StoreError> {
+        let mut cache = self.state.load_cache();
+        self.refresh_logs(&mut cache)?;
+        self.refresh_files(&mut cache)?;
+        Ok(cache)
+    }
+
+    /// Brings `cache.keys` up to date with the logs: appended bytes are
+    /// parsed and applied when they only extend the DAG; anything else
+    /// (a rewritten or removed log, a fork) replays everything.
+    pub(crate) fn refresh_logs(&self, cache: &mut Cache) -> Result<(), StoreError> {
+        let files = self.log_files()?;
+        let now: BTreeMap<&str, Stamp> = files.iter().map(|f| (f.rel.as_str(), f.stamp)).collect();
+        let same_set = now.len() >= cache.logs.len()
+            && cache.logs.keys().all(|k| now.contains_key(k.as_str()));
+        if same_set {
+            let mut appended = Vec::new();
+            let mut ok = true;
+            for f in &files {
+                match cache.logs.get(&f.rel) {
+                    Some(old) if *old == f.stamp => {}
+                    Some(old) if f.stamp.size > old.size => appended.push((f, old.size)),
+                    None => appended.push((f, 0)),
+                    Some(_) => ok = false,
+                }
+            }
+            if ok && self.apply_appended(cache, &appended)? {
+                for f in &files {
+                    cache.logs.insert(f.rel.clone(), f.stamp);
+                }
+                return Ok(());
+            }
+        }
+        let (replay, _) = self.replay()?;
+        cache.keys = key_states(&replay);
+        cache.pending = replay.pending.clone();
+        cache.logs = files.into_iter().map(|f| (f.rel, f.stamp)).collect();
+        Ok(())
+    }
+
+    /// Applies the entries appended to logs since they were last seen, if
+    /// each only moves a memory forward; `false` asks for a full replay.
+    fn apply_appended(
+        &self,
+        cache: &mut Cache,
+        appended: &[(&LogFile, u64)],
+    ) -> Result<bool, StoreError> {
+        let mut events = Vec::new();
+        for (f, from) in appended {
+            let path = self.path(&f.rel);
+            let mut bytes = Vec::new();
+            fs::File::open(&path)
+                .and_then(|mut h| {
+                    h.seek(SeekFrom::Start(*from))?;
+                    h.read_to_end(&mut bytes)
+                })
+                .map_err(StoreError::io(&path))?;
+            let Ok(text) = String::from_utf8(bytes) else {
+                return Ok(false);
+            };
+            match event::parse_log(&text) {
+                Ok(p) if p.torn.is_empty() => events.extend(p.events),
+                _ => return Ok(false),
+            }
+        }
+        for e in events {
+            match e.op {
+                Op::Propose => cache.pending.push(e.id.clone()),
+                Op::Consolidate => cache.pending.retain(|p| !e.consumed.contains(p)),
+                _ => {}
+            }
+            if !e.op.is_version() {
+                continue;
+            }
+            let Some(key) = &e.key else { continue };
+            let k = key.to_string();
+            let fresh = KeyState {
+                heads: vec![e.id.clone()],
+                view: version_content(&e).map(|_| e.id.clone()),
+                view_hash: version_content(&e).map(|c| fingerprint(c.as_bytes())),
+                conflict: false,
+            };
+            match cache.keys.get(&k) {
+                None if e.prev.is_empty() => {}
+                Some(ks)
+                    if !ks.conflict && !e.prev.is_empty() && {
+                        let heads: BTreeSet<&String> = ks.heads.iter().collect();
+                        let prev: BTreeSet<&String> = e.prev.iter().collect();
+                        heads == prev
+                    } => {}
+                _ => return Ok(false),
+            }
+            cache.keys.insert(k, fresh);
+        }
+        Ok(true)
+    }
+
+    /// Re-reads memory files whose stamp changed (or is too recent to trust).
+    pub(crate) fn refresh_files(&self, cache: &mut Cache) -> Result<(), StoreError> {
+        let files = self.memory_files()?;
+        let mut fresh = BTreeMap::new();
+        for (rel, stamp) in files {
+            let trusted = cache
+                .files
+                .get(&rel)
+                .filter(|e| e.stamp == stamp && stamp.mtime < cache.loaded_mtime);
+            let entry = match trusted {
+                Some(e) => e.clone(),
+                None => self.file_entry(&rel, stamp),
+            };
+            fresh.insert(rel, entry);
+        }
+        cache.files = fresh;
+        Ok(())
+    }
+
+    /// Reads and summarizes one memory file for the index.
+    pub(crate) fn file_entry(&self, rel: &str, stamp: Stamp) -> FileEntry {
+        match self.read_memory_file(rel) {
+            Ok(Some(content)) => entry_for(&content, stamp, rel),
+            Ok(None) => FileEntry {
+                stamp,
+                hash: 0,
+                summary: None,
+                error: Some("vanished while being read".into()),
+            },
+            Err(e) => FileEntry {
+                stamp,
+                hash: 0,
+                summary: None,
+                error: Some(e.to_string()),
+            },
+        }
+    }
+
+    /// Regenerates MEMORY.md from the index's summaries; `true` if it changed.
+    pub(crate) fn write_index(&self, cache: &Cache) -> Result<bool, StoreError> {
+        let (current, wanted) = self.index_texts(cache)?;
+        if current.as_deref() == Some(wanted.as_str()) {
+            return Ok(false);
+        }
+        self.write_view(INDEX_PATH, &wanted)?;
+        Ok(true)
+    }
+
+    /// MEMORY.md as it is and as it should be.
+    pub(crate) fn index_texts(
+        &self,
+        cache: &Cache,
+    ) -> Result<(Option<String>, String), StoreError> {
+        let summaries = summaries(cache);
+        let block = index::render_block(
+            summaries.iter().map(|(k, s)| (k, *s)),
+            self.config.index_budget,
+        );
+        let current = self.read(INDEX_PATH, None)?;
+        let wanted = index::splice(current.as_deref().unwrap_or(""), &block.text);
+        Ok((current, wanted))
+    }
+
+    /// Saves the persistent index; losing it only costs time.
+    pub(crate) fn save_cache(&self, cache: &Cache) {
+        let _ = self.state.save_cache(cache);
+    }
+
+    /// Rewrites the journal from scratch.
+    pub(crate) fn journal_reset(&self, views: &BTreeMap<String, u64>) {
+        let map = views.iter().map(|(k, v)| (k.clone(), Some(*v))).collect();
+        let _ = self.state.journal_compact(&map);
+    }
+}
+
+/// Summaries of every valid memory file in the index, by key.
+pub fn summaries(cache: &Cache) -> Vec<(Key, &Summary)> {
+    cache
+        .files
+        .iter()
+        .filter_map(|(rel, e)| Some((Key::from_rel_path(rel)?, e.summary.as_ref()?)))
+        .collect()
+}
+
+/// The index entry for a file's content: summary when it is a valid memory
+/// whose name matches its file name.
+pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str) -> FileEntry {
+    let hash = fingerprint(content.as_bytes());
+    let (summary, error) = match validate_file(content, rel) {
+        Ok(m) => (Some(Summary::of(&m)), None),
+        Err(e) => (None, Some(e.to_string())),
+    };
+    FileEntry {
+        stamp,
+        hash,
+        summary,
+        error,
+    }
+}
+
+/// Parses a memory file and checks that its name belongs to its path.
+pub fn validate_file(content: &str, rel: &str) -> Result<Memory, StoreError> {
+    let m = Memory::parse(content).map_err(|e| StoreError::invalid(rel, &e))?;
+    let key = Key::from_rel_path(rel).ok_or_else(|| StoreError::Invalid {
+        path: rel.to_string(),
+        line: None,
+        message: "not a memory path (memory/<scope>/<slug>.md)".into(),
+    })?;
+    if !crate::key::is_slug(&key.slug) {
+        let hint = crate::key::slugify(&key.slug)
+            .map(|s| format!(" (rename it {s}.md)"))
+            .unwrap_or_default();
+        return Err(StoreError::Invalid {
+            path: rel.to_string(),
+            line: None,
+            message: format!("file name `{}` is not a slug{hint}", key.slug),
+        });
+    }
+    match crate::key::slugify(&m.name) {
+        Ok(s) if s == key.slug => Ok(m),
+        Ok(s) => Err(StoreError::Invalid {
+            path: rel.to_string(),
+            line: Some(2),
+            message: format!(
+                "name normalizes to `{s}`, but the file is `{}.md`",
+                key.slug
+            ),
+        }),
+        Err(e) => Err(StoreError::Refused {
+            rule: "name".into(),
+            path: rel.to_string(),
+            line: Some(2),
+            message: e.to_string(),
+        }),
+    }
+}
+
+/// The persistent index's view of a replay.
+pub(crate) fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
+    replay
+        .memories
+        .iter()
+        .map(|(k, v)| {
+            let view_hash = replay.view(k).map(|c| fingerprint(c.as_bytes()));
+            (
+                k.to_string(),
+                KeyState {
+                    heads: v.heads.clone(),
+                    view: v.view.clone(),
+                    view_hash,
+                    conflict: v.conflict,
+                },
+            )
+        })
+        .collect()
+}

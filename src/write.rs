@@ -1,0 +1,604 @@
+//! The write commands: `note`, `remember`, `forget`.
+//!
+//! Each checks the write policy before taking the lock, so a refused write
+//! leaves no trace; then, under the lock, reads only the persistent index
+//! and the files it touches (never the whole store), appends its events to
+//! the log, replaces the view files, and regenerates MEMORY.md from the
+//! index.
+
+use crate::event::{new_id, Event, Op};
+use crate::key::{slugify, Key};
+use crate::memory::{Memory, MemoryType, Summary};
+use crate::policy::{self, MAX_DESCRIPTION_CHARS, MAX_NOTE_BYTES, MAX_SOURCE_CHARS};
+use crate::state::{fingerprint, Cache, KeyState};
+use crate::store::{entry_for, Ctx, Store, StoreError};
+use crate::text;
+use crate::time::Date;
+
+/// How `remember` treats a collision with an existing memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Collision {
+    /// Keep the new memory as a proposal and ask (exit 4).
+    #[default]
+    Ask,
+    /// The new memory replaces what it collides with.
+    Replace,
+    /// Keep both: a same-key collision gets the next free `<slug>-N`.
+    KeepBoth,
+    /// Only propose, whatever happens.
+    Propose,
+}
+
+/// A memory to remember.
+#[derive(Debug, Clone)]
+pub struct Remember {
+    /// Where it goes.
+    pub key: Key,
+    /// Its name as given.
+    pub name: String,
+    /// One-line summary.
+    pub description: String,
+    /// Its kind.
+    pub kind: MemoryType,
+    /// Labels.
+    pub tags: Vec<String>,
+    /// Why it can be trusted.
+    pub source: String,
+    /// 0..=1.
+    pub confidence: f64,
+    /// Markdown body.
+    pub body: String,
+    /// Stale after.
+    pub review_by: Option<Date>,
+    /// Forgotten after.
+    pub expires: Option<Date>,
+    /// What to do on a collision.
+    pub collision: Collision,
+    /// Compare-and-swap: the event id the memory must be at now.
+    pub expect: Option<String>,
+}
+
+/// Why a memory became a proposal instead of being written.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ProposalReason {
+    /// `--propose` asked for it.
+    Requested,
+    /// The key exists with different content.
+    Changed,
+    /// The key has an open conflict.
+    Conflict,
+    /// Another memory says nearly the same.
+    NearDuplicate {
+        /// The similar memory.
+        other: Key,
+        /// Word-set similarity of name and description.
+        similarity: f64,
+    },
+}
+
+/// What `remember` did.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RememberOutcome {
+    /// Written (and any `superseded` memories forgotten).
+    Written {
+        /// Where.
+        key: Key,
+        /// The remember event.
+        id: String,
+        /// It replaced an existing version.
+        replaced: bool,
+        /// Near-duplicates forgotten in its favour.
+        superseded: Vec<Key>,
+    },
+    /// The same memory already exists: nothing written.
+    Unchanged {
+        /// Which.
+        key: Key,
+    },
+    /// Kept as a proposal.
+    Proposed {
+        /// Target key.
+        key: Key,
+        /// The propose event.
+        id: String,
+        /// Why.
+        reason: ProposalReason,
+        /// The change as a unified diff (old → new).
+        diff: String,
+    },
+    /// `--expect` lost: the memory moved on. Nothing written.
+    Moved {
+        /// Which.
+        key: Key,
+        /// What the caller expected.
+        expected: String,
+        /// The heads now.
+        heads: Vec<String>,
+    },
+}
+
+fn refused(rule: &str, path: &str, line: Option<usize>, message: impl Into<String>) -> StoreError {
+    StoreError::Refused {
+        rule: rule.to_string(),
+        path: path.to_string(),
+        line,
+        message: message.into(),
+    }
+}
+
+/// Refuses text that holds a secret, naming the rule and line only.
+pub(crate) fn check_secrets(text: &str, path: &str) -> Result<(), StoreError> {
+    match policy::find_secrets(text).first() {
+        Some(f) => Err(refused(
+            &format!("secret:{}", f.rule),
+            path,
+            Some(f.line),
+            format!(
+                "looks like a secret ({}); memory must never hold one (value not shown)",
+                f.rule
+            ),
+        )),
+        None => Ok(()),
+    }
+}
+
+/// The write policy for a memory about to be written at `rel`.
+pub(crate) fn check_memory(
+    store: &Store,
+    m: &Memory,
+    content: &str,
+    rel: &str,
+) -> Result<(), StoreError> {
+    let key = Key::from_rel_path(rel);
+    if let Some(k) = &key {
+        if !store.has_scope(&k.scope) {
+            return Err(refused(
+                "scope",
+                rel,
+                None,
+                format!(
+                    "unknown scope `{}` (configured: {})",
+                    k.scope,
+                    store.config.scopes.join(", ")
+                ),
+            ));
+        }
+    }
+    if m.description.trim().is_empty() {
+        return Err(refused(
+            "description",
+            rel,
+            None,
+            "the description is empty",
+        ));
+    }
+    if m.description.contains('\n') || m.description.chars().count() > MAX_DESCRIPTION_CHARS {
+        return Err(refused(
+            "description",
+            rel,
+            None,
+            format!(
+                "the description must be one line of at most {MAX_DESCRIPTION_CHARS} characters"
+            ),
+        ));
+    }
+    match &m.source {
+        None => {
+            return Err(refused(
+                "source",
+                rel,
+                None,
+                "a source is required: say why this can be trusted",
+            ))
+        }
+        Some(s) if s.trim().is_empty() => {
+            return Err(refused(
+                "source",
+                rel,
+                None,
+                "a source is required: say why this can be trusted",
+            ))
+        }
+        Some(s) if s.chars().count() > MAX_SOURCE_CHARS => {
+            return Err(refused(
+                "source",
+                rel,
+                None,
+                format!("the source is longer than {MAX_SOURCE_CHARS} characters"),
+            ))
+        }
+        _ => {}
+    }
+    let confidence = m.confidence.unwrap_or(1.0);
+    if confidence < store.config.min_confidence {
+        return Err(refused(
+            "confidence",
+            rel,
+            None,
+            format!(
+                "confidence {confidence} is below the minimum of {}",
+                store.config.min_confidence
+            ),
+        ));
+    }
+    check_secrets(content, rel)
+}
+
+impl Store {
+    /// Appends a note to this writer's log for today.
+    pub fn note(&self, ctx: &Ctx, text: &str) -> Result<String, StoreError> {
+        if text.trim().is_empty() {
+            return Err(refused("empty", "note", None, "the note is empty"));
+        }
+        if text.len() > MAX_NOTE_BYTES {
+            return Err(refused(
+                "size",
+                "note",
+                None,
+                format!(
+                    "the note is {} bytes, more than the limit of {MAX_NOTE_BYTES}",
+                    text.len()
+                ),
+            ));
+        }
+        check_secrets(text, "note")?;
+        let event = self.event(ctx, Op::Note, None, Vec::new(), text.to_string())?;
+        let _lock = self.lock()?;
+        self.append(std::slice::from_ref(&event))?;
+        Ok(event.id)
+    }
+
+    pub(crate) fn event(
+        &self,
+        ctx: &Ctx,
+        op: Op,
+        key: Option<Key>,
+        prev: Vec<String>,
+        body: String,
+    ) -> Result<Event, StoreError> {
+        Ok(Event {
+            id: new_id(ctx.now).map_err(StoreError::io("random source"))?,
+            op,
+            time: ctx.now,
+            actor: ctx.actor.clone(),
+            key,
+            prev,
+            reason: None,
+            consumed: Vec::new(),
+            redacted: None,
+            body,
+        })
+    }
+
+    /// The current content of a memory's file, which must be what the logs
+    /// say it is (else a hand edit or a crash is pending: refuse).
+    fn current(&self, cache: &Cache, key: &Key) -> Result<Option<String>, StoreError> {
+        let rel = key.rel_path();
+        let state = cache.keys.get(&key.to_string());
+        let file = cache.files.get(&rel);
+        let expected = state.and_then(|s| s.view_hash);
+        let actual = file.map(|f| f.hash);
+        if expected != actual {
+            return Err(StoreError::Decision(format!(
+                "{rel} differs from its last recorded version: run `memoir record` to keep the edit, or `memoir rebuild` to restore it"
+            )));
+        }
+        match expected {
+            Some(_) => self.read_memory_file(&rel),
+            None => Ok(None),
+        }
+    }
+
+    /// Creates or replaces a memory, or keeps it as a proposal.
+    pub fn remember(&self, ctx: &Ctx, req: &Remember) -> Result<RememberOutcome, StoreError> {
+        let mut memory = Memory {
+            name: req.name.clone(),
+            description: req.description.clone(),
+            kind: req.kind,
+            tags: req.tags.clone(),
+            source: Some(req.source.clone()),
+            confidence: Some(req.confidence),
+            created: Some(ctx.now),
+            updated: Some(ctx.now),
+            review_by: req.review_by,
+            expires: req.expires,
+            body: req.body.clone(),
+        };
+        if req
+            .tags
+            .iter()
+            .any(|t| t.trim().is_empty() || t.contains('\n'))
+        {
+            return Err(refused(
+                "tags",
+                "--tags",
+                None,
+                "every tag must be a non-empty one-line string",
+            ));
+        }
+        let mut key = req.key.clone();
+        let content = memory.render();
+        if content.len() > crate::memory::MAX_FILE_BYTES {
+            return Err(refused(
+                "size",
+                &key.rel_path(),
+                None,
+                format!(
+                    "the memory is {} bytes, more than the limit of {}",
+                    content.len(),
+                    crate::memory::MAX_FILE_BYTES
+                ),
+            ));
+        }
+        check_memory(self, &memory, &content, &key.rel_path())?;
+
+        let _lock = self.lock()?;
+        let mut cache = self.refreshed_cache()?;
+        let state = cache.keys.get(&key.to_string()).cloned();
+        if let Some(expected) = &req.expect {
+            let heads = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
+            if heads != [expected.clone()] {
+                return Ok(RememberOutcome::Moved {
+                    key,
+                    expected: expected.clone(),
+                    heads,
+                });
+            }
+        }
+        let mut prev = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
+        let conflict = state.as_ref().is_some_and(|s| s.conflict);
+        let current = if conflict {
+            None
+        } else {
+            self.current(&cache, &key)?
+        };
+        let mut replaced = false;
+        let mut superseded = Vec::new();
+        let mut forget_events = Vec::new();
+
+        if let Some(old) = &current {
+            let old_memory = Memory::parse(old).ok();
+            if let Some(om) = &old_memory {
+                memory.created = om.created.or(Some(ctx.now));
+                let same = Memory {
+                    created: None,
+                    updated: None,
+                    ..om.clone()
+                } == Memory {
+                    created: None,
+                    updated: None,
+                    ..memory.clone()
+                };
+                if same {
+                    return Ok(RememberOutcome::Unchanged { key });
+                }
+            }
+        }
+        let mut content = memory.render();
+
+        let proposal =
+            |reason: ProposalReason, key: Key, prev: Vec<String>, diff: String, content: String| {
+                let e = self.event(ctx, Op::Propose, Some(key.clone()), prev, content)?;
+                self.append(std::slice::from_ref(&e))?;
+                Ok::<_, StoreError>(RememberOutcome::Proposed {
+                    key,
+                    id: e.id,
+                    reason,
+                    diff,
+                })
+            };
+        let rel = key.rel_path();
+        if req.collision == Collision::Propose {
+            let diff = text::unified_diff(
+                current.as_deref().unwrap_or(""),
+                &content,
+                &format!("a/{rel}"),
+                &format!("b/{rel}"),
+            );
+            return proposal(ProposalReason::Requested, key, prev, diff, content);
+        }
+        if current.is_some() || conflict {
+            match req.collision {
+                Collision::Ask => {
+                    let old = current.as_deref().unwrap_or("");
+                    let (reason, label) = if conflict {
+                        (ProposalReason::Conflict, "/dev/null".to_string())
+                    } else {
+                        (ProposalReason::Changed, format!("a/{rel}"))
+                    };
+                    let diff = text::unified_diff(old, &content, &label, &format!("b/{rel}"));
+                    return proposal(reason, key, prev, diff, content);
+                }
+                Collision::Replace => replaced = true,
+                Collision::KeepBoth => {
+                    key = self.free_key(&cache, &key)?;
+                    memory.name = key.slug.clone();
+                    memory.created = Some(ctx.now);
+                    content = memory.render();
+                    prev = Vec::new();
+                }
+                Collision::Propose => {}
+            }
+        }
+        if !replaced && req.collision != Collision::KeepBoth {
+            if let Some((other, similarity)) = self.near_duplicate(&cache, &key, &memory) {
+                let orel = other.rel_path();
+                match req.collision {
+                    Collision::Ask => {
+                        let old = self.read_memory_file(&orel)?.unwrap_or_default();
+                        let diff = text::unified_diff(
+                            &old,
+                            &content,
+                            &format!("a/{orel}"),
+                            &format!("b/{}", key.rel_path()),
+                        );
+                        return proposal(
+                            ProposalReason::NearDuplicate { other, similarity },
+                            key,
+                            prev,
+                            diff,
+                            content,
+                        );
+                    }
+                    Collision::Replace => {
+                        let ostate = cache.keys.get(&other.to_string()).cloned();
+                        if ostate.as_ref().is_some_and(|s| s.conflict) {
+                            return Err(StoreError::Decision(format!(
+                                "{other} has an open conflict: resolve it before replacing it"
+                            )));
+                        }
+                        self.current(&cache, &other)?;
+                        let mut f = self.event(
+                            ctx,
+                            Op::Forget,
+                            Some(other.clone()),
+                            ostate.map(|s| s.heads).unwrap_or_default(),
+                            String::new(),
+                        )?;
+                        f.reason = Some(format!("superseded by {key}"));
+                        forget_events.push(f);
+                        superseded.push(other);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let event = self.event(ctx, Op::Remember, Some(key.clone()), prev, content.clone())?;
+        let mut events = forget_events;
+        events.push(event.clone());
+        self.apply(&mut cache, &events)?;
+        Ok(RememberOutcome::Written {
+            key,
+            id: event.id,
+            replaced,
+            superseded,
+        })
+    }
+
+    /// Forgets a memory, with a reason.
+    pub fn forget(&self, ctx: &Ctx, key: &Key, reason: &str) -> Result<String, StoreError> {
+        if reason.trim().is_empty() {
+            return Err(refused(
+                "reason",
+                "--reason",
+                None,
+                "say why the memory is forgotten",
+            ));
+        }
+        check_secrets(reason, "--reason")?;
+        let _lock = self.lock()?;
+        let mut cache = self.refreshed_cache()?;
+        let state = cache.keys.get(&key.to_string()).cloned();
+        let Some(state) = state.filter(|s| s.view.is_some() || s.conflict) else {
+            return Err(StoreError::NoSuchMemory(key.to_string()));
+        };
+        if !state.conflict {
+            self.current(&cache, key)?;
+        }
+        let mut e = self.event(
+            ctx,
+            Op::Forget,
+            Some(key.clone()),
+            state.heads,
+            String::new(),
+        )?;
+        e.reason = Some(reason.to_string());
+        self.apply(&mut cache, std::slice::from_ref(&e))?;
+        Ok(e.id)
+    }
+
+    /// Logs version events, then writes their views, the journal, MEMORY.md
+    /// and the persistent index. Events must each move their memory forward
+    /// from its current heads.
+    pub(crate) fn apply(&self, cache: &mut Cache, events: &[Event]) -> Result<(), StoreError> {
+        let appended = self.append(events)?;
+        if self.failpoint.as_deref() == Some("after-log-append") {
+            // Tests simulate a crash between the log append and the view write.
+            return Err(StoreError::Decision(
+                "failpoint after-log-append: stopped before writing views".into(),
+            ));
+        }
+        let mut journal = Vec::new();
+        for e in events.iter().filter(|e| e.op.is_version()) {
+            let Some(key) = &e.key else { continue };
+            let rel = key.rel_path();
+            let content = crate::replay::version_content(e);
+            match content {
+                Some(c) => {
+                    self.write_view(&rel, c)?;
+                    let stamp = std::fs::symlink_metadata(self.path(&rel))
+                        .map(|m| crate::state::Stamp::of(&m))
+                        .map_err(StoreError::io(self.path(&rel)))?;
+                    cache.files.insert(rel.clone(), entry_for(c, stamp, &rel));
+                    journal.push((rel, Some(fingerprint(c.as_bytes()))));
+                }
+                None => {
+                    self.remove_view(&rel)?;
+                    cache.files.remove(&rel);
+                    journal.push((rel, None));
+                }
+            }
+            cache.keys.insert(
+                key.to_string(),
+                KeyState {
+                    heads: vec![e.id.clone()],
+                    view: content.map(|_| e.id.clone()),
+                    view_hash: content.map(|c| fingerprint(c.as_bytes())),
+                    conflict: false,
+                },
+            );
+        }
+        let _ = self.state.journal_append(&journal);
+        for f in appended {
+            cache.logs.insert(f.rel, f.stamp);
+        }
+        self.write_index(cache)?;
+        self.save_cache(cache);
+        Ok(())
+    }
+
+    /// The next free key `<slug>-N` (N from 2) in the key's scope.
+    fn free_key(&self, cache: &Cache, key: &Key) -> Result<Key, StoreError> {
+        for n in 2..10_000 {
+            let slug = slugify(&format!("{}-{n}", key.slug))
+                .map_err(|e| refused("name", &key.to_string(), None, e.to_string()))?;
+            let k = Key {
+                scope: key.scope.clone(),
+                slug,
+            };
+            let taken = cache
+                .keys
+                .get(&k.to_string())
+                .is_some_and(|s| s.view.is_some() || s.conflict)
+                || cache.files.contains_key(&k.rel_path());
+            if !taken {
+                return Ok(k);
+            }
+        }
+        Err(refused(
+            "name",
+            &key.to_string(),
+            None,
+            "no free key left for --keep-both",
+        ))
+    }
+
+    /// The memory most like `m` (another key in the same scope) at or above
+    /// the configured similarity, by the words of name and description.
+    fn near_duplicate(&self, cache: &Cache, key: &Key, m: &Memory) -> Option<(Key, f64)> {
+        let mine = format!("{} {}", m.name, m.description);
+        crate::store::summaries(cache)
+            .into_iter()
+            .filter(|(k, _)| k.scope == key.scope && k != key)
+            .map(|(k, s): (Key, &Summary)| {
+                let sim = text::similarity(&mine, &format!("{} {}", s.name, s.description));
+                (k, sim)
+            })
+            .filter(|(_, sim)| *sim >= self.config.near_duplicate)
+            .max_by(|a, b| {
+                a.1.partial_cmp(&b.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(b.0.cmp(&a.0))
+            })
+    }
+}

@@ -1,0 +1,513 @@
+//! The store's invariants through whole sessions: remember, replace,
+//! forget, hand edits, record, rebuild, check.
+
+use crate::util::{exists, Env};
+
+fn meta_lines(env: &Env) -> Vec<String> {
+    env.log_text()
+        .lines()
+        .filter(|l| l.starts_with("<!-- memoir {"))
+        .map(String::from)
+        .collect()
+}
+
+#[test]
+fn init_creates_the_layout_and_is_idempotent() {
+    let env = Env::bare();
+    env.ok(&["init"]);
+    for p in [
+        "MEMORY.md",
+        "memory/user",
+        "memory/project",
+        "memory/task",
+        "memory/log",
+        ".git",
+    ] {
+        assert!(env.path(p).exists(), "{p}");
+    }
+    assert!(env.read(".gitattributes").contains("memory/** -text"));
+    let before = env.snapshot();
+    let out = env.ok(&["init"]);
+    assert!(out.contains("already"), "{out}");
+    assert_eq!(env.snapshot(), before);
+    assert_eq!(
+        env.read(".gitattributes")
+            .matches("memory/** -text")
+            .count(),
+        1
+    );
+    // git sees a normal repository.
+    env.git(&["status", "--porcelain"]);
+}
+
+#[test]
+fn outside_a_store_is_a_clear_error() {
+    let env = Env::bare();
+    let err = env.fails(&["list"], 1);
+    assert!(err.contains("no memoir store"), "{err}");
+    let err = env.fails(&["note", "x"], 1);
+    assert!(err.contains("memoir init"), "{err}");
+}
+
+#[test]
+fn store_is_found_from_a_subfolder_and_by_flag_and_env() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "first", &[]).0, 0);
+    let mut cmd = env.cmd(&["list"]);
+    cmd.current_dir(env.path("memory/project"));
+    let out = cmd.output().expect("run");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("project/a"));
+    let elsewhere = tempfile::tempdir().expect("tmp");
+    let root = env.root();
+    let root = root.to_str().expect("utf8");
+    let mut cmd = env.cmd(&["--store", root, "list"]);
+    cmd.current_dir(elsewhere.path());
+    assert!(String::from_utf8_lossy(&cmd.output().expect("run").stdout).contains("project/a"));
+    let mut cmd = env.cmd(&["list"]);
+    cmd.current_dir(elsewhere.path()).env("MEMOIR_STORE", root);
+    assert!(String::from_utf8_lossy(&cmd.output().expect("run").stdout).contains("project/a"));
+}
+
+#[test]
+fn remember_writes_file_log_and_index_in_english_and_chinese() {
+    let env = Env::new();
+    let (code, _, err) = env.remember(
+        "project/Test Command",
+        "Run the test suite with `pnpm test`, never `npm test`.",
+        &[
+            "--tags",
+            "tooling,tests",
+            "--confidence",
+            "0.9",
+            "--body",
+            "Why: CI uses pnpm.",
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    let file = env.read("memory/project/test-command.md");
+    assert!(file.starts_with("---\nname: Test Command\n"), "{file}");
+    assert!(file.contains("confidence: 0.9\n") && file.contains("created: 2026-11-29T10:41:07Z\n"));
+    assert!(file.ends_with("\nWhy: CI uses pnpm.\n"));
+    assert_eq!(
+        env.remember("user/偏好", "用户喜欢简短的回答", &["--type", "user"])
+            .0,
+        0
+    );
+    let index = env.read("MEMORY.md");
+    assert!(
+        index.contains("- [test-command](memory/project/test-command.md) — Run the test suite"),
+        "{index}"
+    );
+    assert!(
+        index.contains("- [偏好](memory/user/偏好.md) — 用户喜欢简短的回答"),
+        "{index}"
+    );
+    assert!(index.find("## project").expect("project") < index.find("## user").expect("user"));
+    let show = env.ok(&["show", "project/test-command"]);
+    assert_eq!(show, file);
+    let json: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "list"])).expect("json");
+    assert_eq!(json.as_array().map(Vec::len), Some(2));
+    assert_eq!(json[0]["key"], "project/test-command");
+    assert_eq!(json[0]["tags"][1], "tests");
+    env.ok(&["check"]);
+    // Reindexing an index in sync changes nothing.
+    let before = env.snapshot();
+    env.ok(&["reindex"]);
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn collisions_become_proposals_until_replace_or_keep_both() {
+    let env = Env::new();
+    assert_eq!(
+        env.remember("project/db", "Postgres 15 is the database", &[])
+            .0,
+        0
+    );
+    // The same memory again changes nothing.
+    let (code, out, _) = env.remember("project/db", "Postgres 15 is the database", &[]);
+    assert_eq!(code, 0);
+    assert!(out.contains("nothing changed"), "{out}");
+    // A different version is shown as a diff and kept as a proposal.
+    let before = env.read("memory/project/db.md");
+    let (code, out, _) = env.remember("project/db", "Postgres 16 is the database", &[]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.contains("-description: Postgres 15") && out.contains("+description: Postgres 16"),
+        "{out}"
+    );
+    assert_eq!(env.read("memory/project/db.md"), before);
+    assert!(env.log_text().contains("\"op\":\"propose\""));
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert_eq!(status["proposals"].as_array().map(Vec::len), Some(1));
+    // A near-duplicate under another name is caught too.
+    let (code, out, _) = env.remember("project/database", "Postgres 15 is the database", &[]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("project/db says nearly the same"), "{out}");
+    assert!(!env.path("memory/project/database.md").exists());
+    // --replace overwrites the same key and keeps `created`.
+    assert_eq!(
+        env.remember("project/db", "Postgres 16 is the database", &["--replace"])
+            .0,
+        0
+    );
+    assert!(env.read("memory/project/db.md").contains("Postgres 16"));
+    // --replace of a near-duplicate forgets it as superseded.
+    let (code, out, _) = env.remember(
+        "project/database",
+        "Postgres 16 is the database",
+        &["--replace"],
+    );
+    assert_eq!(code, 0, "{out}");
+    assert!(!env.path("memory/project/db.md").exists());
+    assert!(env.log_text().contains("superseded by project/database"));
+    // --keep-both writes beside the old one.
+    assert_eq!(
+        env.remember(
+            "project/database",
+            "MySQL 8 is the database",
+            &["--keep-both"]
+        )
+        .0,
+        0
+    );
+    assert!(env.read("memory/project/database-2.md").contains("MySQL 8"));
+    env.ok(&["check"]);
+}
+
+#[test]
+fn expect_is_a_compare_and_swap() {
+    let env = Env::new();
+    let out = env
+        .cmd(&["--json", "remember", "project/x", "-d", "one", "-s", "s"])
+        .output()
+        .expect("run");
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let first = v["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        env.remember("project/x", "two", &["--replace", "--expect", &first])
+            .0,
+        0
+    );
+    // The memory moved on: the same expectation now loses, and nothing is written.
+    let before = env.snapshot();
+    let (code, _, err) = env.remember("project/x", "three", &["--replace", "--expect", &first]);
+    assert_eq!(code, 4);
+    assert!(err.contains("moved on"), "{err}");
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn forget_removes_the_file_and_logs_the_reason() {
+    let env = Env::new();
+    assert_eq!(env.remember("task/deploy", "Deploy on Fridays", &[]).0, 0);
+    env.ok(&[
+        "forget",
+        "task/deploy",
+        "--reason",
+        "we stopped deploying on Fridays",
+    ]);
+    assert!(!env.path("memory/task/deploy.md").exists());
+    assert!(!env.read("MEMORY.md").contains("deploy"));
+    assert!(env
+        .log_text()
+        .contains("\"reason\":\"we stopped deploying on Fridays\""));
+    let err = env.fails(&["forget", "task/deploy", "--reason", "again"], 1);
+    assert!(err.contains("no memory task/deploy"), "{err}");
+    env.ok(&["check"]);
+}
+
+#[test]
+fn rebuild_after_deleting_every_memory_file_is_byte_exact() {
+    let env = Env::new();
+    assert_eq!(
+        env.remember(
+            "project/a",
+            "alpha fact",
+            &["--body", "## heading\n```\ncode\n```\n---\n"]
+        )
+        .0,
+        0
+    );
+    assert_eq!(
+        env.remember(
+            "user/b",
+            "beta fact",
+            &["--type", "user", "--body", "line\r\nCRLF\r\n"]
+        )
+        .0,
+        0
+    );
+    assert_eq!(
+        env.remember("task/c", "gamma fact", &["--body", "中文正文 trailing  "])
+            .0,
+        0
+    );
+    env.ok(&["forget", "task/c", "--reason", "done"]);
+    env.ok(&["note", "a note"]);
+    env.ok(&["check"]);
+    let before = env.snapshot();
+    for f in env.memory_files() {
+        std::fs::remove_file(env.path(&f)).expect("rm");
+    }
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm index");
+    std::fs::write(env.path("MEMORY.md"), "").expect("empty index");
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains("memory/project/a.md"), "{err}");
+    env.ok(&["rebuild"]);
+    // The team's text around the markers is not in the logs; everything else is back.
+    let after: Vec<_> = env
+        .snapshot()
+        .into_iter()
+        .filter(|(p, _)| p != "MEMORY.md")
+        .collect();
+    let wanted: Vec<_> = before
+        .iter()
+        .filter(|(p, _)| p != "MEMORY.md")
+        .cloned()
+        .collect();
+    assert_eq!(after, wanted);
+    let index = env.read("MEMORY.md");
+    let block = |s: &str| s[s.find("<!-- memoir:index:start").expect("start")..].to_string();
+    let old_index = String::from_utf8(
+        before
+            .iter()
+            .find(|(p, _)| p == "MEMORY.md")
+            .expect("index")
+            .1
+            .clone(),
+    )
+    .expect("utf8");
+    assert_eq!(block(&index), block(&old_index));
+    env.ok(&["check"]);
+    env.ok(&["rebuild", "--check"]);
+}
+
+#[test]
+fn rebuild_restores_memory_md_byte_for_byte() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    let before = env.snapshot();
+    for f in env.memory_files() {
+        std::fs::remove_file(env.path(&f)).expect("rm");
+    }
+    env.ok(&["rebuild"]);
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn causality_ignores_a_pinned_or_backward_clock() {
+    for times in [
+        vec!["2026-11-29T10:00:00Z"; 6],
+        vec![
+            "2026-11-29T10:00:00Z",
+            "2026-11-29T09:00:00Z",
+            "2026-11-28T23:00:00Z",
+            "2025-01-01T00:00:00Z",
+            "2024-06-01T00:00:00Z",
+            "2020-01-01T00:00:00Z",
+        ],
+    ] {
+        let mut env = Env::new();
+        for (i, t) in times.iter().enumerate() {
+            env.now = t.to_string();
+            let (code, _, err) =
+                env.remember("project/fact", &format!("version {i}"), &["--replace"]);
+            assert_eq!(code, 0, "{err}");
+        }
+        assert!(env.read("memory/project/fact.md").contains("version 5"));
+        for f in env.memory_files() {
+            std::fs::remove_file(env.path(&f)).expect("rm");
+        }
+        env.ok(&["rebuild"]);
+        assert!(env
+            .read("memory/project/fact.md")
+            .contains("description: version 5"));
+        env.ok(&["check"]);
+    }
+}
+
+#[test]
+fn record_turns_hand_edits_adds_and_deletes_into_events() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/edit-me", "before the edit", &[]).0, 0);
+    assert_eq!(env.remember("project/delete-me", "to be deleted", &[]).0, 0);
+    let edited = env
+        .read("memory/project/edit-me.md")
+        .replace("before the edit", "after the edit");
+    env.write("memory/project/edit-me.md", &edited);
+    env.write(
+        "memory/user/added.md",
+        "---\nname: added\ndescription: written by hand\ntype: user\n---\nBody.\n",
+    );
+    std::fs::remove_file(env.path("memory/project/delete-me.md")).expect("rm");
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("memory/project/edit-me.md: error[drift:edited]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("memory/user/added.md: error[drift:added]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("memory/project/delete-me.md: error[drift:deleted]"),
+        "{err}"
+    );
+    // rebuild would not destroy the hand edit or the hand add.
+    let err = env.fails(&["rebuild", "--check"], 1);
+    assert!(
+        err.contains("memory/project/edit-me.md") && err.contains("memory/user/added.md"),
+        "{err}"
+    );
+    assert!(env
+        .read("memory/project/edit-me.md")
+        .contains("after the edit"));
+    let out = env.ok(&["record"]);
+    assert!(out.contains("remember project/edit-me: edited"), "{out}");
+    assert!(
+        out.contains("remember user/added: added (filled in source, confidence, created, updated)"),
+        "{out}"
+    );
+    assert!(out.contains("forget project/delete-me: deleted"), "{out}");
+    let added = env.read("memory/user/added.md");
+    assert!(
+        added.contains("source: hand edit by Ada <ada@example.com>\n"),
+        "{added}"
+    );
+    assert!(added.ends_with("---\nBody.\n"));
+    env.ok(&["check"]);
+    assert!(env.read("MEMORY.md").contains("memory/user/added.md"));
+    // Recording again finds nothing; rebuild from logs gives the same files.
+    assert_eq!(env.ok(&["record"]), "");
+    let before = env.snapshot();
+    for f in env.memory_files() {
+        std::fs::remove_file(env.path(&f)).expect("rm");
+    }
+    env.ok(&["rebuild"]);
+    assert_eq!(env.snapshot(), before);
+}
+
+#[test]
+fn a_crash_between_log_and_view_is_a_stale_view_that_rebuild_repairs() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/x", "first version", &[]).0, 0);
+    let mut cmd = env.cmd(&[
+        "remember",
+        "project/x",
+        "-d",
+        "second version",
+        "-s",
+        "s",
+        "--replace",
+    ]);
+    cmd.env("MEMOIR_FAILPOINT", "after-log-append");
+    assert!(!cmd.output().expect("run").status.success());
+    let mut cmd = env.cmd(&["remember", "project/new", "-d", "brand new", "-s", "s"]);
+    cmd.env("MEMOIR_FAILPOINT", "after-log-append");
+    assert!(!cmd.output().expect("run").status.success());
+    assert!(env.read("memory/project/x.md").contains("first version"));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("memory/project/x.md: error[drift:stale]"),
+        "{err}"
+    );
+    assert!(
+        err.contains("memory/project/new.md: error[drift:missing]"),
+        "{err}"
+    );
+    // record leaves memoir's own leftovers to rebuild.
+    assert_eq!(env.ok(&["record"]), "");
+    env.ok(&["rebuild"]);
+    assert!(env.read("memory/project/x.md").contains("second version"));
+    assert!(env.read("memory/project/new.md").contains("brand new"));
+    env.ok(&["check"]);
+}
+
+#[test]
+fn a_hand_edit_is_kept_from_rebuild_unless_forced() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/x", "original", &[]).0, 0);
+    env.write(
+        "memory/project/x.md",
+        env.read("memory/project/x.md")
+            .replace("original", "my edit"),
+    );
+    let err = env.fails(&["rebuild"], 1);
+    assert!(err.contains("memory/project/x.md"), "{err}");
+    assert!(env.read("memory/project/x.md").contains("my edit"));
+    env.fails(&["rebuild", "--check"], 1);
+    // A write over unrecorded edits is refused too: they would be lost.
+    let (code, _, err) = env.remember("project/x", "other", &["--replace"]);
+    assert_eq!(code, 4, "{err}");
+    assert!(env.read("memory/project/x.md").contains("my edit"));
+    env.ok(&["rebuild", "--force"]);
+    assert!(env.read("memory/project/x.md").contains("original"));
+    env.ok(&["check"]);
+}
+
+#[test]
+fn a_torn_final_entry_is_skipped_and_repaired_by_the_next_writer() {
+    let env = Env::new();
+    env.ok(&["note", "first"]);
+    let log = env
+        .snapshot()
+        .into_iter()
+        .find(|(p, _)| p.starts_with("memory/log/2026"))
+        .expect("log")
+        .0;
+    let mut text = env.read(&log);
+    text.push_str(
+        "## 10:41:07Z note · 01M8KE9VDRYT8YR076RY78CYNK\n<!-- memoir {\"v\":1,\"id\":\"01M8KE",
+    );
+    env.write(&log, &text);
+    let out = env.ok(&["check"]);
+    assert_eq!(out, "");
+    env.ok(&["note", "second"]);
+    let after = env.read(&log);
+    // The repair only appends: the log never shrinks.
+    assert!(after.starts_with(&text));
+    assert!(after.contains("<!-- memoir:torn -->"));
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("torn"), "{err}");
+    assert_eq!(env.log_text().matches("<!-- memoir:end ").count(), 2);
+}
+
+#[test]
+fn events_seen_twice_apply_once_and_unknown_prev_is_a_root() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/x", "one", &[]).0, 0);
+    let log = env
+        .snapshot()
+        .into_iter()
+        .find(|(p, _)| p.starts_with("memory/log/2026"))
+        .expect("log")
+        .0;
+    // A cherry-pick copied the same entries into another writer's log.
+    env.write("memory/log/2026-11-30/other-0000000a.md", env.read(&log));
+    env.ok(&["check"]);
+    // An entry whose prev is unknown is treated as a first version, with a warning.
+    let text = env.read(&log).replace(
+        "\"key\":\"project/x\"",
+        "\"key\":\"project/y\",\"prev\":[\"01M8KE9VDRYT8YR076RY78CYNK\"]",
+    );
+    let text = text
+        .replace("remember project/x", "remember project/y")
+        .replace("name: x\n", "name: y\n");
+    env.write(
+        "memory/log/2026-11-30/third-0000000b.md",
+        text.replace(
+            &text[text.find("01").expect("id")..text.find("01").expect("id") + 26],
+            "01M8KE9VDRYT8YR076RY78CYNZ",
+        ),
+    );
+    env.ok(&["rebuild"]);
+    assert!(env.read("memory/project/y.md").contains("name: y"));
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("unknown event"), "{err}");
+    let _ = meta_lines(&env);
+    assert!(exists(&env.path("memory/project/x.md")));
+}

@@ -1,0 +1,9 @@
+//! End-to-end tests: the real `memoir` binary in a fresh temporary git
+//! repository, with HOME, git config, author and clock pinned.
+
+mod util;
+
+mod broken_inputs;
+mod concurrency;
+mod lifecycle;
+mod secrets;

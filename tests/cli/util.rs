@@ -1,0 +1,192 @@
+//! A pinned environment for driving the binary.
+
+use assert_cmd::Command;
+use std::path::{Path, PathBuf};
+use tempfile::TempDir;
+
+/// A temporary git repository with a memoir store in it.
+pub struct Env {
+    pub dir: TempDir,
+    pub now: String,
+}
+
+impl Env {
+    /// A fresh repository with `memoir init` run.
+    pub fn new() -> Env {
+        let env = Env::bare();
+        env.ok(&["init"]);
+        env
+    }
+
+    /// A fresh empty directory (no repository, no store).
+    pub fn bare() -> Env {
+        let dir = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(dir.path().join("home")).expect("home");
+        std::fs::write(
+            dir.path().join("home/gitconfig"),
+            "[user]\n\tname = Ada\n\temail = ada@example.com\n[init]\n\tdefaultBranch = main\n",
+        )
+        .expect("gitconfig");
+        std::fs::create_dir_all(dir.path().join("repo")).expect("repo");
+        Env {
+            dir,
+            now: "2026-11-29T10:41:07Z".into(),
+        }
+    }
+
+    /// The repository's work tree (the store's root).
+    pub fn root(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    /// A path in the work tree.
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root().join(rel)
+    }
+
+    fn pin(&self, cmd: &mut Command) {
+        let home = self.dir.path().join("home");
+        cmd.current_dir(self.root())
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("MEMOIR_NOW", &self.now)
+            .env("MEMOIR_ACTOR", "Ada <ada@example.com>");
+    }
+
+    /// `memoir <args>`, ready to run.
+    pub fn cmd(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("memoir").expect("binary");
+        self.pin(&mut cmd);
+        cmd.args(args);
+        cmd
+    }
+
+    /// Runs memoir and returns (exit code, stdout, stderr).
+    pub fn run(&self, args: &[&str]) -> (i32, String, String) {
+        let out = self.cmd(args).output().expect("run memoir");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Runs memoir, asserting exit 0; returns stdout.
+    pub fn ok(&self, args: &[&str]) -> String {
+        let (code, out, err) = self.run(args);
+        assert_eq!(
+            code, 0,
+            "memoir {args:?} failed\nstdout:\n{out}\nstderr:\n{err}"
+        );
+        out
+    }
+
+    /// Runs memoir, asserting the exit code; returns stderr.
+    pub fn fails(&self, args: &[&str], expected: i32) -> String {
+        let (code, out, err) = self.run(args);
+        assert_eq!(
+            code, expected,
+            "memoir {args:?}: expected exit {expected}\nstdout:\n{out}\nstderr:\n{err}"
+        );
+        assert!(!err.contains("panicked"), "panic: {err}");
+        err
+    }
+
+    /// `git <args>` in the work tree; returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let home = self.dir.path().join("home");
+        let out = std::process::Command::new("git")
+            .current_dir(self.root())
+            .env("HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .args(args)
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `memoir remember <key>` with a description and a source.
+    pub fn remember(&self, key: &str, description: &str, extra: &[&str]) -> (i32, String, String) {
+        let mut args = vec![
+            "remember",
+            key,
+            "--description",
+            description,
+            "--source",
+            "stated by the user",
+        ];
+        args.extend_from_slice(extra);
+        self.run(&args)
+    }
+
+    /// Reads a work-tree file.
+    pub fn read(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
+    }
+
+    /// Writes a work-tree file.
+    pub fn write(&self, rel: &str, content: impl AsRef<[u8]>) {
+        let p = self.path(rel);
+        std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+        std::fs::write(p, content).expect("write");
+    }
+
+    /// Every file under the store (relative path, bytes), sorted.
+    pub fn snapshot(&self) -> Vec<(String, Vec<u8>)> {
+        let mut out = Vec::new();
+        let root = self.root();
+        for e in walkdir::WalkDir::new(root.join("memory")).sort_by_file_name() {
+            let e = e.expect("walk");
+            if e.file_type().is_file() {
+                let rel = e
+                    .path()
+                    .strip_prefix(&root)
+                    .expect("prefix")
+                    .to_string_lossy()
+                    .into_owned();
+                out.push((rel, std::fs::read(e.path()).expect("read")));
+            }
+        }
+        out.push((
+            "MEMORY.md".into(),
+            std::fs::read(root.join("MEMORY.md")).unwrap_or_default(),
+        ));
+        out
+    }
+
+    /// Every event line (metadata) of every log.
+    pub fn log_text(&self) -> String {
+        let mut text = String::new();
+        for (rel, bytes) in self.snapshot() {
+            if rel.starts_with("memory/log/") && rel.ends_with(".md") {
+                text.push_str(&String::from_utf8_lossy(&bytes));
+            }
+        }
+        text
+    }
+
+    /// Memory files (not logs), relative paths.
+    pub fn memory_files(&self) -> Vec<String> {
+        self.snapshot()
+            .into_iter()
+            .map(|(p, _)| p)
+            .filter(|p| {
+                p.starts_with("memory/") && !p.starts_with("memory/log/") && p.ends_with(".md")
+            })
+            .collect()
+    }
+}
+
+/// Does the path exist (without following a link)?
+pub fn exists(p: &Path) -> bool {
+    std::fs::symlink_metadata(p).is_ok()
+}
