@@ -484,7 +484,16 @@ impl Store {
     /// nothing: one refused file records none.
     pub fn record(&self, ctx: &Ctx) -> Result<Vec<Recorded>, StoreError> {
         let _lock = self.lock()?;
-        let scan = self.scan()?;
+        let mut scan = self.scan()?;
+        // A file memoir cannot read (a link, bad UTF-8, oversized) cannot be recorded.
+        let unreadable = scan
+            .files
+            .iter()
+            .find(|(_, c)| c.is_err())
+            .map(|(k, _)| k.clone());
+        if let Some(Err(e)) = unreadable.and_then(|k| scan.files.remove(&k)) {
+            return Err(e);
+        }
         let mut events: Vec<Event> = Vec::new();
         let mut recorded = Vec::new();
         for d in scan.drifts() {

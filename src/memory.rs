@@ -91,12 +91,15 @@ pub struct MemoryError {
     pub line: Option<usize>,
     /// What is wrong.
     pub message: String,
+    /// Set when the problem is one the write policy refuses (exit 3), not malformed input.
+    pub rule: Option<&'static str>,
 }
 
 fn err(line: Option<usize>, message: impl Into<String>) -> MemoryError {
     MemoryError {
         line,
         message: message.into(),
+        rule: None,
     }
 }
 
@@ -166,13 +169,16 @@ impl Memory {
     /// Parses and validates a memory file's content.
     pub fn parse(content: &str) -> Result<Memory, MemoryError> {
         if content.len() > MAX_FILE_BYTES {
-            return Err(err(
-                None,
-                format!(
-                    "file is {} bytes, more than the limit of {MAX_FILE_BYTES}",
-                    content.len()
-                ),
-            ));
+            return Err(MemoryError {
+                rule: Some("size"),
+                ..err(
+                    None,
+                    format!(
+                        "file is {} bytes, more than the limit of {MAX_FILE_BYTES}",
+                        content.len()
+                    ),
+                )
+            });
         }
         let sp = split(content)?;
         let fm_line = content[..sp.yaml_start].matches('\n').count();
@@ -226,8 +232,9 @@ impl Memory {
         let name = string("name", true)?.unwrap_or_default();
         let description = string("description", true)?.unwrap_or_default();
         let type_text = string("type", true)?.unwrap_or_default();
-        let kind = MemoryType::parse(&type_text).ok_or_else(|| {
-            err(
+        let kind = MemoryType::parse(&type_text).ok_or_else(|| MemoryError {
+            rule: Some("type"),
+            ..err(
                 line_of("type"),
                 format!(
                     "unknown type `{type_text}` (expected user, feedback, project or reference)"

@@ -87,10 +87,18 @@ impl StoreError {
     }
 
     pub(crate) fn invalid(path: &str, e: &MemoryError) -> StoreError {
-        StoreError::Invalid {
-            path: path.to_string(),
-            line: e.line,
-            message: e.message.clone(),
+        match e.rule {
+            Some(rule) => StoreError::Refused {
+                rule: rule.to_string(),
+                path: path.to_string(),
+                line: e.line,
+                message: e.message.clone(),
+            },
+            None => StoreError::Invalid {
+                path: path.to_string(),
+                line: e.line,
+                message: e.message.clone(),
+            },
         }
     }
 
@@ -339,7 +347,8 @@ impl Store {
             });
         }
         if let Some(limit) = limit.filter(|l| meta.len() > *l) {
-            return Err(StoreError::Invalid {
+            return Err(StoreError::Refused {
+                rule: "size".into(),
                 path: rel.to_string(),
                 line: None,
                 message: format!(

@@ -116,11 +116,11 @@ impl Env {
 
     /// `memoir remember <key>` with a description and a source.
     pub fn remember(&self, key: &str, description: &str, extra: &[&str]) -> (i32, String, String) {
+        let description = format!("--description={description}");
         let mut args = vec![
             "remember",
             key,
-            "--description",
-            description,
+            &description,
             "--source",
             "stated by the user",
         ];
