@@ -70,8 +70,12 @@ fn one_line(s: &str) -> String {
     }
 }
 
-fn render_groups(entries: &[(&Key, &Summary)]) -> (String, usize) {
-    let mut groups: BTreeMap<(&str, u8, &str), Vec<(&Key, &Summary)>> = BTreeMap::new();
+/// One index line's memory: its key and summary.
+type Item<'a> = (&'a Key, &'a Summary);
+
+fn render_groups(entries: &[Item<'_>]) -> (String, usize) {
+    // Grouped by scope, then type (in type order).
+    let mut groups: BTreeMap<(&str, u8, &str), Vec<Item<'_>>> = BTreeMap::new();
     for (k, s) in entries {
         let rank = MemoryType::parse(&s.kind).map_or(9, |t| t as u8);
         groups

@@ -298,7 +298,13 @@ impl Memory {
             updated: time("updated")?,
             review_by: date("review_by")?,
             expires: date("expires")?,
-            body: sp.body.to_string(),
+            // The blank line memoir writes after the frontmatter is not part of the body.
+            body: sp
+                .body
+                .strip_prefix("\r\n")
+                .or_else(|| sp.body.strip_prefix('\n'))
+                .unwrap_or(sp.body)
+                .to_string(),
         })
     }
 
@@ -434,7 +440,7 @@ mod tests {
         let m = Memory::parse(GOOD).unwrap();
         assert_eq!(m.kind, MemoryType::Project);
         assert_eq!(m.tags, ["a", "b"]);
-        assert_eq!(m.body, "\nBody\n");
+        assert_eq!(m.body, "Body\n");
         let again = Memory::parse(&m.render()).unwrap();
         assert_eq!(again.name, m.name);
         assert_eq!(again.confidence, Some(0.9));

@@ -38,9 +38,8 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
             p.rule,
             p.message
         );
-        if p.severity == Severity::Error {
-            eprintln!("{text}");
-        } else if !app.quiet() {
+        // Errors are printed even with -q: they are why the command fails.
+        if p.severity == Severity::Error || !app.quiet() {
             eprintln!("{text}");
         }
     }

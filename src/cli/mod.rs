@@ -59,7 +59,7 @@ struct Global {
 enum Command {
     Init(init::Args),
     Note(note::Args),
-    Remember(remember::Args),
+    Remember(Box<remember::Args>),
     Forget(forget::Args),
     Show(show::Args),
     List(list::Args),
@@ -158,7 +158,7 @@ pub fn main() -> ExitCode {
     let result = match cli.command {
         Command::Init(a) => init::run(a, &mut app),
         Command::Note(a) => note::run(a, &mut app),
-        Command::Remember(a) => remember::run(a, &mut app),
+        Command::Remember(a) => remember::run(*a, &mut app),
         Command::Forget(a) => forget::run(a, &mut app),
         Command::Show(a) => show::run(a, &mut app),
         Command::List(a) => list::run(a, &mut app),

@@ -6,4 +6,5 @@ mod util;
 mod broken_inputs;
 mod concurrency;
 mod lifecycle;
+mod roundtrip;
 mod secrets;

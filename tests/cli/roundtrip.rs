@@ -1,0 +1,93 @@
+//! Any body survives the trip through a `remember` event: written, logged,
+//! deleted, rebuilt from the log, byte for byte.
+
+use crate::util::Env;
+use memoir::event::{new_id, parse_log, Event, Op};
+use memoir::key::Key;
+use memoir::memory::{Memory, MemoryType};
+use memoir::replay::Replay;
+use memoir::time::Timestamp;
+use proptest::prelude::*;
+
+fn body() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        any::<String>(),
+        Just("\r\n".to_string()),
+        Just("\n".to_string()),
+        Just("```".to_string()),
+        Just("````````".to_string()),
+        Just("---\n".to_string()),
+        Just("...\n".to_string()),
+        Just("## 10:41:07Z remember project/x · 01M8KE9VDRYT8YR076RY78CYNK\n".to_string()),
+        Just("<!-- memoir:end 01M8KE9VDRYT8YR076RY78CYNK -->\n".to_string()),
+        Just("<!-- memoir:torn -->\n".to_string()),
+        Just("测试命令是什么\n".to_string()),
+        Just("trailing spaces   \n".to_string()),
+        Just("\u{feff}".to_string()),
+    ];
+    prop::collection::vec(piece, 0..24).prop_map(|v| v.concat())
+}
+
+fn memory(body: String) -> Memory {
+    Memory {
+        name: "x".into(),
+        description: "a fact".into(),
+        kind: MemoryType::Project,
+        tags: vec![],
+        source: Some("test".into()),
+        confidence: Some(1.0),
+        created: None,
+        updated: None,
+        review_by: None,
+        expires: None,
+        body,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn any_body_round_trips_through_a_log_entry(body in body()) {
+        let content = memory(body.clone()).render();
+        let parsed = Memory::parse(&content).expect("memoir's own rendering parses");
+        prop_assert_eq!(&parsed.body, &if body.is_empty() || body.ends_with('\n') { body.clone() } else { format!("{body}\n") });
+        let time = Timestamp(0);
+        let event = Event {
+            id: new_id(time).expect("id"),
+            op: Op::Remember,
+            time,
+            actor: "A <a@b>".into(),
+            key: Some(Key::parse("project/x").expect("key").0),
+            prev: vec![],
+            reason: None,
+            consumed: vec![],
+            redacted: None,
+            body: content.clone(),
+        };
+        let log = event.render() + &event.render();
+        let parsed = parse_log(&log).expect("log parses");
+        prop_assert_eq!(parsed.events.len(), 2);
+        let replay = Replay::new(parsed.events);
+        prop_assert_eq!(replay.view(&Key::parse("project/x").expect("key").0), Some(content.as_str()));
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn any_body_survives_remember_delete_rebuild(body in body()) {
+        let env = Env::new();
+        let file = env.dir.path().join("body.md");
+        std::fs::write(&file, &body).expect("write body");
+        let path = file.to_str().expect("utf8").to_string();
+        let (code, _, err) = env.remember("project/x", "a fact", &["--body-file", &path]);
+        prop_assert_eq!(code, 0, "{}", err);
+        let before = env.snapshot();
+        std::fs::remove_file(env.path("memory/project/x.md")).expect("rm");
+        env.ok(&["rebuild"]);
+        prop_assert_eq!(env.snapshot(), before);
+        env.ok(&["check"]);
+    }
+}
