@@ -56,7 +56,12 @@ pub struct Status {
     pub over_budget: usize,
     /// MEMORY.md differs from what the memory files give.
     pub index_stale: bool,
+    /// The most recently updated memories, newest first.
+    pub recent: Vec<Listed>,
 }
+
+/// How many memories `status` shows as recent.
+const RECENT: usize = 5;
 
 /// Filters for `list`.
 #[derive(Debug, Clone, Default)]
@@ -162,6 +167,18 @@ impl Store {
         let block =
             crate::index::render_block(all.iter().map(|(k, s)| (k, *s)), self.config.index_budget);
         st.over_budget = block.omitted;
+        let mut recent: Vec<_> = all.iter().collect();
+        recent.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then(a.0.cmp(&b.0)));
+        st.recent = recent
+            .into_iter()
+            .take(RECENT)
+            .map(|(key, s)| Listed {
+                key: key.clone(),
+                path: key.rel_path(),
+                summary: (*s).clone(),
+                conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+            })
+            .collect();
         let (current, wanted) = self.index_texts(&cache)?;
         st.index_stale = current.as_deref() != Some(wanted.as_str());
         Ok(st)

@@ -21,6 +21,9 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         "invalid": st.invalid.iter().map(|(p, e)| json!({"path": p, "error": e})).collect::<Vec<_>>(),
         "stale": keys(&st.stale), "expired": keys(&st.expired),
         "over_budget": st.over_budget, "index_stale": st.index_stale,
+        "recent": st.recent.iter().map(|l| json!({
+            "key": l.key.to_string(), "description": l.summary.description, "path": l.path,
+        })).collect::<Vec<_>>(),
     }))?;
     let total: usize = st.counts.iter().map(|(_, n)| n).sum();
     let per: Vec<String> = st.counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
@@ -31,6 +34,13 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     ))?;
     app.out
         .line(format!("{total} memories: {}", per.join(", ")))?;
+    if !st.recent.is_empty() {
+        app.out.line("\nRecently updated:")?;
+        for l in &st.recent {
+            app.out
+                .line(format!("  {}  {}", l.key, l.summary.description))?;
+        }
+    }
     let mut section = |title: &str, items: Vec<String>, hint: &str| -> std::io::Result<()> {
         if items.is_empty() {
             return Ok(());
