@@ -141,8 +141,9 @@ pub struct Store {
     pub writer: String,
     pub(crate) state: StateDir,
     lock_timeout: Duration,
-    /// Memory files read from disk since the store was opened (for tests of flat cost).
-    pub files_read: std::cell::Cell<usize>,
+    /// Memory files read from disk since the store was opened (shared, so
+    /// that tests can check that per-write commands have a flat cost).
+    pub files_read: std::rc::Rc<std::cell::Cell<usize>>,
     /// Test hook: `after-log-append` stops a write between log and views.
     pub failpoint: Option<String>,
 }
@@ -297,7 +298,7 @@ impl Store {
             config,
             state,
             lock_timeout: Duration::from_secs(10),
-            files_read: std::cell::Cell::new(0),
+            files_read: Default::default(),
             failpoint: None,
         })
     }

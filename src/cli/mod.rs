@@ -75,6 +75,8 @@ pub struct App {
     global: Global,
     /// Standard output.
     pub out: Output,
+    /// The opened store's count of memory files read (for MEMOIR_DEBUG_STATS).
+    files_read: std::cell::RefCell<Option<std::rc::Rc<std::cell::Cell<usize>>>>,
 }
 
 impl App {
@@ -88,6 +90,7 @@ impl App {
             }
         };
         let mut s = Store::open(&root)?;
+        *self.files_read.borrow_mut() = Some(s.files_read.clone());
         if !(self.global.lock_timeout >= 0.0 && self.global.lock_timeout <= 86_400.0) {
             return Err(CliError::Usage(
                 "--lock-timeout must be between 0 and 86400 seconds".into(),
@@ -154,6 +157,7 @@ pub fn main() -> ExitCode {
     let mut app = App {
         global: cli.global,
         out,
+        files_read: Default::default(),
     };
     let result = match cli.command {
         Command::Init(a) => init::run(a, &mut app),
@@ -169,6 +173,12 @@ pub fn main() -> ExitCode {
         Command::Status(a) => status::run(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
+    // Lets tests check that per-write commands read a bounded number of files.
+    if std::env::var_os("MEMOIR_DEBUG_STATS").is_some() {
+        if let Some(n) = app.files_read.borrow().as_ref() {
+            eprintln!("memoir: stats: memory files read: {}", n.get());
+        }
+    }
     match result {
         Ok(c) => ExitCode::from(c),
         Err(e) if e.is_broken_pipe() => ExitCode::from(code::OK),

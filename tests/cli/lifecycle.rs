@@ -511,3 +511,82 @@ fn events_seen_twice_apply_once_and_unknown_prev_is_a_root() {
     let _ = meta_lines(&env);
     assert!(exists(&env.path("memory/project/x.md")));
 }
+
+/// How many memory files a command read, from MEMOIR_DEBUG_STATS.
+fn files_read(env: &Env, args: &[&str]) -> usize {
+    let out = env
+        .cmd(args)
+        .env("MEMOIR_DEBUG_STATS", "1")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success() || out.status.code() == Some(4),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    err.lines()
+        .find_map(|l| l.strip_prefix("memoir: stats: memory files read: "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no stats in {err}"))
+}
+
+#[test]
+fn per_write_commands_read_a_bounded_number_of_memory_files() {
+    let env = Env::new();
+    for i in 0..60 {
+        env.write(
+            &format!("memory/project/fact-{i}.md"),
+            format!("---\nname: fact-{i}\ndescription: distinct fact number {i} about subsystem {i}\ntype: project\nsource: s\n---\n"),
+        );
+    }
+    env.ok(&["record"]);
+    // Let the files' mtimes fall behind the persistent index's, then warm it.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    env.ok(&["list"]);
+    assert_eq!(files_read(&env, &["note", "a note"]), 0);
+    assert!(
+        files_read(
+            &env,
+            &[
+                "remember",
+                "project/new-fact",
+                "-d",
+                "a brand new fact",
+                "-s",
+                "s"
+            ]
+        ) <= 2
+    );
+    assert!(
+        files_read(
+            &env,
+            &[
+                "remember",
+                "project/fact-3",
+                "-d",
+                "a changed fact",
+                "-s",
+                "s",
+                "--replace"
+            ]
+        ) <= 2
+    );
+    assert!(files_read(&env, &["forget", "project/fact-4", "--reason", "obsolete"]) <= 2);
+    assert!(
+        files_read(
+            &env,
+            &[
+                "remember",
+                "project/fact-5",
+                "-d",
+                "changed again",
+                "-s",
+                "s"
+            ]
+        ) <= 2
+    );
+    // Whole-store commands do read everything.
+    assert!(files_read(&env, &["check"]) >= 60);
+    env.ok(&["check"]);
+}
