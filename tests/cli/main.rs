@@ -5,6 +5,7 @@ mod util;
 
 mod broken_inputs;
 mod concurrency;
+mod fixtures;
 mod lifecycle;
 mod roundtrip;
 mod secrets;
