@@ -189,6 +189,36 @@ impl Scan {
 }
 
 impl Store {
+    /// Folders under `memory/` that are neither a configured scope nor the
+    /// logs, each with the markdown files in it.
+    fn unknown_scopes(&self) -> Vec<(String, Vec<String>)> {
+        let names = |dir: &std::path::Path, dirs: bool| -> Vec<String> {
+            let mut out: Vec<String> = std::fs::read_dir(dir)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir() == dirs))
+                .map(|e| e.file_name().to_string_lossy().to_string())
+                .filter(|n| !n.starts_with('.'))
+                .collect();
+            out.sort();
+            out
+        };
+        names(&self.path("memory"), true)
+            .into_iter()
+            .filter(|n| n != "log" && !self.has_scope(n))
+            .map(|n| {
+                let folder = format!("memory/{n}");
+                let files = names(&self.path(&folder), false)
+                    .into_iter()
+                    .filter(|f| f.ends_with(".md"))
+                    .map(|f| format!("{folder}/{f}"))
+                    .collect();
+                (n, files)
+            })
+            .collect()
+    }
+
     fn scan(&self) -> Result<Scan, StoreError> {
         let (replay, warnings) = self.replay()?;
         let mut files = BTreeMap::new();
@@ -233,26 +263,22 @@ impl Store {
         for w in &scan.warnings {
             push(Severity::Warning, "memory/log", None, "log", w.clone());
         }
-        // Folders under memory/ that are neither a scope nor the logs.
-        if let Ok(entries) = std::fs::read_dir(self.path("memory")) {
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().to_string();
-                if e.file_type().is_ok_and(|t| t.is_dir())
-                    && name != "log"
-                    && !self.has_scope(&name)
-                    && !name.starts_with('.')
-                {
-                    push(
-                        Severity::Error,
-                        &format!("memory/{name}"),
-                        None,
-                        "scope",
-                        format!(
-                            "unknown scope folder (configured: {})",
-                            self.config.scopes.join(", ")
-                        ),
-                    );
-                }
+        for (name, files) in self.unknown_scopes() {
+            let message = format!(
+                "unknown scope `{name}` (configured: {})",
+                self.config.scopes.join(", ")
+            );
+            if files.is_empty() {
+                push(
+                    Severity::Error,
+                    &format!("memory/{name}"),
+                    None,
+                    "scope",
+                    message.clone(),
+                );
+            }
+            for f in files {
+                push(Severity::Error, &f, None, "scope", message.clone());
             }
         }
         let mut summaries = BTreeMap::new();
@@ -484,6 +510,22 @@ impl Store {
     /// nothing: one refused file records none.
     pub fn record(&self, ctx: &Ctx) -> Result<Vec<Recorded>, StoreError> {
         let _lock = self.lock()?;
+        // A memory written by hand where no scope is configured cannot be adopted.
+        if let Some((name, files)) = self
+            .unknown_scopes()
+            .into_iter()
+            .find(|(_, f)| !f.is_empty())
+        {
+            return Err(StoreError::Refused {
+                rule: "scope".into(),
+                path: files[0].clone(),
+                line: None,
+                message: format!(
+                    "unknown scope `{name}` (configured: {}); move the file or add the scope to memory/config.yaml",
+                    self.config.scopes.join(", ")
+                ),
+            });
+        }
         let mut scan = self.scan()?;
         // A file memoir cannot read (a link, bad UTF-8, oversized) cannot be recorded.
         let unreadable = scan

@@ -42,6 +42,7 @@ fn bad_files() -> Vec<BadFile> {
         bad("confidence out of range", "memory/project/x.md", "---\nname: x\ndescription: d\ntype: project\nconfidence: 7\n---\n", 1, ":5:"),
         bad("tags not a list", "memory/project/x.md", "---\nname: x\ndescription: d\ntype: project\ntags: 3\n---\n", 1, "`tags` must be a list"),
         bad("name is a number", "memory/project/x.md", "---\nname: 12\ndescription: d\ntype: project\n---\n", 1, "`name` must be a string"),
+        bad("unknown scope folder", "memory/opinions/x.md", VALID, 3, "unknown scope `opinions`"),
         bad("unknown type", "memory/project/x.md", "---\nname: x\ndescription: d\ntype: opinion\n---\n", 3, "unknown type `opinion`"),
         bad("non-UTF-8 bytes", "memory/project/x.md", b"---\nname: x\ndescription: \xff\xfe\ntype: project\n---\n".to_vec(), 1, ":3: not valid UTF-8"),
         bad("a 20 MB body", "memory/project/huge.md", huge, 3, "more than the limit"),
