@@ -269,12 +269,7 @@ fn broken_logs_and_config_name_the_file_and_line() {
     let env = Env::new();
     env.ok(&["note", "one"]);
     env.ok(&["note", "two"]);
-    let log = env
-        .snapshot()
-        .into_iter()
-        .find(|(p, _)| p.starts_with("memory/log/2026"))
-        .expect("log")
-        .0;
+    let log = env.first_log();
     let text = env.read(&log);
     let broken = text.replacen("\"op\":\"note\"", "\"op\":\"nope\"", 1);
     env.write(&log, &broken);
@@ -325,9 +320,7 @@ fn bom_crlf_and_a_missing_final_newline_just_work() {
         assert!(index.contains(&format!("memory/project/{k}.md")), "{index}");
     }
     let before = env.snapshot();
-    for f in env.memory_files() {
-        std::fs::remove_file(env.path(&f)).expect("rm");
-    }
+    env.delete_memory_files();
     env.ok(&["rebuild"]);
     assert_eq!(env.snapshot(), before);
 }

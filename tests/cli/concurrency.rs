@@ -14,18 +14,8 @@ fn eight_processes_times_a_hundred_notes_land_exactly_once() {
     );
     let children: Vec<_> = (0..procs)
         .map(|w| {
-            let mut c = std::process::Command::new("sh");
-            c.arg("-c")
-                .arg(&script)
-                .current_dir(env.root())
-                .env("MEMOIR", &exe)
-                .env("W", w.to_string())
-                .env("HOME", env.dir.path().join("home"))
-                .env("GIT_CONFIG_GLOBAL", env.dir.path().join("home/gitconfig"))
-                .env("MEMOIR_ACTOR", "Ada <ada@example.com>");
-            c.stdout(std::process::Stdio::null())
-                .spawn()
-                .expect("spawn")
+            let vars = [("MEMOIR", exe.display().to_string()), ("W", w.to_string())];
+            env.spawn(std::path::Path::new("sh"), &["-c", &script], &vars)
         })
         .collect();
     for mut c in children {
@@ -53,22 +43,13 @@ fn concurrent_remembers_keep_the_index_and_views_consistent() {
     let exe = assert_cmd::cargo::cargo_bin("memoir");
     let children: Vec<_> = (0..6)
         .map(|w| {
-            let mut c = std::process::Command::new(&exe);
-            c.args([
-                "remember",
-                &format!("project/fact-{w}"),
-                "-d",
-                &format!("independent fact number {w} about zone {w}"),
-                "-s",
-                "test",
-            ])
-            .current_dir(env.root())
-            .env("HOME", env.dir.path().join("home"))
-            .env("GIT_CONFIG_GLOBAL", env.dir.path().join("home/gitconfig"))
-            .env("MEMOIR_ACTOR", "Ada <ada@example.com>");
-            c.stdout(std::process::Stdio::null())
-                .spawn()
-                .expect("spawn")
+            let key = format!("project/fact-{w}");
+            let description = format!("independent fact number {w} about zone {w}");
+            env.spawn(
+                &exe,
+                &["remember", &key, "-d", &description, "-s", "test"],
+                &[],
+            )
         })
         .collect();
     for mut c in children {

@@ -248,9 +248,7 @@ fn rebuild_after_deleting_every_memory_file_is_byte_exact() {
     env.ok(&["note", "a note"]);
     env.ok(&["check"]);
     let before = env.snapshot();
-    for f in env.memory_files() {
-        std::fs::remove_file(env.path(&f)).expect("rm");
-    }
+    env.delete_memory_files();
     std::fs::remove_file(env.path("MEMORY.md")).expect("rm index");
     std::fs::write(env.path("MEMORY.md"), "").expect("empty index");
     let err = env.fails(&["check"], 1);
@@ -289,9 +287,7 @@ fn rebuild_restores_memory_md_byte_for_byte() {
     let env = Env::new();
     assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
     let before = env.snapshot();
-    for f in env.memory_files() {
-        std::fs::remove_file(env.path(&f)).expect("rm");
-    }
+    env.delete_memory_files();
     env.ok(&["rebuild"]);
     assert_eq!(env.snapshot(), before);
 }
@@ -317,9 +313,7 @@ fn causality_ignores_a_pinned_or_backward_clock() {
             assert_eq!(code, 0, "{err}");
         }
         assert!(env.read("memory/project/fact.md").contains("version 5"));
-        for f in env.memory_files() {
-            std::fs::remove_file(env.path(&f)).expect("rm");
-        }
+        env.delete_memory_files();
         env.ok(&["rebuild"]);
         assert!(env
             .read("memory/project/fact.md")
@@ -382,9 +376,7 @@ fn record_turns_hand_edits_adds_and_deletes_into_events() {
     // Recording again finds nothing; rebuild from logs gives the same files.
     assert_eq!(env.ok(&["record"]), "");
     let before = env.snapshot();
-    for f in env.memory_files() {
-        std::fs::remove_file(env.path(&f)).expect("rm");
-    }
+    env.delete_memory_files();
     env.ok(&["rebuild"]);
     assert_eq!(env.snapshot(), before);
 }
@@ -451,12 +443,7 @@ fn a_hand_edit_is_kept_from_rebuild_unless_forced() {
 fn a_torn_final_entry_is_skipped_and_repaired_by_the_next_writer() {
     let env = Env::new();
     env.ok(&["note", "first"]);
-    let log = env
-        .snapshot()
-        .into_iter()
-        .find(|(p, _)| p.starts_with("memory/log/2026"))
-        .expect("log")
-        .0;
+    let log = env.first_log();
     let mut text = env.read(&log);
     text.push_str(
         "## 10:41:07Z note · 01M8KE9VDRYT8YR076RY78CYNK\n<!-- memoir {\"v\":1,\"id\":\"01M8KE",
@@ -479,12 +466,7 @@ fn a_torn_final_entry_is_skipped_and_repaired_by_the_next_writer() {
 fn events_seen_twice_apply_once_and_unknown_prev_is_a_root() {
     let env = Env::new();
     assert_eq!(env.remember("project/x", "one", &[]).0, 0);
-    let log = env
-        .snapshot()
-        .into_iter()
-        .find(|(p, _)| p.starts_with("memory/log/2026"))
-        .expect("log")
-        .0;
+    let log = env.first_log();
     // A cherry-pick copied the same entries into another writer's log.
     env.write("memory/log/2026-11-30/other-0000000a.md", env.read(&log));
     env.ok(&["check"]);

@@ -174,6 +174,44 @@ impl Env {
         text
     }
 
+    /// Deletes every memory file (not the logs).
+    pub fn delete_memory_files(&self) {
+        for f in self.memory_files() {
+            std::fs::remove_file(self.path(&f)).expect("rm");
+        }
+    }
+
+    /// The path of this writer's first log file.
+    pub fn first_log(&self) -> String {
+        self.snapshot()
+            .into_iter()
+            .map(|(p, _)| p)
+            .find(|p| p.starts_with("memory/log/2") && p.ends_with(".md"))
+            .expect("a log file")
+    }
+
+    /// Starts `program args` in the work tree with the pinned environment
+    /// (without pinning the clock), stdout discarded.
+    pub fn spawn(
+        &self,
+        program: &Path,
+        args: &[&str],
+        vars: &[(&str, String)],
+    ) -> std::process::Child {
+        let home = self.dir.path().join("home");
+        let mut c = std::process::Command::new(program);
+        c.args(args)
+            .current_dir(self.root())
+            .env("HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+            .env("MEMOIR_ACTOR", "Ada <ada@example.com>")
+            .stdout(std::process::Stdio::null());
+        for (k, v) in vars {
+            c.env(k, v);
+        }
+        c.spawn().expect("spawn")
+    }
+
     /// Memory files (not logs), relative paths.
     pub fn memory_files(&self) -> Vec<String> {
         self.snapshot()
