@@ -208,3 +208,109 @@ fn common_ancestor<'a>(
         .map(|e| e.id.as_str())
         .find(|id| lowest.contains(id))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::time::Timestamp;
+
+    fn ev(id: char, op: Op, t: i64, prev: &[char], body: &str) -> Event {
+        let id_of = |c: char| format!("01M8KE9VDRYT8YR076RY78CYN{c}");
+        Event {
+            id: id_of(id),
+            op,
+            time: Timestamp(t),
+            actor: "A <a@b>".into(),
+            key: Some(Key::parse("project/x").unwrap().0),
+            prev: prev.iter().map(|c| id_of(*c)).collect(),
+            reason: None,
+            consumed: vec![],
+            redacted: None,
+            body: body.into(),
+        }
+    }
+
+    fn key() -> Key {
+        Key::parse("project/x").unwrap().0
+    }
+
+    #[test]
+    fn a_chain_ends_at_its_last_link_whatever_the_clock() {
+        for times in [[5, 5, 5], [9, 3, 1]] {
+            let r = Replay::new(vec![
+                ev('C', Op::Remember, times[2], &['B'], "c"),
+                ev('A', Op::Remember, times[0], &[], "a"),
+                ev('B', Op::Remember, times[1], &['A'], "b"),
+            ]);
+            assert_eq!(r.view(&key()), Some("c"));
+            assert!(!r.memories[&key()].conflict);
+        }
+    }
+
+    #[test]
+    fn a_fork_is_a_conflict_showing_the_common_ancestor() {
+        let r = Replay::new(vec![
+            ev('A', Op::Remember, 1, &[], "a"),
+            ev('B', Op::Remember, 2, &['A'], "b"),
+            ev('C', Op::Remember, 3, &['A'], "c"),
+        ]);
+        let v = &r.memories[&key()];
+        assert!(v.conflict);
+        assert_eq!(v.heads.len(), 2);
+        assert_eq!(r.view(&key()), Some("a"));
+        // A resolve joining the heads ends it.
+        let r = Replay::new(vec![
+            ev('A', Op::Remember, 1, &[], "a"),
+            ev('B', Op::Remember, 2, &['A'], "b"),
+            ev('C', Op::Remember, 3, &['A'], "c"),
+            ev('D', Op::Resolve, 0, &['B', 'C'], "d"),
+        ]);
+        assert!(!r.memories[&key()].conflict);
+        assert_eq!(r.view(&key()), Some("d"));
+    }
+
+    #[test]
+    fn identical_heads_agree_and_duplicates_apply_once() {
+        let r = Replay::new(vec![
+            ev('A', Op::Remember, 1, &[], "a"),
+            ev('B', Op::Remember, 2, &['A'], "same"),
+            ev('C', Op::Remember, 3, &['A'], "same"),
+            ev('C', Op::Remember, 3, &['A'], "same"),
+        ]);
+        assert!(!r.memories[&key()].conflict);
+        assert_eq!(r.view(&key()), Some("same"));
+        assert_eq!(r.memories[&key()].all.len(), 3);
+    }
+
+    #[test]
+    fn two_roots_without_ancestor_show_the_first_head() {
+        let r = Replay::new(vec![
+            ev('B', Op::Remember, 2, &[], "b"),
+            ev('A', Op::Remember, 1, &[], "a"),
+        ]);
+        assert!(r.memories[&key()].conflict);
+        assert_eq!(r.view(&key()), Some("a"));
+    }
+
+    #[test]
+    fn forget_is_a_tombstone_and_unknown_prev_a_root() {
+        let r = Replay::new(vec![
+            ev('A', Op::Remember, 1, &[], "a"),
+            ev('B', Op::Forget, 2, &['A'], ""),
+        ]);
+        assert_eq!(r.view(&key()), None);
+        let r = Replay::new(vec![ev('B', Op::Remember, 2, &['Z'], "b")]);
+        assert_eq!(r.view(&key()), Some("b"));
+        assert_eq!(r.warnings.len(), 1);
+    }
+
+    #[test]
+    fn a_prev_cycle_does_not_hang() {
+        let r = Replay::new(vec![
+            ev('A', Op::Remember, 1, &['B'], "a"),
+            ev('B', Op::Remember, 2, &['A'], "b"),
+        ]);
+        assert!(r.view(&key()).is_some());
+        assert!(!r.warnings.is_empty());
+    }
+}
