@@ -641,3 +641,71 @@ fn a_fork_from_another_writer_is_a_conflict_until_replaced() {
     assert!(!err.contains("conflict"), "{err}");
     assert!(env.read("memory/project/db.md").contains("Postgres 17"));
 }
+
+#[test]
+fn memory_md_keeps_the_most_valuable_lines_within_its_budget() {
+    let env = Env::new();
+    env.write("memory/config.yaml", "index_budget: 12\n");
+    env.write("MEMORY.md", "# Team notes\n\nKeep this line.\n");
+    for i in 0..15 {
+        let conf = format!("0.{}", i % 10);
+        let (code, _, err) = env.remember(
+            &format!("project/fact-{i:02}"),
+            &format!("project fact {i} about area {i}"),
+            &["--confidence", &conf],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    assert_eq!(
+        env.remember(
+            "user/likes-tea",
+            "The user likes tea",
+            &["--type", "user", "--confidence", "0.1"]
+        )
+        .0,
+        0
+    );
+    assert_eq!(
+        env.remember(
+            "project/no-mocks",
+            "Never mock the database",
+            &["--type", "feedback", "--confidence", "0.2"]
+        )
+        .0,
+        0
+    );
+    let index = env.read("MEMORY.md");
+    assert!(
+        index.starts_with("# Team notes\n\nKeep this line.\n"),
+        "{index}"
+    );
+    let start = index.find("<!-- memoir:index:start -->").expect("start");
+    let block: Vec<&str> = index[start..]
+        .lines()
+        .skip(1)
+        .take_while(|l| !l.starts_with("<!-- memoir:index:end"))
+        .collect();
+    assert!(block.len() <= 12, "{block:#?}");
+    // user and feedback memories come first, whatever their confidence.
+    assert!(
+        index.contains("memory/user/likes-tea.md") && index.contains("memory/project/no-mocks.md"),
+        "{index}"
+    );
+    // Then the most confident project facts.
+    assert!(
+        index.contains("fact-09") && !index.contains("fact-00"),
+        "{index}"
+    );
+    let last = block.last().expect("a line");
+    assert!(
+        last.contains("more: find them with `memoir recall"),
+        "{last}"
+    );
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning[budget]"), "{err}");
+    // In sync: regenerating changes nothing.
+    let before = env.snapshot();
+    env.ok(&["reindex"]);
+    assert_eq!(env.snapshot(), before);
+}
