@@ -91,3 +91,25 @@ proptest! {
         env.ok(&["check"]);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    /// Hostile input never panics a parser: it parses or names a line.
+    #[test]
+    fn parsers_never_panic(text in prop_oneof![
+        any::<String>(),
+        body().prop_map(|b| format!("---\n{b}")),
+        body().prop_map(|b| format!("## 10:41:07Z note · 01M8KE9VDRYT8YR076RY78CYNK\n<!-- memoir {{\"v\":1,\"id\":\"01M8KE9VDRYT8YR076RY78CYNK\",\"op\":\"note\",\"time\":\"2026-11-29T10:41:07.000Z\",\"actor\":\"a\",\"len\":{}}} -->\n````markdown\n{b}", b.len() / 2)),
+    ]) {
+        let _ = Memory::parse(&text);
+        let _ = memoir::memory::split(&text);
+        if let Err(e) = parse_log(&text) {
+            prop_assert!(e.line >= 1);
+        }
+        let _ = memoir::key::slugify(&text);
+        let _ = memoir::time::Timestamp::parse(&text);
+        let _ = memoir::config::Config::parse(&text);
+        let _ = memoir::policy::find_secrets(&text);
+    }
+}
