@@ -474,16 +474,21 @@ impl Store {
         if dry_run {
             // Predict the index from the files as they would be.
             let mut files = BTreeMap::new();
+            let mut scratch = crate::state::Dict::default();
             for (rel, content) in &scan.files {
                 if let Ok(c) = content {
-                    files.insert(rel.clone(), entry_for(c, Stamp { size: 0, mtime: 0 }, rel));
+                    files.insert(
+                        rel.clone(),
+                        entry_for(c, Stamp { size: 0, mtime: 0 }, rel, &mut scratch),
+                    );
                 }
             }
             for (rel, content) in &writes {
                 match content {
-                    Some(c) => {
-                        files.insert(rel.clone(), entry_for(c, Stamp { size: 0, mtime: 0 }, rel))
-                    }
+                    Some(c) => files.insert(
+                        rel.clone(),
+                        entry_for(c, Stamp { size: 0, mtime: 0 }, rel, &mut scratch),
+                    ),
                     None => files.remove(rel),
                 };
             }

@@ -365,23 +365,18 @@ pub struct Summary {
     /// One-line summary.
     pub description: String,
     /// Type name (`user`, `feedback`, `project`, `reference`).
-    #[serde(rename = "type")]
     pub kind: String,
     /// Labels.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tags: Vec<String>,
     /// Why it can be trusted.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<String>,
     /// 0..=1; 1 when absent.
     pub confidence: f64,
     /// Last change, ms since the epoch; 0 when absent.
     pub updated: i64,
     /// Stale after this date (days since the epoch).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review_by: Option<i64>,
     /// Forgotten after this date (days since the epoch).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires: Option<i64>,
 }
 

@@ -74,6 +74,50 @@ pub struct FileEntry {
     pub summary: Option<Summary>,
     /// Why it did not parse.
     pub error: Option<String>,
+    /// Search terms, sorted by id: (id in [`Cache::dict`], weighted term
+    /// frequency, mask of the fields it occurs in).
+    pub terms: Vec<(u32, u16, u8)>,
+    /// Weighted length in terms, for BM25's length normalization.
+    pub len: u32,
+}
+
+/// Interned search terms: each term's id is its position.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Dict {
+    /// Terms by id.
+    pub terms: Vec<String>,
+    /// Term to id, built on first use (not stored).
+    #[serde(skip)]
+    index: HashMap<String, u32>,
+}
+
+impl Dict {
+    /// The id of `term`, adding it if new.
+    pub fn intern(&mut self, term: &str) -> u32 {
+        if self.index.len() != self.terms.len() {
+            self.index = self
+                .terms
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.clone(), i as u32))
+                .collect();
+        }
+        if let Some(&id) = self.index.get(term) {
+            return id;
+        }
+        let id = self.terms.len() as u32;
+        self.terms.push(term.to_string());
+        self.index.insert(term.to_string(), id);
+        id
+    }
+
+    /// The id of `term`, if any memory ever had it.
+    pub fn get(&self, term: &str) -> Option<u32> {
+        if self.index.len() == self.terms.len() && !self.index.is_empty() {
+            return self.index.get(term).copied();
+        }
+        self.terms.iter().position(|t| t == term).map(|i| i as u32)
+    }
 }
 
 /// The persistent index.
@@ -89,12 +133,19 @@ pub struct Cache {
     pub pending: Vec<String>,
     /// Memory files by store-relative path.
     pub files: BTreeMap<String, FileEntry>,
+    /// The search terms the files' entries refer to.
+    pub dict: Dict,
     /// Modification time of the index file when loaded (not stored).
     #[serde(skip)]
     pub loaded_mtime: i128,
+    /// A refresh changed something since the index was loaded (not stored).
+    #[serde(skip)]
+    pub dirty: bool,
 }
 
-const CACHE_VERSION: u32 = 1;
+/// Bumped whenever the index's layout or the search tokenizer changes, so
+/// that an index built by another version is rebuilt rather than misread.
+const CACHE_VERSION: u32 = 2 * 1000 + crate::text::TOKENIZER_VERSION;
 
 /// The per-store state directory.
 #[derive(Debug, Clone)]
@@ -125,7 +176,7 @@ impl StateDir {
     }
 
     fn cache_path(&self) -> PathBuf {
-        self.path.join("index.json")
+        self.path.join("index.bin")
     }
 
     /// Records that memoir wrote `hash` to each path (`None`: removed it).
@@ -188,7 +239,7 @@ impl StateDir {
         let loaded_mtime = fs::metadata(&path).map_or(0, |m| Stamp::of(&m).mtime);
         match fs::read(&path)
             .ok()
-            .and_then(|b| serde_json::from_slice::<Cache>(&b).ok())
+            .and_then(|b| postcard::from_bytes::<Cache>(&b).ok())
         {
             Some(c) if c.v == CACHE_VERSION => Cache { loaded_mtime, ..c },
             _ => Cache::default(),
@@ -199,7 +250,7 @@ impl StateDir {
     pub fn save_cache(&self, cache: &Cache) -> io::Result<()> {
         let mut c = cache.clone();
         c.v = CACHE_VERSION;
-        let bytes = serde_json::to_vec(&c).map_err(io::Error::other)?;
+        let bytes = postcard::to_stdvec(&c).map_err(io::Error::other)?;
         write_replace(&self.cache_path(), &bytes)
     }
 }

@@ -13,7 +13,7 @@ use crate::key::Key;
 use crate::lock::{LockError, StoreLock};
 use crate::memory::{Memory, MemoryError, Summary, MAX_FILE_BYTES};
 use crate::replay::{version_content, Replay};
-use crate::state::{self, fingerprint, Cache, FileEntry, KeyState, Stamp, StateDir};
+use crate::state::{self, fingerprint, Cache, Dict, FileEntry, KeyState, Stamp, StateDir};
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{self, OpenOptions};
@@ -251,7 +251,7 @@ fn utf8(bytes: Vec<u8>, rel: &str) -> Result<String, StoreError> {
 
 /// A log file found on disk.
 #[derive(Debug, Clone)]
-pub(crate) struct LogFile {
+pub struct LogFile {
     pub rel: String,
     pub stamp: Stamp,
 }
@@ -326,7 +326,7 @@ impl Store {
     }
 
     /// Reads a store file that must not be a link: `None` if it does not exist.
-    pub(crate) fn read(&self, rel: &str, limit: Option<u64>) -> Result<Option<String>, StoreError> {
+    pub fn read(&self, rel: &str, limit: Option<u64>) -> Result<Option<String>, StoreError> {
         let path = self.path(rel);
         let meta = match fs::symlink_metadata(&path) {
             Ok(m) => m,
@@ -475,7 +475,7 @@ impl Store {
     }
 
     /// Every log file, sorted by path.
-    pub(crate) fn log_files(&self) -> Result<Vec<LogFile>, StoreError> {
+    pub fn log_files(&self) -> Result<Vec<LogFile>, StoreError> {
         let mut out = Vec::new();
         let log_dir = self.path("memory/log");
         refuse_symlink(&log_dir, "memory/log")?;
@@ -597,13 +597,18 @@ impl Store {
                     Some(_) => ok = false,
                 }
             }
+            if ok && appended.is_empty() {
+                return Ok(());
+            }
             if ok && self.apply_appended(cache, &appended)? {
                 for f in &files {
                     cache.logs.insert(f.rel.clone(), f.stamp);
                 }
+                cache.dirty = true;
                 return Ok(());
             }
         }
+        cache.dirty = true;
         let (replay, _) = self.replay()?;
         cache.keys = key_states(&replay);
         cache.pending = replay.pending.clone();
@@ -671,38 +676,37 @@ impl Store {
     /// Re-reads memory files whose stamp changed (or is too recent to trust).
     pub(crate) fn refresh_files(&self, cache: &mut Cache) -> Result<(), StoreError> {
         let files = self.memory_files()?;
-        let mut fresh = BTreeMap::new();
+        let mut old = std::mem::take(&mut cache.files);
         for (rel, stamp) in files {
-            let trusted = cache
-                .files
-                .get(&rel)
-                .filter(|e| e.stamp == stamp && stamp.mtime < cache.loaded_mtime);
-            let entry = match trusted {
-                Some(e) => e.clone(),
-                None => self.file_entry(&rel, stamp),
+            let entry = match old.remove(&rel) {
+                // git's racy-index rule: a file changed in the same tick as
+                // the index was written may look unchanged; re-read it.
+                Some(e) if e.stamp == stamp && stamp.mtime < cache.loaded_mtime => e,
+                _ => {
+                    cache.dirty = true;
+                    self.file_entry(&rel, stamp, &mut cache.dict)
+                }
             };
-            fresh.insert(rel, entry);
+            cache.files.insert(rel, entry);
         }
-        cache.files = fresh;
+        cache.dirty |= !old.is_empty();
         Ok(())
     }
 
     /// Reads and summarizes one memory file for the index.
-    pub(crate) fn file_entry(&self, rel: &str, stamp: Stamp) -> FileEntry {
-        match self.read_memory_file(rel) {
-            Ok(Some(content)) => entry_for(&content, stamp, rel),
-            Ok(None) => FileEntry {
-                stamp,
-                hash: 0,
-                summary: None,
-                error: Some("vanished while being read".into()),
-            },
-            Err(e) => FileEntry {
-                stamp,
-                hash: 0,
-                summary: None,
-                error: Some(e.to_string()),
-            },
+    pub(crate) fn file_entry(&self, rel: &str, stamp: Stamp, dict: &mut Dict) -> FileEntry {
+        let error = match self.read_memory_file(rel) {
+            Ok(Some(content)) => return entry_for(&content, stamp, rel, dict),
+            Ok(None) => "vanished while being read".to_string(),
+            Err(e) => e.to_string(),
+        };
+        FileEntry {
+            stamp,
+            hash: 0,
+            summary: None,
+            error: Some(error),
+            terms: Vec::new(),
+            len: 0,
         }
     }
 
@@ -736,6 +740,13 @@ impl Store {
         let _ = self.state.save_cache(cache);
     }
 
+    /// Saves the persistent index if a refresh changed it.
+    pub(crate) fn save_if_dirty(&self, cache: &Cache) {
+        if cache.dirty {
+            self.save_cache(cache);
+        }
+    }
+
     /// Rewrites the journal from scratch.
     pub(crate) fn journal_reset(&self, views: &BTreeMap<String, u64>) {
         let map = views.iter().map(|(k, v)| (k.clone(), Some(*v))).collect();
@@ -754,17 +765,28 @@ pub fn summaries(cache: &Cache) -> Vec<(Key, &Summary)> {
 
 /// The index entry for a file's content: summary when it is a valid memory
 /// whose name matches its file name.
-pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str) -> FileEntry {
+pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str, dict: &mut Dict) -> FileEntry {
     let hash = fingerprint(content.as_bytes());
-    let (summary, error) = match validate_file(content, rel) {
-        Ok(m) => (Some(Summary::of(&m)), None),
-        Err(e) => (None, Some(e.to_string())),
-    };
-    FileEntry {
-        stamp,
-        hash,
-        summary,
-        error,
+    match validate_file(content, rel) {
+        Ok(m) => {
+            let (terms, len) = crate::search::doc_terms(&m, dict);
+            FileEntry {
+                stamp,
+                hash,
+                summary: Some(Summary::of(&m)),
+                error: None,
+                terms,
+                len,
+            }
+        }
+        Err(e) => FileEntry {
+            stamp,
+            hash,
+            summary: None,
+            error: Some(e.to_string()),
+            terms: Vec::new(),
+            len: 0,
+        },
     }
 }
 

@@ -3,46 +3,145 @@
 use similar::TextDiff;
 use std::collections::BTreeSet;
 
-fn is_cjk(c: char) -> bool {
+/// Is `c` a Chinese, Japanese or Korean character (written without spaces)?
+pub fn is_cjk(c: char) -> bool {
     matches!(c as u32,
         0x3040..=0x30FF | 0x3400..=0x4DBF | 0x4E00..=0x9FFF | 0xF900..=0xFAFF | 0xAC00..=0xD7AF)
 }
 
-/// Lowercase words of `text`; runs of CJK characters become overlapping
-/// character bigrams (a lone character stands alone), since CJK text has no
-/// spaces between words.
+/// Bumped whenever [`words`] changes what it returns (the persistent index
+/// stores its output).
+pub const TOKENIZER_VERSION: u32 = 1;
+
+/// English function words that carry no meaning in a query.
+const EN_STOP: &[&str] = &[
+    "a", "about", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
+    "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "here",
+    "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our",
+    "please", "s", "she", "should", "so", "t", "that", "the", "their", "them", "then", "there",
+    "these", "they", "this", "those", "to", "us", "was", "we", "were", "what", "when", "where",
+    "which", "who", "why", "will", "with", "would", "you", "your",
+];
+
+/// Chinese function words, longest first; a CJK run is split at them
+/// before it is cut into bigrams, so that no bigram spans a function word.
+const ZH_STOP: &[&str] = &[
+    "为什么",
+    "我们",
+    "你们",
+    "他们",
+    "什么",
+    "怎么",
+    "如何",
+    "哪些",
+    "哪个",
+    "是否",
+    "应该",
+    "请问",
+    "一下",
+    "可以",
+    "哪里",
+    "多久",
+    "的",
+    "了",
+    "用",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "是",
+    "在",
+    "和",
+    "与",
+    "我",
+    "你",
+    "他",
+];
+
+/// Light English normalization: plural and possessive forms to their stem.
+fn normalize(word: &str) -> std::borrow::Cow<'_, str> {
+    if !word.is_ascii() || word.len() <= 3 {
+        return word.into();
+    }
+    if word.ends_with("ies") && word.len() > 4 {
+        return format!("{}y", &word[..word.len() - 3]).into();
+    }
+    if word.ends_with("sses")
+        || word.ends_with("ches")
+        || word.ends_with("shes")
+        || word.ends_with("xes")
+    {
+        return word[..word.len() - 2].into();
+    }
+    if word.ends_with('s')
+        && !word.ends_with("ss")
+        && !word.ends_with("us")
+        && !word.ends_with("is")
+    {
+        return word[..word.len() - 1].into();
+    }
+    word.into()
+}
+
+fn push_cjk(run: &[char], out: &mut Vec<String>) {
+    // Split at function words, then cut each piece into overlapping bigrams.
+    let mut piece: Vec<char> = Vec::new();
+    let mut i = 0;
+    let flush = |piece: &mut Vec<char>, out: &mut Vec<String>| {
+        match piece.len() {
+            0 => {}
+            1 => out.push(piece[0].to_string()),
+            _ => out.extend(piece.windows(2).map(|w| w.iter().collect())),
+        }
+        piece.clear();
+    };
+    'outer: while i < run.len() {
+        for stop in ZH_STOP {
+            let n = stop.chars().count();
+            if i + n <= run.len() && run[i..i + n].iter().copied().eq(stop.chars()) {
+                flush(&mut piece, out);
+                i += n;
+                continue 'outer;
+            }
+        }
+        piece.push(run[i]);
+        i += 1;
+    }
+    flush(&mut piece, out);
+}
+
+/// The search terms of `text`: lowercase words split at anything that is
+/// not a letter or digit, English stop words dropped and plurals reduced;
+/// CJK runs split at function words and cut into overlapping character
+/// bigrams (a lone character stands alone), since CJK text has no spaces.
 pub fn words(text: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut word = String::new();
     let mut cjk: Vec<char> = Vec::new();
-    let flush_cjk = |cjk: &mut Vec<char>, out: &mut Vec<String>| {
-        match cjk.len() {
-            0 => {}
-            1 => out.push(cjk[0].to_string()),
-            _ => out.extend(cjk.windows(2).map(|w| w.iter().collect())),
+    let flush_word = |word: &mut String, out: &mut Vec<String>| {
+        if !word.is_empty() && !EN_STOP.contains(&word.as_str()) {
+            out.push(normalize(word).into_owned());
         }
-        cjk.clear();
+        word.clear();
     };
     for c in text.chars().flat_map(char::to_lowercase) {
         if is_cjk(c) {
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
-            }
+            flush_word(&mut word, &mut out);
             cjk.push(c);
-        } else if c.is_alphanumeric() {
-            flush_cjk(&mut cjk, &mut out);
-            word.push(c);
         } else {
-            flush_cjk(&mut cjk, &mut out);
-            if !word.is_empty() {
-                out.push(std::mem::take(&mut word));
+            if !cjk.is_empty() {
+                push_cjk(&cjk, &mut out);
+                cjk.clear();
+            }
+            if c.is_alphanumeric() {
+                word.push(c);
+            } else {
+                flush_word(&mut word, &mut out);
             }
         }
     }
-    flush_cjk(&mut cjk, &mut out);
-    if !word.is_empty() {
-        out.push(word);
-    }
+    flush_word(&mut word, &mut out);
+    push_cjk(&cjk, &mut out);
     out
 }
 
@@ -73,18 +172,20 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cjk_bigrams() {
+    fn cjk_bigrams_and_stop_words() {
+        assert_eq!(words("测试命令 is pnpm"), ["测试", "试命", "命令", "pnpm"]);
+        assert_eq!(words("我们的测试命令是什么"), ["测试", "试命", "命令"]);
         assert_eq!(
-            words("测试命令 is pnpm"),
-            ["测试", "试命", "命令", "is", "pnpm"]
+            words("The user's tests and libraries"),
+            ["user", "test", "library"]
         );
-        assert!(words("我们的测试命令是什么").contains(&"测试".to_string()));
+        assert_eq!(words("猫"), ["猫"]);
     }
 
     #[test]
     fn jaccard() {
-        assert_eq!(similarity("a b c", "a b c"), 1.0);
-        assert_eq!(similarity("a b", "c d"), 0.0);
-        assert!((similarity("a b c d", "a b c e") - 0.6).abs() < 1e-9);
+        assert_eq!(similarity("x y z", "x y z"), 1.0);
+        assert_eq!(similarity("x y", "w z"), 0.0);
+        assert!((similarity("b c d e", "b c d f") - 0.6).abs() < 1e-9);
     }
 }

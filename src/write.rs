@@ -529,7 +529,8 @@ impl Store {
                     let stamp = std::fs::symlink_metadata(self.path(&rel))
                         .map(|m| crate::state::Stamp::of(&m))
                         .map_err(StoreError::io(self.path(&rel)))?;
-                    cache.files.insert(rel.clone(), entry_for(c, stamp, &rel));
+                    let entry = entry_for(c, stamp, &rel, &mut cache.dict);
+                    cache.files.insert(rel.clone(), entry);
                     journal.push((rel, Some(fingerprint(c.as_bytes()))));
                 }
                 None => {
@@ -584,14 +585,15 @@ impl Store {
     }
 
     /// The memory most like `m` (another key in the same scope) at or above
-    /// the configured similarity, by the words of name and description.
+    /// the configured similarity, by the words of their descriptions.
     fn near_duplicate(&self, cache: &Cache, key: &Key, m: &Memory) -> Option<(Key, f64)> {
-        let mine = format!("{} {}", m.name, m.description);
+        // Names differ by definition; what a memory says is its description.
+        let mine = &m.description;
         crate::store::summaries(cache)
             .into_iter()
             .filter(|(k, _)| k.scope == key.scope && k != key)
             .map(|(k, s): (Key, &Summary)| {
-                let sim = text::similarity(&mine, &format!("{} {}", s.name, s.description));
+                let sim = text::similarity(mine, &s.description);
                 (k, sim)
             })
             .filter(|(_, sim)| *sim >= self.config.near_duplicate)

@@ -5,6 +5,7 @@
 //! `run` function.
 
 mod check;
+mod context;
 mod error;
 mod forget;
 mod init;
@@ -12,6 +13,7 @@ mod list;
 mod note;
 mod output;
 mod rebuild;
+mod recall;
 mod record;
 mod reindex;
 mod remember;
@@ -65,6 +67,8 @@ enum Command {
     List(list::Args),
     Reindex(reindex::Args),
     Rebuild(rebuild::Args),
+    Recall(recall::Args),
+    Context(context::Args),
     Record(record::Args),
     Check(check::Args),
     Status(status::Args),
@@ -73,6 +77,8 @@ enum Command {
 /// What every command may need: output, the store, the clock and the actor.
 pub struct App {
     global: Global,
+    /// Where to look for the store when no --store is given (default: the current directory).
+    cwd: Option<PathBuf>,
     /// Standard output.
     pub out: Output,
     /// The opened store's count of memory files read (for MEMOIR_DEBUG_STATS).
@@ -85,7 +91,10 @@ impl App {
         let root = match &self.global.store {
             Some(dir) => dir.clone(),
             None => {
-                let cwd = std::env::current_dir()?;
+                let cwd = match &self.cwd {
+                    Some(d) => d.clone(),
+                    None => std::env::current_dir()?,
+                };
                 store::discover(&cwd)?
             }
         };
@@ -103,19 +112,22 @@ impl App {
         Ok(s)
     }
 
-    /// The time (MEMOIR_NOW pins it) and the actor (MEMOIR_ACTOR, else git's identity).
-    pub fn ctx(&self, store: &Store) -> Result<Ctx, CliError> {
-        let now = match std::env::var("MEMOIR_NOW") {
-            Ok(s) => {
-                Timestamp::parse(&s).map_err(|e| CliError::Usage(format!("MEMOIR_NOW: {e}")))?
-            }
+    /// The time: MEMOIR_NOW pins it, else the system clock.
+    pub fn now(&self) -> Result<Timestamp, CliError> {
+        match std::env::var("MEMOIR_NOW") {
+            Ok(s) => Timestamp::parse(&s).map_err(|e| CliError::Usage(format!("MEMOIR_NOW: {e}"))),
             Err(_) => {
                 let d = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .unwrap_or_default();
-                Timestamp(d.as_millis() as i64)
+                Ok(Timestamp(d.as_millis() as i64))
             }
-        };
+        }
+    }
+
+    /// The time and the actor (MEMOIR_ACTOR, else git's identity).
+    pub fn ctx(&self, store: &Store) -> Result<Ctx, CliError> {
+        let now = self.now()?;
         let actor = std::env::var("MEMOIR_ACTOR")
             .ok()
             .filter(|a| !a.trim().is_empty())
@@ -156,6 +168,7 @@ pub fn main() -> ExitCode {
     );
     let mut app = App {
         global: cli.global,
+        cwd: None,
         out,
         files_read: Default::default(),
     };
@@ -168,6 +181,8 @@ pub fn main() -> ExitCode {
         Command::List(a) => list::run(a, &mut app),
         Command::Reindex(a) => reindex::run(a, &mut app),
         Command::Rebuild(a) => rebuild::run(a, &mut app),
+        Command::Recall(a) => recall::run(a, &mut app),
+        Command::Context(a) => context::run(a, &mut app),
         Command::Record(a) => record::run(a, &mut app),
         Command::Check(a) => check::run(a, &mut app),
         Command::Status(a) => status::run(a, &mut app),

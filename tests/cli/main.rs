@@ -7,5 +7,6 @@ mod broken_inputs;
 mod concurrency;
 mod fixtures;
 mod lifecycle;
+mod recall;
 mod roundtrip;
 mod secrets;

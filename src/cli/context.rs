@@ -1,0 +1,81 @@
+//! `memoir context`
+
+use super::{error::CliError, output::warn, App};
+use memoir::recall::DEFAULT_BUDGET;
+use serde_json::json;
+use std::io::Read;
+
+/// Print the memory block to inject into an agent's prompt. With a query:
+/// a `<relevant_memories>` element holding only the relevant memories, most
+/// relevant first, and nothing at all when nothing is relevant. Without a
+/// query: the hot memory for a session's start (the index, open conflicts,
+/// today's and yesterday's notes). Always within the token budget.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What the agent is about to do (words are joined with spaces).
+    query: Vec<String>,
+    /// Token budget (estimate: 4 ASCII characters or 1 other character per token).
+    #[arg(long, default_value_t = DEFAULT_BUDGET)]
+    budget: usize,
+    /// Read a Claude Code hook's JSON on stdin: its `prompt` is the query
+    /// (UserPromptSubmit) or there is none (SessionStart); its `cwd` finds the
+    /// store. Never fails the hook: problems are warnings and print nothing.
+    #[arg(long, conflicts_with = "query")]
+    from_hook: bool,
+}
+
+#[derive(serde::Deserialize)]
+struct HookInput {
+    prompt: Option<String>,
+    cwd: Option<std::path::PathBuf>,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    if !args.from_hook {
+        let query = (!args.query.is_empty()).then(|| args.query.join(" "));
+        return print(app, query.as_deref(), args.budget);
+    }
+    let mut input = String::new();
+    let _ = std::io::stdin().read_to_string(&mut input);
+    let hook: HookInput = match serde_json::from_str(&input) {
+        Ok(h) => h,
+        Err(e) => {
+            warn(
+                app.quiet(),
+                &format!("hook input on stdin is not JSON ({e}); no memory injected"),
+            );
+            return Ok(0);
+        }
+    };
+    if app.global.store.is_none() {
+        if let Some(cwd) = hook.cwd {
+            app.cwd = Some(cwd);
+        }
+    }
+    let query = hook.prompt.filter(|p| !p.trim().is_empty());
+    match print(app, query.as_deref(), args.budget) {
+        Ok(_) => Ok(0),
+        Err(e) => {
+            // An agent's prompt must never fail because memory could not be read.
+            warn(app.quiet(), &format!("{}; no memory injected", e.message()));
+            Ok(0)
+        }
+    }
+}
+
+fn print(app: &mut App, query: Option<&str>, budget: usize) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let now = app.now()?;
+    let ctx = store.context(query, budget, now)?;
+    for w in &ctx.warnings {
+        warn(app.quiet(), w);
+    }
+    app.out.json(&json!({
+        "text": ctx.text, "tokens": ctx.tokens, "omitted": ctx.omitted,
+        "memories": ctx.memories.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    }))?;
+    if !app.out.json {
+        app.out.raw(&ctx.text)?;
+    }
+    Ok(0)
+}

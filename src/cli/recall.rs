@@ -1,0 +1,98 @@
+//! `memoir recall`
+
+use super::{error::CliError, output::warn, App};
+use memoir::search::{Options, DEFAULT_MIN_SCORE};
+use memoir::time::Timestamp;
+use serde_json::json;
+
+/// Find the memories relevant to a query, most relevant first: one line per
+/// hit with its relevance score (0..1), key, updated date, description,
+/// source and path. Nothing below the relevance threshold is shown, so an
+/// unrelated query prints nothing. Works in any language (CJK included).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to look for (words are joined with spaces).
+    #[arg(required = true)]
+    query: Vec<String>,
+    /// At most this many hits.
+    #[arg(long, short = 'n', default_value_t = 10)]
+    limit: usize,
+    /// Relevance threshold, 0..1 (0 shows every memory matching any word).
+    #[arg(long, default_value_t = DEFAULT_MIN_SCORE)]
+    min_score: f64,
+    /// Only this scope.
+    #[arg(long)]
+    scope: Option<String>,
+    /// Only this type.
+    #[arg(long = "type", value_name = "TYPE")]
+    kind: Option<String>,
+    /// Only memories with this tag.
+    #[arg(long)]
+    tag: Option<String>,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    if !(0.0..=1.0).contains(&args.min_score) {
+        return Err(CliError::Usage(
+            "--min-score must be between 0 and 1".into(),
+        ));
+    }
+    let store = app.store()?;
+    let now = app.now()?;
+    let opts = Options {
+        limit: args.limit,
+        min_score: args.min_score,
+        scope: args.scope,
+        kind: args.kind,
+        tag: args.tag,
+        today: now.date(),
+    };
+    let found = store.recall(&args.query.join(" "), &opts)?;
+    for w in &found.warnings {
+        warn(app.quiet(), w);
+    }
+    let day = |ms: i64| {
+        if ms == 0 {
+            String::new()
+        } else {
+            Timestamp(ms).date().to_string()
+        }
+    };
+    if app.out.json {
+        let hits: Vec<_> = found
+            .hits
+            .iter()
+            .map(|h| {
+                let s = &h.summary;
+                json!({
+                    "key": h.key.to_string(), "scope": h.key.scope, "name": s.name, "type": s.kind,
+                    "description": s.description, "tags": s.tags, "score": (h.score * 1000.0).round() / 1000.0,
+                    "rank": (h.rank * 1000.0).round() / 1000.0, "updated": day(s.updated), "source": s.source,
+                    "confidence": s.confidence, "path": h.path, "conflict": h.conflict, "stale": h.stale,
+                })
+            })
+            .collect();
+        app.out.json(&json!(hits))?;
+        return Ok(0);
+    }
+    for h in &found.hits {
+        let s = &h.summary;
+        let mut flags = String::new();
+        if h.conflict {
+            flags.push_str(" [conflict]");
+        }
+        if h.stale {
+            flags.push_str(" [review overdue]");
+        }
+        app.out.line(format!(
+            "{:.2}  {}  {}  {}{flags}\n      source: {}  ({})",
+            h.score,
+            h.key,
+            day(s.updated),
+            s.description,
+            s.source.as_deref().unwrap_or("-"),
+            h.path
+        ))?;
+    }
+    Ok(0)
+}

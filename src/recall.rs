@@ -1,0 +1,421 @@
+//! `recall` and `context`: reading memory back for an agent.
+//!
+//! Both read through the persistent index and never fail because one file
+//! or one log is broken: what cannot be read is skipped and reported as a
+//! warning. `context` renders the block an agent injects into its prompt,
+//! within a token budget (format in `docs/search.md`).
+
+use crate::event::{parse_log, Op};
+use crate::index;
+use crate::key::Key;
+use crate::memory::Memory;
+use crate::search::{self, estimate_tokens, Hit, Options};
+use crate::state::Cache;
+use crate::store::{summaries, Store, StoreError};
+use crate::time::{Date, Timestamp};
+
+/// The default token budget of `context`.
+pub const DEFAULT_BUDGET: usize = 1500;
+
+/// What `recall` found.
+#[derive(Debug, Clone, Default)]
+pub struct Recall {
+    /// Relevant memories, most relevant first.
+    pub hits: Vec<Hit>,
+    /// One line per memory file or log that could not be read.
+    pub warnings: Vec<String>,
+}
+
+/// A context block for injection, or nothing.
+#[derive(Debug, Clone, Default)]
+pub struct Context {
+    /// The block; empty when there is nothing to say.
+    pub text: String,
+    /// Its estimated size in tokens.
+    pub tokens: usize,
+    /// The memories it includes.
+    pub memories: Vec<Key>,
+    /// Memories that were relevant (or indexed) but did not fit.
+    pub omitted: usize,
+    /// One line per file or log that could not be read.
+    pub warnings: Vec<String>,
+}
+
+/// Neutralizes anything in memory text that could open or close one of the
+/// context's own elements (`<relevant_memories>`, `<memory …>`, …), so a
+/// memory cannot forge or end the block it sits in.
+pub fn neutralize(text: &str) -> String {
+    // "memory" also covers memory_index; each is matched as a prefix.
+    const TAGS: [&str; 5] = [
+        "relevant_memories",
+        "memory",
+        "open_conflicts",
+        "recent_notes",
+        "hot_memory",
+    ];
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find('<') {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + 1..];
+        let name = after.strip_prefix('/').unwrap_or(after);
+        let forged = TAGS.iter().any(|t| {
+            name.len() >= t.len()
+                && name.is_char_boundary(t.len())
+                && name[..t.len()].eq_ignore_ascii_case(t)
+        });
+        out.push_str(if forged { "&lt;" } else { "<" });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
+fn attr(value: &str) -> String {
+    value
+        .replace('&', "&amp;")
+        .replace('"', "&quot;")
+        .replace('<', "&lt;")
+        .replace('\n', " ")
+}
+
+/// Lines added to a block while they fit a token budget.
+struct Budget {
+    lines: Vec<String>,
+    used: usize,
+    limit: usize,
+}
+
+impl Budget {
+    fn new(limit: usize) -> Budget {
+        Budget {
+            lines: Vec::new(),
+            used: 0,
+            limit,
+        }
+    }
+
+    fn cost(line: &str) -> usize {
+        estimate_tokens(line) + 1
+    }
+
+    /// Adds the line if it fits with `reserve` tokens left over.
+    fn push(&mut self, line: String, reserve: usize) -> bool {
+        let c = Budget::cost(&line);
+        if self.used + c + reserve > self.limit {
+            return false;
+        }
+        self.used += c;
+        self.lines.push(line);
+        true
+    }
+
+    fn text(&self) -> String {
+        let mut t = self.lines.join("\n");
+        t.push('\n');
+        t
+    }
+}
+
+impl Store {
+    /// The persistent index, refreshed; a broken log only costs conflict flags.
+    fn read_index(&self) -> Result<(Cache, Vec<String>), StoreError> {
+        let mut cache = self.state.load_cache();
+        let mut warnings = Vec::new();
+        if let Err(e) = self.refresh_logs(&mut cache) {
+            warnings.push(format!("{e} (conflicts may not be flagged)"));
+        }
+        self.refresh_files(&mut cache)?;
+        self.save_if_dirty(&cache);
+        for (rel, e) in &cache.files {
+            if let Some(err) = &e.error {
+                let err = err
+                    .strip_prefix(rel.as_str())
+                    .unwrap_or(err)
+                    .trim_start_matches(':');
+                warnings.push(format!("{rel}:{err} (skipped)"));
+            }
+        }
+        Ok((cache, warnings))
+    }
+
+    /// The memories relevant to `query`.
+    pub fn recall(&self, query: &str, opts: &Options) -> Result<Recall, StoreError> {
+        let (cache, warnings) = self.read_index()?;
+        Ok(Recall {
+            hits: search::search(&cache, query, opts),
+            warnings,
+        })
+    }
+
+    /// The block to inject before a model call: the memories relevant to
+    /// `query`, or, without a query, the hot memory for a session's start.
+    pub fn context(
+        &self,
+        query: Option<&str>,
+        budget: usize,
+        now: Timestamp,
+    ) -> Result<Context, StoreError> {
+        let (cache, mut warnings) = self.read_index()?;
+        let mut ctx = match query {
+            Some(q) => self.relevant_context(&cache, q, budget, now.date(), &mut warnings),
+            None => self.hot_context(&cache, budget, now, &mut warnings),
+        };
+        ctx.warnings = warnings;
+        Ok(ctx)
+    }
+
+    fn relevant_context(
+        &self,
+        cache: &Cache,
+        query: &str,
+        budget: usize,
+        today: Date,
+        warnings: &mut Vec<String>,
+    ) -> Context {
+        let opts = Options {
+            limit: 20,
+            min_score: search::DEFAULT_MIN_SCORE,
+            scope: None,
+            kind: None,
+            tag: None,
+            today,
+        };
+        let hits = search::search(cache, query, &opts);
+        let mut ctx = Context::default();
+        if hits.is_empty() {
+            return ctx;
+        }
+        const OPEN: &str = "<relevant_memories>";
+        const CLOSE: &str = "</relevant_memories>";
+        let mut b = Budget::new(budget);
+        if !b.push(OPEN.into(), Budget::cost(CLOSE)) {
+            return ctx;
+        }
+        for (i, hit) in hits.iter().enumerate() {
+            let content = match self.read_memory_file(&hit.path) {
+                Ok(Some(c)) => c,
+                Ok(None) => continue,
+                Err(e) => {
+                    warnings.push(format!("{e} (skipped)"));
+                    continue;
+                }
+            };
+            let Ok(m) = Memory::parse(&content) else {
+                continue;
+            };
+            let s = &hit.summary;
+            let mut head = format!(
+                "<memory key=\"{}\" updated=\"{}\" source=\"{}\" confidence=\"{}\"",
+                hit.key,
+                if s.updated > 0 {
+                    Timestamp(s.updated).date().to_string()
+                } else {
+                    String::new()
+                },
+                attr(s.source.as_deref().unwrap_or("")),
+                s.confidence
+            );
+            if hit.conflict {
+                head.push_str(" conflict=\"open\"");
+            }
+            if hit.stale {
+                head.push_str(" review=\"overdue\"");
+            }
+            head.push('>');
+            let tail = "</memory>";
+            let reserve = Budget::cost(tail) + Budget::cost(CLOSE);
+            let description = neutralize(&m.description);
+            // A memory needs at least its heading and description to be useful.
+            if Budget::cost(&head) + Budget::cost(&description) + reserve + b.used > b.limit {
+                ctx.omitted = hits.len() - i;
+                break;
+            }
+            b.push(head, reserve);
+            b.push(description, reserve);
+            let body = neutralize(m.body.trim_matches('\n'));
+            let mut cut = false;
+            for line in body.lines() {
+                if !b.push(line.trim_end_matches('\r').to_string(), reserve) {
+                    cut = true;
+                    break;
+                }
+            }
+            b.push(tail.into(), Budget::cost(CLOSE));
+            ctx.memories.push(hit.key.clone());
+            if cut {
+                ctx.omitted = hits.len() - i - 1;
+                break;
+            }
+        }
+        if ctx.memories.is_empty() {
+            return Context::default();
+        }
+        b.push(CLOSE.into(), 0);
+        ctx.text = b.text();
+        ctx.tokens = b.used;
+        ctx
+    }
+
+    fn hot_context(
+        &self,
+        cache: &Cache,
+        budget: usize,
+        now: Timestamp,
+        warnings: &mut Vec<String>,
+    ) -> Context {
+        const OPEN: &str = "<hot_memory>";
+        const CLOSE: &str = "</hot_memory>";
+        let mut ctx = Context::default();
+        let mut b = Budget::new(budget);
+        if !b.push(OPEN.into(), Budget::cost(CLOSE)) {
+            return ctx;
+        }
+        // The index: MEMORY.md's generated lines, as many as fit.
+        const INDEX_CLOSE: &str = "</memory_index>";
+        let all = summaries(cache);
+        let block = index::render_block(all.iter().map(|(k, s)| (k, *s)), self.config.index_budget);
+        let lines: Vec<&str> = block
+            .text
+            .lines()
+            .filter(|l| !l.starts_with("- … and "))
+            .collect();
+        let mut listed = 0;
+        let more = |n: usize| format!("- … and {n} more: `memoir recall <words>` finds them");
+        let reserve =
+            Budget::cost(&more(all.len())) + Budget::cost(INDEX_CLOSE) + Budget::cost(CLOSE);
+        let index_open = !all.is_empty() && b.push("<memory_index>".into(), reserve);
+        for line in lines.iter().take_while(|_| index_open) {
+            if !b.push(neutralize(line), reserve) {
+                break;
+            }
+            if line.starts_with("- [") {
+                listed += 1;
+                if let Some(k) = line
+                    .split("](")
+                    .nth(1)
+                    .and_then(|r| r.split(')').next())
+                    .and_then(Key::from_rel_path)
+                {
+                    ctx.memories.push(k);
+                }
+            }
+        }
+        // Drop headings left without a memory line after them.
+        while b.lines.last().is_some_and(|l| l.starts_with('#')) {
+            let l = b.lines.pop().unwrap_or_default();
+            b.used -= Budget::cost(&l);
+        }
+        ctx.omitted = all.len() - listed;
+        if index_open {
+            if ctx.omitted > 0 {
+                b.push(
+                    more(ctx.omitted),
+                    Budget::cost(INDEX_CLOSE) + Budget::cost(CLOSE),
+                );
+            }
+            b.push(INDEX_CLOSE.into(), Budget::cost(CLOSE));
+        }
+        // Open conflicts.
+        let conflicts: Vec<&String> = cache
+            .keys
+            .iter()
+            .filter(|(_, k)| k.conflict)
+            .map(|(k, _)| k)
+            .collect();
+        if !conflicts.is_empty() {
+            let close = "</open_conflicts>";
+            let reserve = Budget::cost(close) + Budget::cost(CLOSE);
+            if b.push("<open_conflicts>".into(), reserve + 10) {
+                for k in conflicts {
+                    if !b.push(format!("- {k}: versions disagree; the file shows what they agreed on (`memoir resolve {k}`)"), reserve) {
+                        break;
+                    }
+                }
+                b.push(close.into(), Budget::cost(CLOSE));
+            }
+        }
+        // Recent notes: today's and yesterday's logs of every writer, newest first.
+        let notes = self.recent_notes(now, warnings);
+        if !notes.is_empty() {
+            let close = "</recent_notes>";
+            let reserve = Budget::cost(close) + Budget::cost(CLOSE);
+            if b.push("<recent_notes>".into(), reserve + 10) {
+                'notes: for (time, actor, text) in notes {
+                    let actor = actor.split(" <").next().unwrap_or(&actor).to_string();
+                    let text = neutralize(text.trim_matches('\n'));
+                    let mut lines = text.lines();
+                    let first = format!(
+                        "- {} {}: {}",
+                        time.seconds(),
+                        actor,
+                        lines.next().unwrap_or("")
+                    );
+                    if !b.push(first, reserve) {
+                        break;
+                    }
+                    for l in lines {
+                        if !b.push(format!("  {}", l.trim_end_matches('\r')), reserve) {
+                            break 'notes;
+                        }
+                    }
+                }
+                b.push(close.into(), Budget::cost(CLOSE));
+            }
+        }
+        if b.lines.len() == 1 {
+            return Context::default();
+        }
+        b.push(CLOSE.into(), 0);
+        ctx.text = b.text();
+        ctx.tokens = b.used;
+        ctx
+    }
+
+    /// Notes from today's and yesterday's logs, newest first (equal times:
+    /// the later entry in its log first).
+    fn recent_notes(
+        &self,
+        now: Timestamp,
+        warnings: &mut Vec<String>,
+    ) -> Vec<(Timestamp, String, String)> {
+        // (time, position in reading order, id, actor, text)
+        let mut notes: Vec<(Timestamp, usize, String, String, String)> = Vec::new();
+        let Ok(files) = self.log_files() else {
+            return Vec::new();
+        };
+        let today = now.date();
+        let days = [today.to_string(), Date(today.0 - 1).to_string()];
+        for f in files {
+            let Some(day) = f
+                .rel
+                .strip_prefix("memory/log/")
+                .and_then(|r| r.split('/').next())
+            else {
+                continue;
+            };
+            if !days.iter().any(|d| d == day) {
+                continue;
+            }
+            let parsed = self
+                .read(&f.rel, None)
+                .map_err(|e| e.to_string())
+                .and_then(|t| {
+                    parse_log(&t.unwrap_or_default()).map_err(|e| format!("{}:{e}", f.rel))
+                });
+            match parsed {
+                Ok(p) => {
+                    for e in p.events.into_iter().filter(|e| e.op == Op::Note) {
+                        notes.push((e.time, notes.len(), e.id, e.actor, e.body));
+                    }
+                }
+                Err(e) => warnings.push(format!("{e} (skipped)")),
+            }
+        }
+        // A note copied into another log (a cherry-pick) is one note.
+        let mut seen = std::collections::HashSet::new();
+        notes.retain(|n| seen.insert(n.2.clone()));
+        notes.sort_by_key(|n| std::cmp::Reverse((n.0, n.1)));
+        notes.into_iter().map(|(t, _, _, a, b)| (t, a, b)).collect()
+    }
+}
