@@ -6,6 +6,7 @@ mod util;
 mod broken_inputs;
 mod concurrency;
 mod fixtures;
+mod hooks;
 mod lifecycle;
 mod recall;
 mod roundtrip;
