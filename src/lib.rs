@@ -10,6 +10,7 @@
 pub mod config;
 pub mod drift;
 pub mod event;
+pub mod flat;
 pub mod git;
 pub mod index;
 pub mod key;

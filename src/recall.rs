@@ -6,10 +6,11 @@
 //! within a token budget (format in `docs/search.md`).
 
 use crate::event::{parse_log, Op};
+use crate::flat::View;
 use crate::index;
 use crate::key::Key;
 use crate::memory::Memory;
-use crate::search::{self, estimate_tokens, Hit, Options};
+use crate::search::{self, estimate_tokens, Corpus, Fresh, Hit, Options};
 use crate::state::Cache;
 use crate::store::{summaries, Store, StoreError};
 use crate::time::{Date, Timestamp};
@@ -69,6 +70,13 @@ pub fn neutralize(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// A warning that a file was skipped: `path:line: message (skipped)`.
+fn skipped(path: &str, error: &str) -> String {
+    let error = error.strip_prefix(path).unwrap_or(error);
+    let sep = if error.starts_with(':') { "" } else { ": " };
+    format!("{path}{sep}{error} (skipped)")
 }
 
 fn attr(value: &str) -> String {
@@ -139,11 +147,155 @@ impl Store {
         Ok((cache, warnings))
     }
 
+    /// What a search runs over. Fast path: the index file read in place,
+    /// with the few memory files changed since read directly; appended log
+    /// entries that change no memory's versions leave it valid. Anything
+    /// more refreshes and rewrites the index first.
+    pub fn corpus(&self) -> Result<(Corpus, Vec<String>), StoreError> {
+        if let Some(found) = self.corpus_in_place()? {
+            return Ok(found);
+        }
+        let (cache, warnings) = self.read_index()?;
+        let bytes = self
+            .state
+            .save_cache(&cache)
+            .unwrap_or_else(|_| crate::flat::encode(&cache, crate::state::CACHE_VERSION));
+        let view =
+            View::parse(bytes, crate::state::CACHE_VERSION).ok_or_else(|| StoreError::Invalid {
+                path: "the persistent index".into(),
+                line: None,
+                message: "could not be encoded".into(),
+            })?;
+        Ok((Corpus::of(view), warnings))
+    }
+
+    /// The fast path of [`Store::corpus`], or `None` when it does not apply.
+    fn corpus_in_place(&self) -> Result<Option<(Corpus, Vec<String>)>, StoreError> {
+        /// More changed files than this: refresh and rewrite the index instead.
+        const MAX_FRESH: usize = 256;
+        // Stat the memory files (most of the time, in the kernel) while the
+        // index is read.
+        let (files, view) = std::thread::scope(|s| {
+            let files = s.spawn(|| self.memory_files());
+            let view = self.state.load_view();
+            (files.join(), view)
+        });
+        let files = files.map_err(|_| StoreError::Io {
+            path: self.path("memory"),
+            source: std::io::Error::other("listing the memory files failed"),
+        })??;
+        let Some((view, index_mtime)) = view else {
+            return Ok(None);
+        };
+        if !self.logs_keep_versions(&view.head.logs)? {
+            return Ok(None);
+        }
+        let mut corpus = Corpus::of(view);
+        let mut warnings = Vec::new();
+        let view = &corpus.view;
+        let mut skip = vec![false; view.len()];
+        let mut fresh_paths = Vec::new();
+        let mut i = 0;
+        for (path, stamp) in &files {
+            while i < view.len() && view.path(i) < path.as_str() {
+                skip[i] = true;
+                i += 1;
+            }
+            if i < view.len() && view.path(i) == path {
+                let r = view.rec(i);
+                // git's racy rule: changed in the tick the index was written? Re-read.
+                if r.stamp != *stamp || stamp.mtime >= index_mtime {
+                    skip[i] = true;
+                    fresh_paths.push(path.clone());
+                } else if !r.valid {
+                    let err = view.entry(i).1.unwrap_or_default();
+                    warnings.push(skipped(path, &err));
+                }
+                i += 1;
+            } else {
+                fresh_paths.push(path.clone());
+            }
+            if fresh_paths.len() > MAX_FRESH {
+                return Ok(None);
+            }
+        }
+        skip[i..].iter_mut().for_each(|s| *s = true);
+        for path in fresh_paths {
+            let f = self.fresh(&path);
+            if let Some(e) = &f.error {
+                warnings.push(skipped(&path, e));
+            }
+            corpus.fresh.push(f);
+        }
+        corpus.skip = skip;
+        Ok(Some((corpus, warnings)))
+    }
+
+    /// Do the logs still say what the index recorded about versions? Yes if
+    /// they are unchanged, or have only grown by entries that are no version
+    /// (notes, proposals).
+    fn logs_keep_versions(
+        &self,
+        recorded: &std::collections::BTreeMap<String, crate::state::Stamp>,
+    ) -> Result<bool, StoreError> {
+        let files = self.log_files()?;
+        if files.len() < recorded.len() {
+            return Ok(false);
+        }
+        for f in &files {
+            let from = match recorded.get(&f.rel) {
+                Some(old) if *old == f.stamp => continue,
+                Some(old) if f.stamp.size > old.size => old.size,
+                None => 0,
+                Some(_) => return Ok(false),
+            };
+            let Some(text) = self.read_from(&f.rel, from) else {
+                return Ok(false);
+            };
+            match parse_log(&text) {
+                Ok(p) if p.torn.is_empty() && p.events.iter().all(|e| !e.op.is_version()) => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(files
+            .iter()
+            .filter(|f| recorded.contains_key(&f.rel))
+            .count()
+            == recorded.len())
+    }
+
+    /// A memory file as it is now, for a search.
+    fn fresh(&self, path: &str) -> Fresh {
+        let parsed = self
+            .read_memory_file(path)
+            .and_then(|c| c.ok_or_else(|| StoreError::NoSuchMemory(path.to_string())))
+            .and_then(|c| crate::store::validate_file(&c, path));
+        match parsed {
+            Ok(m) => {
+                let (terms, len) = search::term_counts(&m);
+                Fresh {
+                    path: path.to_string(),
+                    summary: Some(crate::memory::Summary::of(&m)),
+                    error: None,
+                    terms,
+                    len,
+                }
+            }
+            Err(e) => Fresh {
+                path: path.to_string(),
+                summary: None,
+                error: Some(e.to_string()),
+                terms: Default::default(),
+                len: 0,
+            },
+        }
+    }
+
     /// The memories relevant to `query`.
     pub fn recall(&self, query: &str, opts: &Options) -> Result<Recall, StoreError> {
-        let (cache, warnings) = self.read_index()?;
+        let (corpus, warnings) = self.corpus()?;
         Ok(Recall {
-            hits: search::search(&cache, query, opts),
+            hits: search::search(&corpus, query, opts),
             warnings,
         })
     }
@@ -156,18 +308,27 @@ impl Store {
         budget: usize,
         now: Timestamp,
     ) -> Result<Context, StoreError> {
-        let (cache, mut warnings) = self.read_index()?;
         let mut ctx = match query {
-            Some(q) => self.relevant_context(&cache, q, budget, now.date(), &mut warnings),
-            None => self.hot_context(&cache, budget, now, &mut warnings),
+            Some(q) => {
+                let (corpus, mut warnings) = self.corpus()?;
+                let mut ctx = self.relevant_context(&corpus, q, budget, now.date(), &mut warnings);
+                ctx.warnings = warnings;
+                ctx
+            }
+            None => {
+                let (cache, mut warnings) = self.read_index()?;
+                let mut ctx = self.hot_context(&cache, budget, now, &mut warnings);
+                ctx.warnings = warnings;
+                ctx
+            }
         };
-        ctx.warnings = warnings;
+        ctx.warnings.dedup();
         Ok(ctx)
     }
 
     fn relevant_context(
         &self,
-        cache: &Cache,
+        corpus: &Corpus,
         query: &str,
         budget: usize,
         today: Date,
@@ -181,7 +342,7 @@ impl Store {
             tag: None,
             today,
         };
-        let hits = search::search(cache, query, &opts);
+        let hits = search::search(corpus, query, &opts);
         let mut ctx = Context::default();
         if hits.is_empty() {
             return ctx;

@@ -9,9 +9,9 @@
 //! confidence and recency and a penalty past `review_by`. All of it is
 //! documented in `docs/search.md`.
 
+use crate::flat::View;
 use crate::key::Key;
 use crate::memory::{Memory, Summary};
-use crate::state::{Cache, Dict, FileEntry};
 use crate::text::words;
 use crate::time::Date;
 use std::collections::BTreeMap;
@@ -29,31 +29,65 @@ const B: f64 = 0.75;
 /// Days over which the recency boost decays by a factor e.
 const RECENCY_DAYS: f64 = 180.0;
 
-/// The terms of a memory for the index: sorted by id, with weighted
-/// frequency and field mask, and the weighted length.
-pub fn doc_terms(m: &Memory, dict: &mut Dict) -> (Vec<(u32, u16, u8)>, u32) {
+/// A memory's terms: weighted frequency and mask of the fields each occurs
+/// in (bit 0 name, 1 description, 2 tags, 3 body), and the weighted length.
+pub fn term_counts(m: &Memory) -> (BTreeMap<String, (u16, u8)>, u32) {
     let fields = [
         words(&m.name),
         words(&m.description),
         words(&m.tags.join(" ")),
         words(&m.body),
     ];
-    let mut acc: BTreeMap<u32, (u32, u8)> = BTreeMap::new();
+    let mut acc: BTreeMap<String, (u16, u8)> = BTreeMap::new();
     let mut len: u32 = 0;
-    for (f, terms) in fields.iter().enumerate() {
-        let w = u32::from(FIELD_WEIGHTS[f]);
-        len = len.saturating_add(w.saturating_mul(terms.len() as u32));
+    for (f, terms) in fields.into_iter().enumerate() {
+        let w = FIELD_WEIGHTS[f];
+        len = len.saturating_add(u32::from(w).saturating_mul(terms.len() as u32));
         for t in terms {
-            let e = acc.entry(dict.intern(t)).or_default();
+            let e = acc.entry(t).or_default();
             e.0 = e.0.saturating_add(w);
             e.1 |= 1 << f;
         }
     }
-    let terms = acc
-        .into_iter()
-        .map(|(id, (tf, mask))| (id, tf.min(u32::from(u16::MAX)) as u16, mask))
-        .collect();
-    (terms, len)
+    (acc, len)
+}
+
+/// A memory file read since the index was written (or not in it yet).
+#[derive(Debug, Clone)]
+pub struct Fresh {
+    /// Its path.
+    pub path: String,
+    /// What it says, if it parsed.
+    pub summary: Option<Summary>,
+    /// Why it did not.
+    pub error: Option<String>,
+    /// Its terms ([`term_counts`]).
+    pub terms: BTreeMap<String, (u16, u8)>,
+    /// Its weighted length.
+    pub len: u32,
+}
+
+/// What a search runs over: the index as written, minus the files that
+/// changed since, plus those files as they are now.
+#[derive(Debug)]
+pub struct Corpus {
+    /// The persistent index, read in place.
+    pub view: View,
+    /// Index entries to ignore (changed or gone), by position.
+    pub skip: Vec<bool>,
+    /// Files read now.
+    pub fresh: Vec<Fresh>,
+}
+
+impl Corpus {
+    /// A corpus of the index alone.
+    pub fn of(view: View) -> Corpus {
+        Corpus {
+            skip: vec![false; view.len()],
+            view,
+            fresh: Vec::new(),
+        }
+    }
 }
 
 /// What to search for and how.
@@ -92,55 +126,63 @@ pub struct Hit {
     pub stale: bool,
 }
 
-/// A memory matching some query term: its path, index entry, and per query
+/// A document of a [`Corpus`]: an index position or a fresh file.
+#[derive(Clone, Copy)]
+enum Doc<'a> {
+    Indexed(usize),
+    Fresh(&'a Fresh),
+}
+
+/// A document matching some query term: its weighted length, and per query
 /// term its (weighted tf, field mask) if it has the term.
-type Matched<'a> = (&'a String, &'a FileEntry, Vec<Option<(u16, u8)>>);
+type Matched<'c> = (Doc<'c>, u32, Vec<Option<(u16, u8)>>);
 
 /// Finds the memories relevant to `query`, most relevant first. Expired
 /// memories and files that do not parse are never returned.
-pub fn search(cache: &Cache, query: &str, opts: &Options) -> Vec<Hit> {
+pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
     let mut q: Vec<String> = words(query);
     q.sort();
     q.dedup();
     if q.is_empty() {
         return Vec::new();
     }
-    let ids: Vec<Option<u32>> = q.iter().map(|t| cache.dict.get(t)).collect();
-    let today_ms = opts.today.0 * 86_400_000;
-    let live = |e: &FileEntry| {
-        e.summary
-            .as_ref()
-            .is_some_and(|s| s.expires.is_none_or(|d| d >= opts.today.0))
-    };
+    let view = &corpus.view;
+    let ids: Vec<Option<u32>> = q.iter().map(|t| view.lookup(t)).collect();
     let mut n_docs = 0usize;
     let mut total_len = 0u64;
     let mut df = vec![0usize; q.len()];
-    let mut matched: Vec<Matched<'_>> = Vec::new();
-    for (path, e) in &cache.files {
-        if !live(e) {
-            continue;
-        }
+    let mut matched: Vec<Matched<'c>> = Vec::new();
+    let mut consider = |doc: Doc<'c>, len: u32, found: Vec<Option<(u16, u8)>>| {
         n_docs += 1;
-        total_len += u64::from(e.len);
-        let found: Vec<Option<(u16, u8)>> = ids
-            .iter()
-            .map(|id| {
-                let id = (*id)?;
-                e.terms
-                    .binary_search_by_key(&id, |t| t.0)
-                    .ok()
-                    .map(|i| (e.terms[i].1, e.terms[i].2))
-            })
-            .collect();
+        total_len += u64::from(len);
         if found.iter().all(Option::is_none) {
-            continue;
+            return;
         }
         for (i, f) in found.iter().enumerate() {
             if f.is_some() {
                 df[i] += 1;
             }
         }
-        matched.push((path, e, found));
+        matched.push((doc, len, found));
+    };
+    for i in 0..view.len() {
+        let r = view.rec(i);
+        if corpus.skip[i] || !r.valid || r.expires < opts.today.0 {
+            continue;
+        }
+        let found = ids
+            .iter()
+            .map(|id| id.and_then(|id| view.term(i, id)))
+            .collect();
+        consider(Doc::Indexed(i), r.len, found);
+    }
+    for f in &corpus.fresh {
+        let Some(s) = &f.summary else { continue };
+        if s.expires.is_some_and(|d| d < opts.today.0) {
+            continue;
+        }
+        let found = q.iter().map(|t| f.terms.get(t).copied()).collect();
+        consider(Doc::Fresh(f), f.len, found);
     }
     let n = n_docs.max(1) as f64;
     let idf: Vec<f64> = df
@@ -175,30 +217,26 @@ pub fn search(cache: &Cache, query: &str, opts: &Options) -> Vec<Hit> {
         .map(|(i, _)| i)
         .sum();
     let avg_len = (total_len as f64 / n).max(1.0);
-    let mut hits = Vec::new();
-    for (path, e, found) in matched {
-        let Some(summary) = e.summary.as_ref() else {
-            continue;
-        };
-        let Some(key) = Key::from_rel_path(path) else {
-            continue;
-        };
-        if opts.scope.as_ref().is_some_and(|s| *s != key.scope)
-            || opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
-            || opts
-                .tag
-                .as_ref()
-                .is_some_and(|t| !summary.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
-        {
-            continue;
-        }
+    let today_ms = opts.today.0 * 86_400_000;
+    let conflicts: std::collections::HashSet<&str> =
+        view.head.conflicts.iter().map(String::as_str).collect();
+    // Score and rank from what the index records; decode summaries only
+    // for the memories shown.
+    struct Ranked<'c> {
+        doc: Doc<'c>,
+        score: f64,
+        rank: f64,
+        stale: bool,
+    }
+    let mut ranked = Vec::new();
+    for (doc, len, found) in matched {
         let mut covered = 0.0;
         let mut bm25 = 0.0;
         for (i, f) in found.iter().enumerate() {
             let Some((tf, mask)) = f else { continue };
             covered += idf[i] * if *mask == 8 { BODY_ONLY } else { 1.0 };
             let tf = f64::from(*tf);
-            let norm = K1 * (1.0 - B + B * f64::from(e.len) / avg_len);
+            let norm = K1 * (1.0 - B + B * f64::from(len) / avg_len);
             bm25 += idf[i] * tf * (K1 + 1.0) / (tf + norm);
         }
         let score = if idf_total > 0.0 {
@@ -209,33 +247,76 @@ pub fn search(cache: &Cache, query: &str, opts: &Options) -> Vec<Hit> {
         if score <= 0.0 || score + 1e-9 < opts.min_score {
             continue;
         }
-        let stale = summary.review_by.is_some_and(|d| d < opts.today.0);
-        let age_days = ((today_ms - summary.updated).max(0) as f64) / 86_400_000.0;
-        let recency = if summary.updated > 0 {
+        let (confidence, updated, review_by) = match doc {
+            Doc::Indexed(i) => {
+                let r = view.rec(i);
+                (r.confidence, r.updated, r.review_by)
+            }
+            Doc::Fresh(f) => f.summary.as_ref().map_or((1.0, 0, i64::MAX), |s| {
+                (s.confidence, s.updated, s.review_by.unwrap_or(i64::MAX))
+            }),
+        };
+        let stale = review_by < opts.today.0;
+        let age_days = ((today_ms - updated).max(0) as f64) / 86_400_000.0;
+        let recency = if updated > 0 {
             (-age_days / RECENCY_DAYS).exp()
         } else {
             0.0
         };
-        let boost = (0.75 + 0.25 * summary.confidence)
-            * (1.0 + 0.1 * recency)
-            * if stale { 0.8 } else { 1.0 };
-        hits.push(Hit {
-            conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
-            path: path.clone(),
-            summary: summary.clone(),
+        let boost =
+            (0.75 + 0.25 * confidence) * (1.0 + 0.1 * recency) * if stale { 0.8 } else { 1.0 };
+        ranked.push(Ranked {
+            doc,
             score,
             rank: bm25 * boost,
             stale,
-            key,
         });
     }
-    hits.sort_by(|a, b| {
+    let path_of = |d: &Doc<'_>| match d {
+        Doc::Indexed(i) => view.path(*i).to_string(),
+        Doc::Fresh(f) => f.path.clone(),
+    };
+    ranked.sort_by(|a, b| {
         b.rank
             .partial_cmp(&a.rank)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| a.key.cmp(&b.key))
+            .then_with(|| path_of(&a.doc).cmp(&path_of(&b.doc)))
     });
-    hits.truncate(opts.limit);
+    let mut hits = Vec::new();
+    for r in ranked {
+        if hits.len() >= opts.limit {
+            break;
+        }
+        let path = path_of(&r.doc);
+        let Some(key) = Key::from_rel_path(&path) else {
+            continue;
+        };
+        if opts.scope.as_ref().is_some_and(|s| *s != key.scope) {
+            continue;
+        }
+        let summary = match r.doc {
+            Doc::Indexed(i) => view.entry(i).0,
+            Doc::Fresh(f) => f.summary.clone(),
+        };
+        let Some(summary) = summary else { continue };
+        if opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
+            || opts
+                .tag
+                .as_ref()
+                .is_some_and(|t| !summary.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
+        {
+            continue;
+        }
+        hits.push(Hit {
+            conflict: conflicts.contains(key.to_string().as_str()),
+            path,
+            summary,
+            score: r.score,
+            rank: r.rank,
+            stale: r.stale,
+            key,
+        });
+    }
     hits
 }
 

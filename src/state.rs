@@ -81,6 +81,35 @@ pub struct FileEntry {
     pub len: u32,
 }
 
+/// FNV-1a as a hasher: terms are short and trusted (they come from the
+/// store), and interning hashes millions of them on a cold index, where
+/// SipHash's DoS resistance costs more than it is worth.
+#[derive(Debug, Clone, Default)]
+pub struct FnvBuild;
+
+/// The FNV-1a hasher state.
+#[derive(Debug, Clone)]
+pub struct Fnv(u64);
+
+impl std::hash::BuildHasher for FnvBuild {
+    type Hasher = Fnv;
+    fn build_hasher(&self) -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 ^= u64::from(*b);
+            self.0 = self.0.wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+}
+
 /// Interned search terms: each term's id is its position.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Dict {
@@ -88,10 +117,18 @@ pub struct Dict {
     pub terms: Vec<String>,
     /// Term to id, built on first use (not stored).
     #[serde(skip)]
-    index: HashMap<String, u32>,
+    index: HashMap<String, u32, FnvBuild>,
 }
 
 impl Dict {
+    /// A dictionary of these terms (ids are positions).
+    pub fn from_terms(terms: Vec<String>) -> Dict {
+        Dict {
+            terms,
+            index: HashMap::default(),
+        }
+    }
+
     /// The id of `term`, adding it if new.
     pub fn intern(&mut self, term: &str) -> u32 {
         if self.index.len() != self.terms.len() {
@@ -120,11 +157,9 @@ impl Dict {
     }
 }
 
-/// The persistent index.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// The persistent index, decoded (its file layout is in [`crate::flat`]).
+#[derive(Debug, Clone, Default)]
 pub struct Cache {
-    /// Format version of this file.
-    pub v: u32,
     /// Stamps of the log files the `keys` were replayed from.
     pub logs: BTreeMap<String, Stamp>,
     /// Replayed state of each memory, by key (`scope/slug`).
@@ -136,16 +171,14 @@ pub struct Cache {
     /// The search terms the files' entries refer to.
     pub dict: Dict,
     /// Modification time of the index file when loaded (not stored).
-    #[serde(skip)]
     pub loaded_mtime: i128,
     /// A refresh changed something since the index was loaded (not stored).
-    #[serde(skip)]
     pub dirty: bool,
 }
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-const CACHE_VERSION: u32 = 2 * 1000 + crate::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 3 * 1000 + crate::text::TOKENIZER_VERSION;
 
 /// The per-store state directory.
 #[derive(Debug, Clone)]
@@ -233,25 +266,31 @@ impl StateDir {
         write_replace(&self.journal_path(), text.as_bytes())
     }
 
+    /// Opens the persistent index for reading in place, with its file's
+    /// modification time; `None` if it is missing, damaged or another version's.
+    pub fn load_view(&self) -> Option<(crate::flat::View, i128)> {
+        let path = self.cache_path();
+        let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
+        Some((crate::flat::View::open(&path, CACHE_VERSION)?, mtime))
+    }
+
     /// Loads the persistent index; a missing or unreadable one is empty.
     pub fn load_cache(&self) -> Cache {
         let path = self.cache_path();
-        let loaded_mtime = fs::metadata(&path).map_or(0, |m| Stamp::of(&m).mtime);
-        match fs::read(&path)
-            .ok()
-            .and_then(|b| postcard::from_bytes::<Cache>(&b).ok())
-        {
-            Some(c) if c.v == CACHE_VERSION => Cache { loaded_mtime, ..c },
-            _ => Cache::default(),
-        }
+        let load = || {
+            let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
+            let view = crate::flat::View::parse(fs::read(&path).ok()?, CACHE_VERSION)?;
+            view.into_cache(mtime)
+        };
+        load().unwrap_or_default()
     }
 
     /// Saves the persistent index (atomically; a failure only costs speed).
-    pub fn save_cache(&self, cache: &Cache) -> io::Result<()> {
-        let mut c = cache.clone();
-        c.v = CACHE_VERSION;
-        let bytes = postcard::to_stdvec(&c).map_err(io::Error::other)?;
-        write_replace(&self.cache_path(), &bytes)
+    /// Returns the bytes written, which a reader can open as a view.
+    pub fn save_cache(&self, cache: &Cache) -> io::Result<Vec<u8>> {
+        let bytes = crate::flat::encode(cache, CACHE_VERSION);
+        write_replace(&self.cache_path(), &bytes)?;
+        Ok(bytes)
     }
 }
 

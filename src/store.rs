@@ -143,7 +143,7 @@ pub struct Store {
     lock_timeout: Duration,
     /// Memory files read from disk since the store was opened (shared, so
     /// that tests can check that per-write commands have a flat cost).
-    pub files_read: std::rc::Rc<std::cell::Cell<usize>>,
+    pub files_read: std::sync::Arc<std::sync::atomic::AtomicUsize>,
     /// Test hook: `after-log-append` stops a write between log and views.
     pub failpoint: Option<String>,
 }
@@ -365,9 +365,24 @@ impl Store {
         Ok(Some(utf8(bytes, rel)?))
     }
 
+    /// The bytes of a store file from `offset` on, as text (`None` if that
+    /// fails: callers fall back to reading everything).
+    pub(crate) fn read_from(&self, rel: &str, offset: u64) -> Option<String> {
+        let path = self.path(rel);
+        if fs::symlink_metadata(&path).ok()?.file_type().is_symlink() {
+            return None;
+        }
+        let mut f = fs::File::open(&path).ok()?;
+        f.seek(SeekFrom::Start(offset)).ok()?;
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).ok()?;
+        String::from_utf8(bytes).ok()
+    }
+
     /// Reads a memory file (bounded, link-refusing).
     pub fn read_memory_file(&self, rel: &str) -> Result<Option<String>, StoreError> {
-        self.files_read.set(self.files_read.get() + 1);
+        self.files_read
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.read(rel, Some(MAX_FILE_BYTES as u64))
     }
 
@@ -548,24 +563,60 @@ impl Store {
 
     /// Memory file paths on disk in configured scopes, with their stamps.
     pub(crate) fn memory_files(&self) -> Result<Vec<(String, Stamp)>, StoreError> {
-        let mut out = Vec::new();
+        let mut entries = Vec::new();
         for scope in &self.config.scopes {
             let rel_dir = format!("memory/{scope}");
             let dir = self.path(&rel_dir);
             refuse_symlink(&dir, &rel_dir)?;
-            let Ok(entries) = fs::read_dir(&dir) else {
+            let Ok(listing) = fs::read_dir(&dir) else {
                 continue;
             };
-            for e in entries.flatten() {
-                let name = e.file_name().to_string_lossy().to_string();
-                if !name.ends_with(".md") || name.starts_with('.') {
-                    continue;
+            for e in listing.flatten() {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                if name.ends_with(".md") && !name.starts_with('.') {
+                    entries.push((format!("{rel_dir}/{name}"), e));
                 }
-                let meta = fs::symlink_metadata(e.path()).map_err(StoreError::io(e.path()))?;
-                out.push((format!("{rel_dir}/{name}"), Stamp::of(&meta)));
             }
         }
-        out.sort_by(|a, b| a.0.cmp(&b.0));
+        // One lstat per file is most of a query's time on a large store:
+        // spread them over the cores. DirEntry::metadata is an lstat relative
+        // to the open folder (no path walk per file; links not followed).
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4);
+        let chunk = entries.len().div_ceil(threads).max(1024);
+        let stamped: Vec<Result<Vec<(String, Stamp)>, StoreError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = entries
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|(rel, e)| {
+                                let meta = e.metadata().map_err(StoreError::io(e.path()))?;
+                                Ok((rel.clone(), Stamp::of(&meta)))
+                            })
+                            .collect()
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| {
+                    w.join().unwrap_or_else(|_| {
+                        Err(StoreError::Io {
+                            path: self.path("memory"),
+                            source: io::Error::other("a thread listing memory files failed"),
+                        })
+                    })
+                })
+                .collect()
+        });
+        let mut out = Vec::with_capacity(entries.len());
+        for part in stamped {
+            out.extend(part?);
+        }
+        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 
@@ -677,36 +728,73 @@ impl Store {
     pub(crate) fn refresh_files(&self, cache: &mut Cache) -> Result<(), StoreError> {
         let files = self.memory_files()?;
         let mut old = std::mem::take(&mut cache.files);
+        let mut stale = Vec::new();
         for (rel, stamp) in files {
-            let entry = match old.remove(&rel) {
+            match old.remove(&rel) {
                 // git's racy-index rule: a file changed in the same tick as
                 // the index was written may look unchanged; re-read it.
-                Some(e) if e.stamp == stamp && stamp.mtime < cache.loaded_mtime => e,
-                _ => {
-                    cache.dirty = true;
-                    self.file_entry(&rel, stamp, &mut cache.dict)
+                Some(e) if e.stamp == stamp && stamp.mtime < cache.loaded_mtime => {
+                    cache.files.insert(rel, e);
                 }
-            };
-            cache.files.insert(rel, entry);
+                _ => stale.push((rel, stamp)),
+            }
         }
-        cache.dirty |= !old.is_empty();
+        cache.dirty |= !old.is_empty() || !stale.is_empty();
+        // Reading and tokenizing is the cost of a cold index: use every core,
+        // a batch at a time (bounded memory), then intern the terms in order.
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4);
+        for batch in stale.chunks(1024 * threads) {
+            let chunk = batch.len().div_ceil(threads);
+            let read: Vec<Vec<Result<Parsed, String>>> = std::thread::scope(|s| {
+                let workers: Vec<_> = batch
+                    .chunks(chunk)
+                    .map(|part| {
+                        s.spawn(move || {
+                            part.iter()
+                                .map(|(rel, _)| self.parse_for_index(rel))
+                                .collect()
+                        })
+                    })
+                    .collect();
+                workers
+                    .into_iter()
+                    .map(|w| w.join().unwrap_or_default())
+                    .collect()
+            });
+            if read.iter().map(Vec::len).sum::<usize>() != batch.len() {
+                return Err(StoreError::Io {
+                    path: self.path("memory"),
+                    source: io::Error::other("a thread reading memory files failed"),
+                });
+            }
+            for ((rel, stamp), parsed) in batch.iter().zip(read.into_iter().flatten()) {
+                let entry = match parsed {
+                    Ok(p) => p.into_entry(*stamp, &mut cache.dict),
+                    Err(error) => FileEntry {
+                        stamp: *stamp,
+                        hash: 0,
+                        summary: None,
+                        error: Some(error),
+                        terms: Vec::new(),
+                        len: 0,
+                    },
+                };
+                cache.files.insert(rel.clone(), entry);
+            }
+        }
         Ok(())
     }
 
-    /// Reads and summarizes one memory file for the index.
-    pub(crate) fn file_entry(&self, rel: &str, stamp: Stamp, dict: &mut Dict) -> FileEntry {
-        let error = match self.read_memory_file(rel) {
-            Ok(Some(content)) => return entry_for(&content, stamp, rel, dict),
-            Ok(None) => "vanished while being read".to_string(),
-            Err(e) => e.to_string(),
-        };
-        FileEntry {
-            stamp,
-            hash: 0,
-            summary: None,
-            error: Some(error),
-            terms: Vec::new(),
-            len: 0,
+    /// Reads, validates and tokenizes a memory file for the index.
+    fn parse_for_index(&self, rel: &str) -> Result<Parsed, String> {
+        match self.read_memory_file(rel) {
+            Ok(Some(c)) => validate_file(&c, rel)
+                .map(|m| Parsed::of(&c, &m))
+                .map_err(|e| e.to_string()),
+            Ok(None) => Err("vanished while being read".to_string()),
+            Err(e) => Err(e.to_string()),
         }
     }
 
@@ -766,27 +854,59 @@ pub fn summaries(cache: &Cache) -> Vec<(Key, &Summary)> {
 /// The index entry for a file's content: summary when it is a valid memory
 /// whose name matches its file name.
 pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str, dict: &mut Dict) -> FileEntry {
-    let hash = fingerprint(content.as_bytes());
     match validate_file(content, rel) {
-        Ok(m) => {
-            let (terms, len) = crate::search::doc_terms(&m, dict);
-            FileEntry {
-                stamp,
-                hash,
-                summary: Some(Summary::of(&m)),
-                error: None,
-                terms,
-                len,
-            }
-        }
+        Ok(m) => entry_of(content, &m, stamp, dict),
         Err(e) => FileEntry {
             stamp,
-            hash,
+            hash: fingerprint(content.as_bytes()),
             summary: None,
             error: Some(e.to_string()),
             terms: Vec::new(),
             len: 0,
         },
+    }
+}
+
+/// The index entry of a valid memory file.
+fn entry_of(content: &str, m: &Memory, stamp: Stamp, dict: &mut Dict) -> FileEntry {
+    Parsed::of(content, m).into_entry(stamp, dict)
+}
+
+/// What the index keeps of a valid memory file, before its terms are interned
+/// (so that files can be read and tokenized in parallel).
+struct Parsed {
+    hash: u64,
+    summary: Summary,
+    terms: BTreeMap<String, (u16, u8)>,
+    len: u32,
+}
+
+impl Parsed {
+    fn of(content: &str, m: &Memory) -> Parsed {
+        let (terms, len) = crate::search::term_counts(m);
+        Parsed {
+            hash: fingerprint(content.as_bytes()),
+            summary: Summary::of(m),
+            terms,
+            len,
+        }
+    }
+
+    fn into_entry(self, stamp: Stamp, dict: &mut Dict) -> FileEntry {
+        let mut terms: Vec<(u32, u16, u8)> = self
+            .terms
+            .into_iter()
+            .map(|(t, (tf, mask))| (dict.intern(&t), tf, mask))
+            .collect();
+        terms.sort_unstable_by_key(|t| t.0);
+        FileEntry {
+            stamp,
+            hash: self.hash,
+            summary: Some(self.summary),
+            error: None,
+            terms,
+            len: self.len,
+        }
     }
 }
 

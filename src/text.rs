@@ -97,10 +97,15 @@ fn push_cjk(run: &[char], out: &mut Vec<String>) {
     };
     'outer: while i < run.len() {
         for stop in ZH_STOP {
-            let n = stop.chars().count();
-            if i + n <= run.len() && run[i..i + n].iter().copied().eq(stop.chars()) {
+            // Every function word starts with a CJK character: compare lazily.
+            let mut len = 0;
+            let matches = stop.chars().all(|c| {
+                len += 1;
+                run.get(i + len - 1) == Some(&c)
+            });
+            if matches {
                 flush(&mut piece, out);
-                i += n;
+                i += len;
                 continue 'outer;
             }
         }

@@ -82,7 +82,7 @@ pub struct App {
     /// Standard output.
     pub out: Output,
     /// The opened store's count of memory files read (for MEMOIR_DEBUG_STATS).
-    files_read: std::cell::RefCell<Option<std::rc::Rc<std::cell::Cell<usize>>>>,
+    files_read: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>>,
 }
 
 impl App {
@@ -191,7 +191,10 @@ pub fn main() -> ExitCode {
     // Lets tests check that per-write commands read a bounded number of files.
     if std::env::var_os("MEMOIR_DEBUG_STATS").is_some() {
         if let Some(n) = app.files_read.borrow().as_ref() {
-            eprintln!("memoir: stats: memory files read: {}", n.get());
+            eprintln!(
+                "memoir: stats: memory files read: {}",
+                n.load(std::sync::atomic::Ordering::Relaxed)
+            );
         }
     }
     match result {
