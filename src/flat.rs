@@ -66,6 +66,14 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 
 /// Encodes a cache as an index file.
 pub fn encode(cache: &Cache, version: u32) -> Vec<u8> {
+    let mut out = Vec::new();
+    write_sections(&mut out, &sections(cache), version)
+        .map(|_| out)
+        .unwrap_or_default()
+}
+
+/// The sections of an index file, by section number.
+pub fn sections(cache: &Cache) -> Vec<Vec<u8>> {
     let head = Head {
         logs: cache.logs.clone(),
         pending: cache.pending.clone(),
@@ -130,26 +138,36 @@ pub fn encode(cache: &Cache, version: u32) -> Vec<u8> {
         }
         sec[8].extend_from_slice(&entry);
     }
-    let mut out = Vec::with_capacity(sec.iter().map(Vec::len).sum::<usize>() + 200);
-    out.extend_from_slice(MAGIC);
-    put_u32(&mut out, version);
-    put_u32(&mut out, SECTIONS as u32);
-    let mut at = (8 + 4 + 4 + SECTIONS * 16) as u64;
+    sec
+}
+
+/// Writes an encoded index: the header, then the sections in file order.
+pub fn write_sections(
+    w: &mut impl std::io::Write,
+    sec: &[Vec<u8>],
+    version: u32,
+) -> std::io::Result<()> {
+    let mut header = Vec::with_capacity(HEADER);
+    header.extend_from_slice(MAGIC);
+    put_u32(&mut header, version);
+    put_u32(&mut header, SECTIONS as u32);
     // What a query reads comes first; the entries (read only for hits) and
     // the keys (read only by commands that change the store) come last.
+    let mut at = HEADER as u64;
     let mut offsets = [0u64; SECTIONS];
     for &i in &PHYSICAL {
         offsets[i] = at;
         at += sec[i].len() as u64;
     }
     for (i, s) in sec.iter().enumerate() {
-        put_u64(&mut out, offsets[i]);
-        put_u64(&mut out, s.len() as u64);
+        put_u64(&mut header, offsets[i]);
+        put_u64(&mut header, s.len() as u64);
     }
+    w.write_all(&header)?;
     for &i in &PHYSICAL {
-        out.extend_from_slice(&sec[i]);
+        w.write_all(&sec[i])?;
     }
-    out
+    Ok(())
 }
 
 /// One memory file's record.
@@ -459,5 +477,105 @@ impl View {
             loaded_mtime,
             dirty: false,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::memory::Memory;
+
+    fn sample() -> Cache {
+        let mut cache = Cache::default();
+        for (i, text) in ["alpha beta", "beta gamma 测试命令", "delta"]
+            .iter()
+            .enumerate()
+        {
+            let m = Memory::parse(&format!(
+                "---\nname: m{i}\ndescription: {text}\ntype: project\n---\nbody {text}\n"
+            ))
+            .expect("memory");
+            let (counts, len) = crate::search::term_counts(&m);
+            let mut terms: Vec<_> = counts
+                .into_iter()
+                .map(|(t, (tf, mask))| (cache.dict.intern(&t), tf, mask))
+                .collect();
+            terms.sort_unstable_by_key(|t| t.0);
+            cache.files.insert(
+                format!("memory/project/m{i}.md"),
+                FileEntry {
+                    stamp: Stamp {
+                        size: i as u64,
+                        mtime: 7,
+                    },
+                    hash: 42,
+                    summary: Some(Summary::of(&m)),
+                    error: None,
+                    terms,
+                    len,
+                },
+            );
+        }
+        cache.keys.insert(
+            "project/m0".into(),
+            KeyState {
+                heads: vec!["h".into()],
+                view: None,
+                view_hash: None,
+                conflict: true,
+            },
+        );
+        cache
+    }
+
+    #[test]
+    fn encodes_and_decodes_losslessly() {
+        let cache = sample();
+        let view = View::parse(encode(&cache, 9), 9).expect("parses");
+        assert_eq!(view.len(), 3);
+        assert_eq!(view.head.conflicts, ["project/m0"]);
+        let beta = view.lookup("beta").expect("beta");
+        assert!(
+            view.term(0, beta).is_some()
+                && view.term(1, beta).is_some()
+                && view.term(2, beta).is_none()
+        );
+        assert!(view.lookup("测试").is_some() && view.lookup("nope").is_none());
+        let back = view.into_cache(0).expect("decodes");
+        assert_eq!(back.files, cache.files);
+        assert_eq!(back.keys, cache.keys);
+        assert_eq!(back.dict.terms, cache.dict.terms);
+        assert!(
+            View::parse(encode(&cache, 9), 10).is_none(),
+            "another version is refused"
+        );
+    }
+
+    #[test]
+    fn damaged_files_are_refused_without_panic() {
+        let bytes = encode(&sample(), 1);
+        for cut in 0..bytes.len() {
+            assert!(
+                View::parse(bytes[..cut].to_vec(), 1).is_none(),
+                "truncated at {cut}"
+            );
+        }
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        for _ in 0..2000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            let mut b = bytes.clone();
+            let at = (state % b.len() as u64) as usize;
+            b[at] ^= (state >> 32) as u8 | 1;
+            if let Some(v) = View::parse(b, 1) {
+                // Whatever survives the checks must be safe to read.
+                for i in 0..v.len() {
+                    let _ = (v.path(i), v.entry(i), v.term(i, 0));
+                }
+                let _ = v.lookup("beta");
+                let _ = v.into_cache(0);
+            }
+        }
     }
 }

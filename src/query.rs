@@ -75,8 +75,8 @@ pub struct Filter {
 impl Store {
     /// Lists memories, sorted by key.
     pub fn list(&self, filter: &Filter) -> Result<Vec<Listed>, StoreError> {
-        let cache = self.refreshed_cache()?;
-        self.save_if_dirty(&cache);
+        let mut cache = self.refreshed_cache()?;
+        self.save_if_dirty(&mut cache);
         Ok(summaries(&cache)
             .into_iter()
             .filter(|(k, s)| {
@@ -117,8 +117,8 @@ impl Store {
 
     /// What needs attention, from the persistent index.
     pub fn status(&self, today: Date) -> Result<Status, StoreError> {
-        let cache = self.refreshed_cache()?;
-        self.save_if_dirty(&cache);
+        let mut cache = self.refreshed_cache()?;
+        self.save_if_dirty(&mut cache);
         let mut st = Status {
             proposals: cache.pending.clone(),
             ..Status::default()

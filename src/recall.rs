@@ -134,7 +134,7 @@ impl Store {
             warnings.push(format!("{e} (conflicts may not be flagged)"));
         }
         self.refresh_files(&mut cache)?;
-        self.save_if_dirty(&cache);
+        self.save_if_dirty(&mut cache);
         for (rel, e) in &cache.files {
             if let Some(err) = &e.error {
                 let err = err
@@ -155,17 +155,23 @@ impl Store {
         if let Some(found) = self.corpus_in_place()? {
             return Ok(found);
         }
+        // read_index saved the refreshed index: read it back from the file
+        // (the page cache has it) rather than hold a second copy; encode in
+        // memory only if it could not be written.
         let (cache, warnings) = self.read_index()?;
-        let bytes = self
-            .state
-            .save_cache(&cache)
-            .unwrap_or_else(|_| crate::flat::encode(&cache, crate::state::CACHE_VERSION));
-        let view =
-            View::parse(bytes, crate::state::CACHE_VERSION).ok_or_else(|| StoreError::Invalid {
-                path: "the persistent index".into(),
-                line: None,
-                message: "could not be encoded".into(),
-            })?;
+        let view = match self.state.load_view() {
+            Some((view, _)) if !cache.dirty => Some(view),
+            _ => View::parse(
+                crate::flat::encode(&cache, crate::state::CACHE_VERSION),
+                crate::state::CACHE_VERSION,
+            ),
+        };
+        drop(cache);
+        let view = view.ok_or_else(|| StoreError::Invalid {
+            path: "the persistent index".into(),
+            line: None,
+            message: "could not be encoded".into(),
+        })?;
         Ok((Corpus::of(view), warnings))
     }
 

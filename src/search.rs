@@ -14,7 +14,6 @@ use crate::key::Key;
 use crate::memory::{Memory, Summary};
 use crate::text::words;
 use crate::time::Date;
-use std::collections::BTreeMap;
 
 /// Field weights: name, description, tags, body.
 pub const FIELD_WEIGHTS: [u16; 4] = [3, 2, 2, 1];
@@ -29,16 +28,19 @@ const B: f64 = 0.75;
 /// Days over which the recency boost decays by a factor e.
 const RECENCY_DAYS: f64 = 180.0;
 
+/// Terms with their weighted frequency and field mask.
+pub type Terms = std::collections::HashMap<String, (u16, u8), crate::state::FnvBuild>;
+
 /// A memory's terms: weighted frequency and mask of the fields each occurs
 /// in (bit 0 name, 1 description, 2 tags, 3 body), and the weighted length.
-pub fn term_counts(m: &Memory) -> (BTreeMap<String, (u16, u8)>, u32) {
+pub fn term_counts(m: &Memory) -> (Terms, u32) {
     let fields = [
         words(&m.name),
         words(&m.description),
         words(&m.tags.join(" ")),
         words(&m.body),
     ];
-    let mut acc: BTreeMap<String, (u16, u8)> = BTreeMap::new();
+    let mut acc: Terms = Terms::default();
     let mut len: u32 = 0;
     for (f, terms) in fields.into_iter().enumerate() {
         let w = FIELD_WEIGHTS[f];
@@ -62,7 +64,7 @@ pub struct Fresh {
     /// Why it did not.
     pub error: Option<String>,
     /// Its terms ([`term_counts`]).
-    pub terms: BTreeMap<String, (u16, u8)>,
+    pub terms: Terms,
     /// Its weighted length.
     pub len: u32,
 }

@@ -674,56 +674,61 @@ impl Store {
         cache: &mut Cache,
         appended: &[(&LogFile, u64)],
     ) -> Result<bool, StoreError> {
-        let mut events = Vec::new();
+        // One file at a time, so that a cold start never holds every log.
+        // (Returning false part-way is fine: the full replay resets it all.)
         for (f, from) in appended {
-            let path = self.path(&f.rel);
-            let mut bytes = Vec::new();
-            fs::File::open(&path)
-                .and_then(|mut h| {
-                    h.seek(SeekFrom::Start(*from))?;
-                    h.read_to_end(&mut bytes)
-                })
-                .map_err(StoreError::io(&path))?;
-            let Ok(text) = String::from_utf8(bytes) else {
+            let Some(text) = self.read_from(&f.rel, *from) else {
                 return Ok(false);
             };
             match event::parse_log(&text) {
-                Ok(p) if p.torn.is_empty() => events.extend(p.events),
+                Ok(p) if p.torn.is_empty() => {
+                    if !apply_events(cache, p.events) {
+                        return Ok(false);
+                    }
+                }
                 _ => return Ok(false),
             }
-        }
-        for e in events {
-            match e.op {
-                Op::Propose => cache.pending.push(e.id.clone()),
-                Op::Consolidate => cache.pending.retain(|p| !e.consumed.contains(p)),
-                _ => {}
-            }
-            if !e.op.is_version() {
-                continue;
-            }
-            let Some(key) = &e.key else { continue };
-            let k = key.to_string();
-            let fresh = KeyState {
-                heads: vec![e.id.clone()],
-                view: version_content(&e).map(|_| e.id.clone()),
-                view_hash: version_content(&e).map(|c| fingerprint(c.as_bytes())),
-                conflict: false,
-            };
-            match cache.keys.get(&k) {
-                None if e.prev.is_empty() => {}
-                Some(ks)
-                    if !ks.conflict && !e.prev.is_empty() && {
-                        let heads: BTreeSet<&String> = ks.heads.iter().collect();
-                        let prev: BTreeSet<&String> = e.prev.iter().collect();
-                        heads == prev
-                    } => {}
-                _ => return Ok(false),
-            }
-            cache.keys.insert(k, fresh);
         }
         Ok(true)
     }
+}
 
+/// Applies events that only move memories forward to the index's key
+/// states; `false` when one does not (a fork, an unknown `prev`).
+fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
+    for e in events {
+        match e.op {
+            Op::Propose => cache.pending.push(e.id.clone()),
+            Op::Consolidate => cache.pending.retain(|p| !e.consumed.contains(p)),
+            _ => {}
+        }
+        if !e.op.is_version() {
+            continue;
+        }
+        let Some(key) = &e.key else { continue };
+        let k = key.to_string();
+        let fresh = KeyState {
+            heads: vec![e.id.clone()],
+            view: version_content(&e).map(|_| e.id.clone()),
+            view_hash: version_content(&e).map(|c| fingerprint(c.as_bytes())),
+            conflict: false,
+        };
+        match cache.keys.get(&k) {
+            None if e.prev.is_empty() => {}
+            Some(ks)
+                if !ks.conflict && !e.prev.is_empty() && {
+                    let heads: BTreeSet<&String> = ks.heads.iter().collect();
+                    let prev: BTreeSet<&String> = e.prev.iter().collect();
+                    heads == prev
+                } => {}
+            _ => return false,
+        }
+        cache.keys.insert(k, fresh);
+    }
+    true
+}
+
+impl Store {
     /// Re-reads memory files whose stamp changed (or is too recent to trust).
     pub(crate) fn refresh_files(&self, cache: &mut Cache) -> Result<(), StoreError> {
         let files = self.memory_files()?;
@@ -828,10 +833,11 @@ impl Store {
         let _ = self.state.save_cache(cache);
     }
 
-    /// Saves the persistent index if a refresh changed it.
-    pub(crate) fn save_if_dirty(&self, cache: &Cache) {
-        if cache.dirty {
-            self.save_cache(cache);
+    /// Saves the persistent index if a refresh changed it; clears `dirty`
+    /// once it is on disk.
+    pub(crate) fn save_if_dirty(&self, cache: &mut Cache) {
+        if cache.dirty && self.state.save_cache(cache).is_ok() {
+            cache.dirty = false;
         }
     }
 
@@ -877,7 +883,7 @@ fn entry_of(content: &str, m: &Memory, stamp: Stamp, dict: &mut Dict) -> FileEnt
 struct Parsed {
     hash: u64,
     summary: Summary,
-    terms: BTreeMap<String, (u16, u8)>,
+    terms: crate::search::Terms,
     len: u32,
 }
 

@@ -91,12 +91,17 @@ fn push_cjk(run: &[char], out: &mut Vec<String>) {
         match piece.len() {
             0 => {}
             1 => out.push(piece[0].to_string()),
-            _ => out.extend(piece.windows(2).map(|w| w.iter().collect())),
+            _ => out.extend(piece.windows(2).map(|w| {
+                let mut b = String::with_capacity(w[0].len_utf8() + w[1].len_utf8());
+                b.push(w[0]);
+                b.push(w[1]);
+                b
+            })),
         }
         piece.clear();
     };
     'outer: while i < run.len() {
-        for stop in ZH_STOP {
+        for stop in ZH_STOP.iter().filter(|s| s.starts_with(run[i])) {
             // Every function word starts with a CJK character: compare lazily.
             let mut len = 0;
             let matches = stop.chars().all(|c| {
@@ -124,24 +129,40 @@ pub fn words(text: &str) -> Vec<String> {
     let mut word = String::new();
     let mut cjk: Vec<char> = Vec::new();
     let flush_word = |word: &mut String, out: &mut Vec<String>| {
-        if !word.is_empty() && !EN_STOP.contains(&word.as_str()) {
-            out.push(normalize(word).into_owned());
+        // EN_STOP is sorted: a binary search per word, not a scan.
+        if !word.is_empty() && EN_STOP.binary_search(&word.as_str()).is_err() {
+            let norm = normalize(word);
+            if norm.len() == word.len() {
+                // Unchanged: hand over the buffer instead of copying it.
+                out.push(std::mem::take(word));
+            } else {
+                out.push(norm.into_owned());
+            }
         }
         word.clear();
     };
-    for c in text.chars().flat_map(char::to_lowercase) {
+    let push = |c: char, word: &mut String, cjk: &mut Vec<char>, out: &mut Vec<String>| {
         if is_cjk(c) {
-            flush_word(&mut word, &mut out);
+            flush_word(word, out);
             cjk.push(c);
         } else {
             if !cjk.is_empty() {
-                push_cjk(&cjk, &mut out);
+                push_cjk(cjk, out);
                 cjk.clear();
             }
             if c.is_alphanumeric() {
                 word.push(c);
             } else {
-                flush_word(&mut word, &mut out);
+                flush_word(word, out);
+            }
+        }
+    };
+    for c in text.chars() {
+        if c.is_ascii() {
+            push(c.to_ascii_lowercase(), &mut word, &mut cjk, &mut out);
+        } else {
+            for l in c.to_lowercase() {
+                push(l, &mut word, &mut cjk, &mut out);
             }
         }
     }
@@ -185,6 +206,11 @@ mod tests {
             ["user", "test", "library"]
         );
         assert_eq!(words("猫"), ["猫"]);
+    }
+
+    #[test]
+    fn stop_words_are_sorted_for_binary_search() {
+        assert!(EN_STOP.windows(2).all(|w| w[0] < w[1]));
     }
 
     #[test]
