@@ -745,49 +745,57 @@ impl Store {
             }
         }
         cache.dirty |= !old.is_empty() || !stale.is_empty();
-        // Reading and tokenizing is the cost of a cold index: use every core,
-        // a batch at a time (bounded memory), then intern the terms in order.
+        // Reading and tokenizing is the cost of a cold index: workers on every
+        // core read batches (a bounded channel keeps memory flat) while this
+        // thread interns their terms.
         let threads = std::thread::available_parallelism()
             .map_or(1, |n| n.get())
             .min(4);
-        for batch in stale.chunks(1024 * threads) {
-            let chunk = batch.len().div_ceil(threads);
-            let read: Vec<Vec<Result<Parsed, String>>> = std::thread::scope(|s| {
-                let workers: Vec<_> = batch
-                    .chunks(chunk)
-                    .map(|part| {
-                        s.spawn(move || {
-                            part.iter()
-                                .map(|(rel, _)| self.parse_for_index(rel))
-                                .collect()
-                        })
-                    })
-                    .collect();
-                workers
-                    .into_iter()
-                    .map(|w| w.join().unwrap_or_default())
-                    .collect()
-            });
-            if read.iter().map(Vec::len).sum::<usize>() != batch.len() {
-                return Err(StoreError::Io {
-                    path: self.path("memory"),
-                    source: io::Error::other("a thread reading memory files failed"),
+        let batches: Vec<&[(String, Stamp)]> = stale.chunks(512).collect();
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let (tx, rx) =
+            std::sync::mpsc::sync_channel::<(usize, Vec<Result<Parsed, String>>)>(threads * 2);
+        let mut received = 0;
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                let (tx, next, batches) = (tx.clone(), &next, &batches);
+                s.spawn(move || loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(batch) = batches.get(i) else { break };
+                    let parsed = batch
+                        .iter()
+                        .map(|(rel, _)| self.parse_for_index(rel))
+                        .collect();
+                    if tx.send((i, parsed)).is_err() {
+                        break;
+                    }
                 });
             }
-            for ((rel, stamp), parsed) in batch.iter().zip(read.into_iter().flatten()) {
-                let entry = match parsed {
-                    Ok(p) => p.into_entry(*stamp, &mut cache.dict),
-                    Err(error) => FileEntry {
-                        stamp: *stamp,
-                        hash: 0,
-                        summary: None,
-                        error: Some(error),
-                        terms: Vec::new(),
-                        len: 0,
-                    },
-                };
-                cache.files.insert(rel.clone(), entry);
+            drop(tx);
+            // Intern on this thread while the workers read on.
+            for (i, parsed) in rx {
+                received += 1;
+                for ((rel, stamp), parsed) in batches[i].iter().zip(parsed) {
+                    let entry = match parsed {
+                        Ok(p) => p.into_entry(*stamp, &mut cache.dict),
+                        Err(error) => FileEntry {
+                            stamp: *stamp,
+                            hash: 0,
+                            summary: None,
+                            error: Some(error),
+                            terms: Vec::new(),
+                            len: 0,
+                        },
+                    };
+                    cache.files.insert(rel.clone(), entry);
+                }
             }
+        });
+        if received != batches.len() {
+            return Err(StoreError::Io {
+                path: self.path("memory"),
+                source: io::Error::other("a thread reading memory files failed"),
+            });
         }
         Ok(())
     }
