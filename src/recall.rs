@@ -118,10 +118,14 @@ impl Budget {
         true
     }
 
-    fn text(&self) -> String {
-        let mut t = self.lines.join("\n");
-        t.push('\n');
-        t
+    /// Ends the block with its closing tag (reserved for all along) and
+    /// puts the text into `ctx`.
+    fn close(mut self, tag: &str, mut ctx: Context) -> Context {
+        self.push(tag.into(), 0);
+        ctx.text = self.lines.join("\n");
+        ctx.text.push('\n');
+        ctx.tokens = self.used;
+        ctx
     }
 }
 
@@ -418,10 +422,7 @@ impl Store {
         if ctx.memories.is_empty() {
             return Context::default();
         }
-        b.push(CLOSE.into(), 0);
-        ctx.text = b.text();
-        ctx.tokens = b.used;
-        ctx
+        b.close(CLOSE, ctx)
     }
 
     fn hot_context(
@@ -533,10 +534,7 @@ impl Store {
         if b.lines.len() == 1 {
             return Context::default();
         }
-        b.push(CLOSE.into(), 0);
-        ctx.text = b.text();
-        ctx.tokens = b.used;
-        ctx
+        b.close(CLOSE, ctx)
     }
 
     /// Notes from today's and yesterday's logs, newest first (equal times:

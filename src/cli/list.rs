@@ -1,8 +1,8 @@
 //! `memoir list`
 
+use super::output::{day, memory_json};
 use super::{error::CliError, App};
 use memoir::query::Filter;
-use memoir::time::Timestamp;
 use serde_json::json;
 
 /// List memories, one per line: key, type, updated date, description.
@@ -22,24 +22,10 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         scope: args.scope,
         kind: args.kind,
     })?;
-    let day = |ms: i64| {
-        if ms == 0 {
-            String::new()
-        } else {
-            Timestamp(ms).date().to_string()
-        }
-    };
     if app.out.json {
         let items: Vec<_> = listed
             .iter()
-            .map(|l| {
-                let s = &l.summary;
-                json!({
-                    "key": l.key.to_string(), "scope": l.key.scope, "name": s.name, "type": s.kind,
-                    "description": s.description, "tags": s.tags, "source": s.source,
-                    "confidence": s.confidence, "updated": day(s.updated), "path": l.path, "conflict": l.conflict,
-                })
-            })
+            .map(|l| memory_json(&l.key, &l.path, &l.summary, l.conflict))
             .collect();
         app.out.json(&json!(items))?;
         return Ok(0);

@@ -1,6 +1,6 @@
 //! The one place that writes to stdout: text lines, JSON, coloured diffs.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 use std::io::{self, IsTerminal, Write};
 
 /// Where command output goes, and how.
@@ -74,6 +74,33 @@ impl Output {
     /// Flushes stdout.
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
+    }
+}
+
+/// A date from ms since the epoch, empty when unknown (0).
+pub fn day(ms: i64) -> String {
+    if ms == 0 {
+        String::new()
+    } else {
+        memoir::time::Timestamp(ms).date().to_string()
+    }
+}
+
+/// A memory as `list` and `recall` print it in JSON.
+pub fn memory_json(
+    key: &memoir::key::Key,
+    path: &str,
+    s: &memoir::memory::Summary,
+    conflict: bool,
+) -> Map<String, Value> {
+    let v = serde_json::json!({
+        "key": key.to_string(), "scope": key.scope, "name": s.name, "type": s.kind,
+        "description": s.description, "tags": s.tags, "source": s.source,
+        "confidence": s.confidence, "updated": day(s.updated), "path": path, "conflict": conflict,
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
     }
 }
 

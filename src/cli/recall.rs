@@ -1,8 +1,8 @@
 //! `memoir recall`
 
-use super::{error::CliError, output::warn, App};
+use super::output::{day, memory_json, warn};
+use super::{error::CliError, App};
 use memoir::search::{Options, DEFAULT_MIN_SCORE};
-use memoir::time::Timestamp;
 use serde_json::json;
 
 /// Find the memories relevant to a query, most relevant first: one line per
@@ -51,25 +51,16 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     for w in &found.warnings {
         warn(app.quiet(), w);
     }
-    let day = |ms: i64| {
-        if ms == 0 {
-            String::new()
-        } else {
-            Timestamp(ms).date().to_string()
-        }
-    };
     if app.out.json {
         let hits: Vec<_> = found
             .hits
             .iter()
             .map(|h| {
-                let s = &h.summary;
-                json!({
-                    "key": h.key.to_string(), "scope": h.key.scope, "name": s.name, "type": s.kind,
-                    "description": s.description, "tags": s.tags, "score": (h.score * 1000.0).round() / 1000.0,
-                    "rank": (h.rank * 1000.0).round() / 1000.0, "updated": day(s.updated), "source": s.source,
-                    "confidence": s.confidence, "path": h.path, "conflict": h.conflict, "stale": h.stale,
-                })
+                let mut m = memory_json(&h.key, &h.path, &h.summary, h.conflict);
+                m.insert("score".into(), json!((h.score * 1000.0).round() / 1000.0));
+                m.insert("rank".into(), json!((h.rank * 1000.0).round() / 1000.0));
+                m.insert("stale".into(), json!(h.stale));
+                m
             })
             .collect();
         app.out.json(&json!(hits))?;
