@@ -439,50 +439,49 @@ impl Store {
         if !b.push(OPEN.into(), Budget::cost(CLOSE)) {
             return ctx;
         }
-        // The index: MEMORY.md's generated lines, as many as fit.
+        // The index: MEMORY.md's generated block for the memory files; past
+        // the token budget, the block for fewer lines, which keeps the most
+        // valuable memories and says how many more there are.
+        const INDEX_OPEN: &str = "<memory_index>";
         const INDEX_CLOSE: &str = "</memory_index>";
         let all = summaries(cache);
-        let block = index::render_block(all.iter().map(|(k, s)| (k, *s)), self.config.index_budget);
-        let lines: Vec<&str> = block
-            .text
-            .lines()
-            .filter(|l| !l.starts_with("- … and "))
-            .collect();
-        let mut listed = 0;
-        let more = |n: usize| format!("- … and {n} more: `memoir recall <words>` finds them");
-        let reserve =
-            Budget::cost(&more(all.len())) + Budget::cost(INDEX_CLOSE) + Budget::cost(CLOSE);
-        let index_open = !all.is_empty() && b.push("<memory_index>".into(), reserve);
-        for line in lines.iter().take_while(|_| index_open) {
-            if !b.push(neutralize(line), reserve) {
-                break;
-            }
-            if line.starts_with("- [") {
-                listed += 1;
-                if let Some(k) = line
-                    .split("](")
-                    .nth(1)
-                    .and_then(|r| r.split(')').next())
-                    .and_then(Key::from_rel_path)
-                {
-                    ctx.memories.push(k);
+        let items = || all.iter().map(|(k, s)| (k, *s));
+        let available = budget.saturating_sub(
+            b.used + Budget::cost(INDEX_OPEN) + Budget::cost(INDEX_CLOSE) + Budget::cost(CLOSE),
+        );
+        let cost = |block: &index::Block| -> usize {
+            block
+                .text
+                .lines()
+                .map(|l| Budget::cost(&neutralize(l)))
+                .sum()
+        };
+        let mut block = index::render_block(items(), self.config.index_budget);
+        if cost(&block) > available {
+            // The largest line budget whose block fits: binary search.
+            let (mut lo, mut hi) = (0, self.config.index_budget);
+            while lo + 1 < hi {
+                let mid = (lo + hi) / 2;
+                if cost(&index::render_block(items(), mid)) <= available {
+                    lo = mid;
+                } else {
+                    hi = mid;
                 }
             }
+            block = index::render_block(items(), lo);
         }
-        // Drop headings left without a memory line after them.
-        while b.lines.last().is_some_and(|l| l.starts_with('#')) {
-            let l = b.lines.pop().unwrap_or_default();
-            b.used -= Budget::cost(&l);
-        }
-        ctx.omitted = all.len() - listed;
-        if index_open {
-            if ctx.omitted > 0 {
-                b.push(
-                    more(ctx.omitted),
-                    Budget::cost(INDEX_CLOSE) + Budget::cost(CLOSE),
-                );
+        if !all.is_empty() && cost(&block) <= available && b.push(INDEX_OPEN.into(), 0) {
+            for line in block.text.lines() {
+                b.push(neutralize(line), 0);
+                let key = line
+                    .strip_prefix("- [")
+                    .and_then(|l| l.split("](").nth(1))
+                    .and_then(|r| r.split(')').next())
+                    .and_then(Key::from_rel_path);
+                ctx.memories.extend(key);
             }
-            b.push(INDEX_CLOSE.into(), Budget::cost(CLOSE));
+            b.push(INDEX_CLOSE.into(), 0);
+            ctx.omitted = block.omitted;
         }
         // Open conflicts.
         let conflicts: Vec<&String> = cache

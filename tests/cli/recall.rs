@@ -240,7 +240,7 @@ fn context_never_exceeds_its_budget() {
     );
     let small = env.ok(&["context", "--budget", "300"]);
     assert!(
-        small.contains("more: `memoir recall <words>` finds them"),
+        small.contains("more: find them with `memoir recall <words>` or `memoir list`"),
         "{small}"
     );
 }
@@ -260,6 +260,37 @@ fn hot_memory_shows_conflicts_and_recent_notes_newest_first() {
     let yesterday = out.find("yesterday").expect("yesterday");
     assert!(today < yesterday, "{out}");
     assert!(!out.contains("three days ago"), "{out}");
+    // A small budget keeps the most valuable index lines: user and feedback first.
+    for i in 0..30 {
+        let (code, _, err) = env.remember(
+            &format!("project/fact-{i:02}"),
+            &format!("plain project fact {i} about area {i}"),
+            &["--confidence", "0.5"],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    assert_eq!(
+        env.remember(
+            "user/prefers-tea",
+            "The user prefers tea",
+            &["--type", "user", "--confidence", "0.5"]
+        )
+        .0,
+        0
+    );
+    let small = env.ok(&["context", "--budget", "150"]);
+    assert!(small.contains("memory/user/prefers-tea.md"), "{small}");
+    assert!(
+        small.contains("more: find them with `memoir recall <words>`"),
+        "{small}"
+    );
+    assert!(
+        small
+            .lines()
+            .map(|l| memoir::search::estimate_tokens(l) + 1)
+            .sum::<usize>()
+            <= 150
+    );
     assert!(out.contains("- [x](memory/project/x.md) — a fact"), "{out}");
 }
 
