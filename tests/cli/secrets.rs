@@ -141,6 +141,18 @@ fn secrets() -> Vec<(&'static str, String)> {
             ]),
         ),
         (
+            "hashicorp-vault-token",
+            j(&["hvs.", "CAESIJ8xk2Lq7RwT4m9Zp3Vb6NcYd1Ha5"]),
+        ),
+        ("pulumi-token", j(&["pul-", &"a1b2c3d4e5".repeat(4)])),
+        ("linear-api-key", j(&["lin_api_", &"Ab3De6Gh9J".repeat(4)])),
+        ("supabase-token", j(&["sbp_", &"0a1b2c3d4e".repeat(4)])),
+        ("mailgun-key", j(&["key-", &"0a1b2c3d".repeat(4)])),
+        (
+            "gcp-service-account",
+            j(&["\"private_key_id\": \"", &"0a1b2c3d4e".repeat(4), "\""]),
+        ),
+        (
             "url-credentials",
             j(&["postgres://app:", "Xk9#mQ2vL7pR", "@db.internal:5432/app"]),
         ),
