@@ -405,6 +405,15 @@ impl Store {
     /// in the logs are left alone unless `force`.
     pub fn rebuild(&self, force: bool, dry_run: bool) -> Result<RebuildReport, StoreError> {
         let _lock = self.lock()?;
+        self.rebuild_locked(force, dry_run)
+    }
+
+    /// [`Store::rebuild`] for a caller that holds the store lock.
+    pub(crate) fn rebuild_locked(
+        &self,
+        force: bool,
+        dry_run: bool,
+    ) -> Result<RebuildReport, StoreError> {
         let scan = self.scan()?;
         let mut report = RebuildReport::default();
         let drifts: HashMap<String, Drift> = scan

@@ -61,3 +61,308 @@ pub fn identity(dir: &Path) -> Option<String> {
 pub fn init(dir: &Path) -> Result<(), GitError> {
     gix::init(dir).map(drop).map_err(gix_err)
 }
+
+/// A commit being prepared: the repository checked, git's index lock held.
+///
+/// The lock is taken before memoir appends anything, so that a refusal
+/// leaves no trace and no other git process can move the index under the
+/// commit; it is released (or committed) when this is dropped or finished.
+pub struct Session {
+    repo: gix::Repository,
+    lock: gix::lock::File,
+    head: Option<gix::ObjectId>,
+    workdir: PathBuf,
+}
+
+/// Who a commit is by, and when.
+#[derive(Debug, Clone)]
+pub struct Signature {
+    /// `user.name`.
+    pub name: String,
+    /// `user.email`.
+    pub email: String,
+    /// Seconds since the epoch (UTC).
+    pub seconds: i64,
+}
+
+/// Why a commit cannot be made; nothing has been written.
+#[derive(Debug, thiserror::Error)]
+pub enum CommitError {
+    /// No author identity.
+    #[error("no git identity: set user.name and user.email (git config) or MEMOIR_AUTHOR=\"Name <email>\"")]
+    NoIdentity,
+    /// HEAD is detached.
+    #[error("HEAD is detached: check out a branch first (or pass --allow-detached)")]
+    Detached,
+    /// A merge, rebase, cherry-pick or revert is in progress.
+    #[error("a {0} is in progress: finish or abort it first")]
+    InProgress(&'static str),
+    /// Another process holds git's index lock.
+    #[error("git's index is locked by another process ({0}); if no git command is running, remove that file")]
+    IndexLocked(PathBuf),
+    /// gix failed.
+    #[error("git: {0}")]
+    Gix(String),
+}
+
+fn commit_err(e: impl std::fmt::Display) -> CommitError {
+    CommitError::Gix(e.to_string())
+}
+
+/// Checks the preconditions of a commit and takes git's index lock.
+/// `author` overrides git's configured identity.
+pub fn begin(
+    dir: &Path,
+    author: Option<(String, String)>,
+    allow_detached: bool,
+) -> Result<(Session, Signature), CommitError> {
+    let repo = gix::discover(dir).map_err(commit_err)?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| commit_err("a bare repository has no work tree"))?
+        .to_path_buf();
+    let (name, email) = match author {
+        Some(a) => a,
+        None => {
+            let sig = repo
+                .author()
+                .ok_or(CommitError::NoIdentity)?
+                .map_err(|_| CommitError::NoIdentity)?;
+            (sig.name.to_string(), sig.email.to_string())
+        }
+    };
+    if name.trim().is_empty() || email.trim().is_empty() {
+        return Err(CommitError::NoIdentity);
+    }
+    if repo.head_name().map_err(commit_err)?.is_none() && !allow_detached {
+        return Err(CommitError::Detached);
+    }
+    let git_dir = repo.git_dir();
+    for (file, what) in [
+        ("MERGE_HEAD", "merge"),
+        ("rebase-merge", "rebase"),
+        ("rebase-apply", "rebase"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+    ] {
+        if git_dir.join(file).exists() {
+            return Err(CommitError::InProgress(what));
+        }
+    }
+    let index_path = repo.index_path();
+    let lock = gix::lock::File::acquire_to_update_resource(
+        &index_path,
+        gix::lock::acquire::Fail::Immediately,
+        None,
+        0,
+    )
+    .map_err(|_| CommitError::IndexLocked(index_path.with_extension("lock")))?;
+    let head = repo.head_id().ok().map(|id| id.detach());
+    Ok((
+        Session {
+            repo,
+            lock,
+            head,
+            workdir,
+        },
+        Signature {
+            name,
+            email,
+            seconds: 0,
+        },
+    ))
+}
+
+impl Session {
+    /// The work tree's root.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    /// Commits exactly `paths` (work-tree-relative, `/`-separated) as they
+    /// are in the work tree (a missing file is removed), on top of HEAD,
+    /// then updates just those entries of git's index so that `git status`
+    /// is clean for them and everything else the user staged stays staged.
+    /// Returns the new commit's id, or `None` when nothing changed.
+    pub fn commit(
+        mut self,
+        paths: &[String],
+        message: &str,
+        sig: &Signature,
+    ) -> Result<Option<String>, CommitError> {
+        use gix::bstr::ByteSlice;
+        let repo = &self.repo;
+        let base_tree = match self.head {
+            Some(head) => repo
+                .find_commit(head)
+                .map_err(commit_err)?
+                .tree_id()
+                .map_err(commit_err)?
+                .detach(),
+            None => gix::ObjectId::empty_tree(repo.object_hash()),
+        };
+        let mut editor = repo.edit_tree(base_tree).map_err(commit_err)?;
+        let mut blobs = Vec::new();
+        for rel in paths {
+            let abs = self.workdir.join(rel);
+            match std::fs::symlink_metadata(&abs) {
+                Ok(m) if m.is_file() => {
+                    let bytes = std::fs::read(&abs).map_err(commit_err)?;
+                    let id = repo.write_blob(&bytes).map_err(commit_err)?.detach();
+                    editor
+                        .upsert(rel.as_str(), gix::object::tree::EntryKind::Blob, id)
+                        .map_err(commit_err)?;
+                    blobs.push((rel.clone(), Some((id, m))));
+                }
+                _ => {
+                    editor.remove(rel.as_str()).map_err(commit_err)?;
+                    blobs.push((rel.clone(), None));
+                }
+            }
+        }
+        let tree = editor.write().map_err(commit_err)?.detach();
+        if self.head.is_some() && tree == base_tree {
+            return Ok(None);
+        }
+        let time = format!("{} +0000", sig.seconds);
+        let who = gix::actor::SignatureRef {
+            name: sig.name.as_str().into(),
+            email: sig.email.as_str().into(),
+            time: &time,
+        };
+        let commit = repo
+            .commit_as(who, who, "HEAD", message, tree, self.head)
+            .map_err(commit_err)?
+            .detach();
+        // The index: only our paths change; the tree cache goes, or the
+        // user's next `git commit` would reuse a stale tree (gitoxide #2421).
+        let mut index = gix::index::File::at_or_default(
+            repo.index_path(),
+            repo.object_hash(),
+            false,
+            Default::default(),
+        )
+        .map_err(commit_err)?;
+        for (rel, blob) in &blobs {
+            let path = rel.as_bytes().as_bstr();
+            index.remove_entries(|_, p, _| p == path);
+            if let Some((id, _)) = blob {
+                let meta = gix::index::fs::Metadata::from_path_no_follow(&self.workdir.join(rel))
+                    .map_err(commit_err)?;
+                let stat = gix::index::entry::Stat::from_fs(&meta).map_err(commit_err)?;
+                index.dangerously_push_entry(
+                    stat,
+                    *id,
+                    gix::index::entry::Flags::empty(),
+                    gix::index::entry::Mode::FILE,
+                    path,
+                );
+            }
+        }
+        index.sort_entries();
+        index.remove_tree();
+        index
+            .write_to(&mut self.lock, gix::index::write::Options::default())
+            .map_err(commit_err)?;
+        self.lock.commit().map_err(commit_err)?;
+        Ok(Some(commit.to_string()))
+    }
+}
+
+/// The git blob id of `bytes` (what `git hash-object` prints).
+pub fn blob_id(bytes: &[u8]) -> String {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .map(|id| id.to_string())
+        .unwrap_or_default()
+}
+
+/// Blob ids of the files HEAD has at `file` and under the folder `dir`
+/// (work-tree-relative, `dir` ending in `/`); empty on an unborn branch.
+pub fn head_files(
+    workdir: &Path,
+    file: &str,
+    dir: &str,
+) -> Result<std::collections::HashMap<String, String>, GitError> {
+    let mut out = std::collections::HashMap::new();
+    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let Ok(commit) = repo.head_commit() else {
+        return Ok(out);
+    };
+    let tree = commit.tree().map_err(gix_err)?;
+    if let Some(e) = tree.lookup_entry_by_path(file).map_err(gix_err)? {
+        if e.mode().is_blob() {
+            out.insert(file.to_string(), e.oid().to_string());
+        }
+    }
+    let Some(folder) = tree
+        .lookup_entry_by_path(dir.trim_end_matches('/'))
+        .map_err(gix_err)?
+    else {
+        return Ok(out);
+    };
+    let mut stack = vec![(folder.oid().to_owned(), dir.to_string())];
+    while let Some((id, prefix)) = stack.pop() {
+        let tree = repo.find_tree(id).map_err(gix_err)?;
+        for entry in tree.iter() {
+            let entry = entry.map_err(gix_err)?;
+            let path = format!("{prefix}{}", entry.filename());
+            if entry.mode().is_tree() {
+                stack.push((entry.oid().to_owned(), format!("{path}/")));
+            } else if entry.mode().is_blob() {
+                out.insert(path, entry.oid().to_string());
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A commit memoir made when it consolidated the store.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// The commit id.
+    pub id: String,
+    /// Commit time, seconds since the epoch.
+    pub seconds: i64,
+    /// `Name <email>` of the author.
+    pub author: String,
+    /// The message's first line.
+    pub summary: String,
+    /// The `Memoir-Consolidation` trailer: the consolidate event's id.
+    pub event: String,
+    /// The `Memoir-Counts` trailer.
+    pub counts: String,
+}
+
+/// The consolidation commits reachable from HEAD, newest first: those
+/// whose message carries a `Memoir-Consolidation:` trailer.
+pub fn versions(dir: &Path) -> Result<Vec<Version>, GitError> {
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let Ok(head) = repo.head_id() else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for info in repo.rev_walk([head.detach()]).all().map_err(gix_err)? {
+        let info = info.map_err(gix_err)?;
+        let commit = repo.find_commit(info.id).map_err(gix_err)?;
+        let message = commit.message_raw_sloppy().to_string();
+        let trailer = |name: &str| {
+            message
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
+        };
+        let Some(event) = trailer("Memoir-Consolidation:") else {
+            continue;
+        };
+        let author = commit.author().map_err(gix_err)?;
+        out.push(Version {
+            id: info.id.to_string(),
+            seconds: commit.time().map_err(gix_err)?.seconds,
+            author: format!("{} <{}>", author.name, author.email),
+            summary: message.lines().next().unwrap_or("").to_string(),
+            event,
+            counts: trailer("Memoir-Counts:").unwrap_or_default(),
+        });
+    }
+    Ok(out)
+}

@@ -8,6 +8,7 @@
 //! render.
 
 pub mod config;
+pub mod consolidate;
 pub mod drift;
 pub mod event;
 pub mod flat;

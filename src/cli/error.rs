@@ -27,6 +27,17 @@ pub enum CliError {
     Usage(String),
     /// Writing output failed (a closed pipe is handled before this).
     Io(std::io::Error),
+    /// Any other failure (exit 1), e.g. a git precondition.
+    Failed(String),
+}
+
+impl From<memoir::consolidate::ConsolidateError> for CliError {
+    fn from(e: memoir::consolidate::ConsolidateError) -> Self {
+        match e {
+            memoir::consolidate::ConsolidateError::Store(e) => CliError::Store(e),
+            memoir::consolidate::ConsolidateError::Git(e) => CliError::Failed(e.to_string()),
+        }
+    }
 }
 
 impl From<StoreError> for CliError {
@@ -61,6 +72,7 @@ impl CliError {
             CliError::Store(e) => e.to_string(),
             CliError::Usage(m) => m.clone(),
             CliError::Io(e) => e.to_string(),
+            CliError::Failed(m) => m.clone(),
         }
     }
 

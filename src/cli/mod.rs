@@ -5,6 +5,7 @@
 //! `run` function.
 
 mod check;
+mod consolidate;
 mod context;
 mod error;
 mod forget;
@@ -19,6 +20,7 @@ mod reindex;
 mod remember;
 mod show;
 mod status;
+mod versions;
 
 use clap::{Parser, Subcommand};
 use error::{code, CliError};
@@ -72,6 +74,8 @@ enum Command {
     Record(record::Args),
     Check(check::Args),
     Status(status::Args),
+    Consolidate(consolidate::Args),
+    Versions(versions::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -186,6 +190,8 @@ pub fn main() -> ExitCode {
         Command::Record(a) => record::run(a, &mut app),
         Command::Check(a) => check::run(a, &mut app),
         Command::Status(a) => status::run(a, &mut app),
+        Command::Consolidate(a) => consolidate::run(a, &mut app),
+        Command::Versions(a) => versions::run(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.

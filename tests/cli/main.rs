@@ -5,6 +5,7 @@ mod util;
 
 mod broken_inputs;
 mod concurrency;
+mod consolidate;
 mod fixtures;
 mod hooks;
 mod lifecycle;

@@ -1,0 +1,34 @@
+//! `memoir versions`
+
+use super::{error::CliError, App};
+use memoir::time::Timestamp;
+use serde_json::json;
+
+/// List the consolidation commits reachable from HEAD, newest first: id,
+/// date, author and what changed.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let versions =
+        memoir::git::versions(&store.root).map_err(|e| CliError::Failed(e.to_string()))?;
+    let when = |s: i64| Timestamp(s * 1000).seconds();
+    app.out.json(&json!(versions
+        .iter()
+        .map(|v| json!({
+            "commit": v.id, "date": when(v.seconds), "author": v.author,
+            "summary": v.summary, "event": v.event, "counts": v.counts,
+        }))
+        .collect::<Vec<_>>()))?;
+    for v in &versions {
+        app.out.line(format!(
+            "{}  {}  {}  {}",
+            &v.id[..v.id.len().min(12)],
+            when(v.seconds),
+            v.author,
+            v.counts
+        ))?;
+    }
+    Ok(0)
+}

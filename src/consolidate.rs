@@ -1,0 +1,437 @@
+//! Consolidation: pending proposals and expired memories become one
+//! reviewed, versioned change of the store, committed to git.
+//!
+//! The plan is deterministic: a proposal for a new key is added; one that
+//! says what its memory already says (after normalization) is merged into
+//! it (sources and tags joined); one that differs from its memory, or nearly
+//! duplicates another memory, is a conflict and waits for a human; memories
+//! past `expires` are forgotten; memories past `review_by` are reported.
+//! Applying appends the events (with a `consolidate` event listing what it
+//! consumed), writes the views and MEMORY.md, then commits the store paths.
+
+use crate::event::Op;
+use crate::git::{self, CommitError};
+use crate::key::Key;
+use crate::memory::Memory;
+use crate::replay::Replay;
+use crate::store::{Ctx, Store, StoreError};
+use crate::text;
+use crate::time::Date;
+
+/// What happens to one memory.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// A new memory from a proposal.
+    Add,
+    /// A proposal saying what the memory says: sources and tags joined.
+    Merge,
+    /// A proposal already contained in the memory: consumed, nothing changes.
+    Duplicate,
+    /// Past its `expires` date: forgotten.
+    Expire,
+    /// The proposal differs from the memory, or nearly duplicates another:
+    /// a human decides (`memoir resolve`, or remember --replace).
+    Conflict {
+        /// Why.
+        reason: String,
+    },
+}
+
+/// One line of the plan.
+#[derive(Debug, Clone)]
+pub struct Step {
+    /// The memory.
+    pub key: Key,
+    /// What happens.
+    pub action: Action,
+    /// The proposal it comes from, if any.
+    pub proposal: Option<String>,
+    /// The file as it is.
+    pub before: Option<String>,
+    /// The file as it will be (for a conflict: as proposed).
+    pub after: Option<String>,
+}
+
+impl Step {
+    /// The change as a unified diff of the memory file.
+    pub fn diff(&self) -> String {
+        let path = self.key.rel_path();
+        let (a, b) = (format!("a/{path}"), format!("b/{path}"));
+        let old = if self.before.is_some() {
+            a.as_str()
+        } else {
+            "/dev/null"
+        };
+        let new = if self.after.is_some() {
+            b.as_str()
+        } else {
+            "/dev/null"
+        };
+        text::unified_diff(
+            self.before.as_deref().unwrap_or(""),
+            self.after.as_deref().unwrap_or(""),
+            old,
+            new,
+        )
+    }
+}
+
+/// A consolidation's plan and, once applied, its result.
+#[derive(Debug, Clone, Default)]
+pub struct Plan {
+    /// Every step, by key.
+    pub steps: Vec<Step>,
+    /// Memories past `review_by` (reported, not changed).
+    pub stale: Vec<Key>,
+    /// The commit made, if any.
+    pub commit: Option<String>,
+    /// The `consolidate` event, if the plan was applied.
+    pub event: Option<String>,
+}
+
+impl Plan {
+    /// Steps that change nothing without a human.
+    pub fn conflicts(&self) -> impl Iterator<Item = &Step> {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s.action, Action::Conflict { .. }))
+    }
+
+    /// Counts of (added, changed, forgotten, conflicts).
+    pub fn counts(&self) -> (usize, usize, usize, usize) {
+        let n = |f: fn(&Action) -> bool| self.steps.iter().filter(|s| f(&s.action)).count();
+        (
+            n(|a| *a == Action::Add),
+            n(|a| *a == Action::Merge),
+            n(|a| *a == Action::Expire),
+            n(|a| matches!(a, Action::Conflict { .. })),
+        )
+    }
+}
+
+/// What `consolidate` is asked to do.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Plan only; change nothing.
+    pub dry_run: bool,
+    /// The commit message's first line (default: the counts).
+    pub message: Option<String>,
+    /// Commit author instead of git's identity.
+    pub author: Option<(String, String)>,
+    /// Commit on a detached HEAD.
+    pub allow_detached: bool,
+}
+
+/// Why a consolidation stopped before writing anything.
+#[derive(Debug, thiserror::Error)]
+pub enum ConsolidateError {
+    /// A git precondition failed.
+    #[error(transparent)]
+    Git(#[from] CommitError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Memory content without what a merge may change (source, tags, times).
+fn normalized(m: &Memory) -> Memory {
+    Memory {
+        source: None,
+        tags: Vec::new(),
+        created: None,
+        updated: None,
+        confidence: None,
+        body: m.body.trim().to_string(),
+        description: m.description.trim().to_string(),
+        ..m.clone()
+    }
+}
+
+impl Store {
+    /// Plans the consolidation of what is pending.
+    fn plan(&self, replay: &Replay, today: Date) -> Plan {
+        let mut plan = Plan::default();
+        let mut planned: std::collections::HashSet<Key> = Default::default();
+        for id in &replay.pending {
+            let Some(e) = replay.events.get(id) else {
+                continue;
+            };
+            let Some(key) = e.key.clone() else { continue };
+            let Ok(proposed) = Memory::parse(&e.body) else {
+                continue;
+            };
+            let current = replay.view(&key).map(str::to_string);
+            let conflict_open = replay.memories.get(&key).is_some_and(|v| v.conflict);
+            let step = |action, after: Option<String>| Step {
+                key: key.clone(),
+                action,
+                proposal: Some(id.clone()),
+                before: current.clone(),
+                after,
+            };
+            if planned.contains(&key) || conflict_open {
+                plan.steps.push(step(
+                    Action::Conflict {
+                        reason: "another change to this memory is pending".into(),
+                    },
+                    Some(e.body.clone()),
+                ));
+                continue;
+            }
+            let Some(cur) = current.as_deref() else {
+                // A new memory, unless it nearly duplicates another one.
+                let near = replay.views().find(|(k, c)| {
+                    k.scope == key.scope
+                        && Memory::parse(c).is_ok_and(|m| {
+                            text::similarity(&m.description, &proposed.description)
+                                >= self.config.near_duplicate
+                        })
+                });
+                match near {
+                    Some((other, _)) => plan.steps.push(step(
+                        Action::Conflict {
+                            reason: format!("nearly duplicates {other}"),
+                        },
+                        Some(e.body.clone()),
+                    )),
+                    None => plan.steps.push(step(Action::Add, Some(e.body.clone()))),
+                }
+                planned.insert(key);
+                continue;
+            };
+            let Ok(existing) = Memory::parse(cur) else {
+                continue;
+            };
+            if normalized(&existing) != normalized(&proposed) {
+                plan.steps.push(step(
+                    Action::Conflict {
+                        reason: "differs from the current version".into(),
+                    },
+                    Some(e.body.clone()),
+                ));
+                planned.insert(key);
+                continue;
+            }
+            // The same memory: join sources and tags.
+            let mut merged = existing.clone();
+            for t in &proposed.tags {
+                if !merged.tags.contains(t) {
+                    merged.tags.push(t.clone());
+                }
+            }
+            if let (Some(a), Some(b)) = (&existing.source, &proposed.source) {
+                if !a.contains(b.as_str()) {
+                    merged.source = Some(format!("{a}; {b}"));
+                }
+            }
+            if merged == existing {
+                plan.steps.push(step(Action::Duplicate, current.clone()));
+            } else {
+                plan.steps.push(step(Action::Merge, Some(merged.render())));
+            }
+            planned.insert(key);
+        }
+        for (key, content) in replay.views() {
+            let Ok(m) = Memory::parse(content) else {
+                continue;
+            };
+            if m.expires.is_some_and(|d| d < today) && !planned.contains(key) {
+                plan.steps.push(Step {
+                    key: key.clone(),
+                    action: Action::Expire,
+                    proposal: None,
+                    before: Some(content.to_string()),
+                    after: None,
+                });
+            }
+            if m.review_by.is_some_and(|d| d < today) {
+                plan.stale.push(key.clone());
+            }
+        }
+        plan
+    }
+
+    /// Plans and (unless `dry_run`) applies a consolidation, then commits
+    /// the store. Git's preconditions are checked and its index lock taken
+    /// before anything is written.
+    pub fn consolidate(&self, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
+        // The store lock first, so that a second consolidation waits for the
+        // first (or gives up with exit 5); then git's preconditions and its
+        // index lock, before anything is appended.
+        let _lock = self.lock()?;
+        let session = if opts.dry_run {
+            None
+        } else {
+            Some(git::begin(
+                &self.root,
+                opts.author.clone(),
+                opts.allow_detached,
+            )?)
+        };
+        let (replay, _) = self.replay()?;
+        let mut plan = self.plan(&replay, ctx.now.date());
+        if opts.dry_run {
+            return Ok(plan);
+        }
+        let Some((session, mut sig)) = session else {
+            return Ok(plan);
+        };
+        let mut events = Vec::new();
+        let mut consumed = Vec::new();
+        for step in &plan.steps {
+            let heads = replay
+                .memories
+                .get(&step.key)
+                .map(|v| v.heads.clone())
+                .unwrap_or_default();
+            let mut e = match &step.action {
+                Action::Add | Action::Merge => self.event(
+                    ctx,
+                    Op::Remember,
+                    Some(step.key.clone()),
+                    heads,
+                    step.after.clone().unwrap_or_default(),
+                )?,
+                Action::Expire => {
+                    let mut e = self.event(
+                        ctx,
+                        Op::Forget,
+                        Some(step.key.clone()),
+                        heads,
+                        String::new(),
+                    )?;
+                    e.reason = Some("expired".into());
+                    e
+                }
+                Action::Duplicate => {
+                    consumed.extend(step.proposal.clone());
+                    continue;
+                }
+                Action::Conflict { .. } => continue,
+            };
+            if let Some(p) = &step.proposal {
+                e.consumed = vec![p.clone()];
+                consumed.push(p.clone());
+            }
+            events.push(e);
+        }
+        let (added, changed, forgotten, conflicts) = plan.counts();
+        if events.is_empty() && consumed.is_empty() {
+            // Nothing new to apply; but a consolidation interrupted after its
+            // log append (views half written, or not committed) is finished:
+            // repair what it left, then commit it.
+            let committed: std::collections::HashSet<String> = git::versions(&self.root)
+                .map_err(StoreError::from)?
+                .into_iter()
+                .map(|v| v.event)
+                .collect();
+            let last = replay
+                .events
+                .values()
+                .filter(|e| e.op == Op::Consolidate)
+                .max_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+            let Some(last) = last.filter(|e| !committed.contains(&e.id)) else {
+                return Ok(plan);
+            };
+            self.rebuild_locked(false, false)?;
+            let message = format!(
+                "memoir: consolidate (finished after an interruption)\n\n{}\nMemoir-Consolidation: {}\n",
+                last.reason.as_deref().map(|r| format!("{r}\n")).unwrap_or_default(),
+                last.id
+            );
+            let paths = self.changed_store_paths(session.workdir())?;
+            sig.seconds = ctx.now.0.div_euclid(1000);
+            plan.event = Some(last.id.clone());
+            plan.commit = session.commit(&paths, &message, &sig)?;
+            return Ok(plan);
+        }
+        let mut marker = self.event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
+        marker.consumed = consumed;
+        marker.reason = Some(format!(
+            "{added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
+        ));
+        events.push(marker.clone());
+        let mut cache = self.refreshed_cache()?;
+        self.apply(&mut cache, &events)?;
+        plan.event = Some(marker.id.clone());
+        // Commit every store path that differs from HEAD: the views and
+        // MEMORY.md just written, and the logs (notes included).
+        let paths = self.changed_store_paths(session.workdir())?;
+        let mut message = opts.message.clone().unwrap_or_else(|| {
+            format!("memoir: consolidate ({added} added, {changed} changed, {forgotten} forgotten)")
+        });
+        message.push_str("\n\n");
+        for s in &plan.steps {
+            let sign = match s.action {
+                Action::Add => "+",
+                Action::Merge => "~",
+                Action::Expire => "-",
+                _ => continue,
+            };
+            message.push_str(&format!("{sign} {}\n", s.key));
+        }
+        message.push_str(&format!(
+            "\nMemoir-Consolidation: {}\nMemoir-Counts: added={added} changed={changed} forgotten={forgotten} conflicts={conflicts}\n",
+            marker.id
+        ));
+        sig.seconds = ctx.now.0.div_euclid(1000);
+        if self.failpoint.as_deref() == Some("before-commit") {
+            return Err(StoreError::Decision(
+                "failpoint before-commit: stopped before the commit".into(),
+            )
+            .into());
+        }
+        plan.commit = session.commit(&paths, &message, &sig)?;
+        Ok(plan)
+    }
+
+    /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that
+    /// differ from HEAD, or that HEAD has and the work tree lost.
+    fn changed_store_paths(&self, workdir: &std::path::Path) -> Result<Vec<String>, StoreError> {
+        let prefix = self
+            .root
+            .strip_prefix(workdir)
+            .map(|p| {
+                let p = p.to_string_lossy().replace('\\', "/");
+                if p.is_empty() {
+                    p
+                } else {
+                    format!("{p}/")
+                }
+            })
+            .unwrap_or_default();
+        let mut files = vec![crate::index::INDEX_PATH.to_string()];
+        for entry in walkdir::WalkDir::new(self.path("memory")).follow_links(false) {
+            let entry = entry.map_err(|e| StoreError::Io {
+                path: self.path("memory"),
+                source: std::io::Error::other(e.to_string()),
+            })?;
+            if entry.file_type().is_file() {
+                if let Ok(rel) = entry.path().strip_prefix(&self.root) {
+                    files.push(rel.to_string_lossy().replace('\\', "/"));
+                }
+            }
+        }
+        let in_head = git::head_files(
+            workdir,
+            &format!("{prefix}{}", crate::index::INDEX_PATH),
+            &format!("{prefix}memory/"),
+        )?;
+        let mut out = Vec::new();
+        for rel in &files {
+            let full = format!("{prefix}{rel}");
+            let bytes = std::fs::read(self.path(rel)).map_err(StoreError::io(self.path(rel)))?;
+            if in_head.get(&full) != Some(&git::blob_id(&bytes)) {
+                out.push(full);
+            }
+        }
+        for path in in_head.keys() {
+            if path.starts_with(&format!("{prefix}memory/"))
+                && !files.iter().any(|f| format!("{prefix}{f}") == *path)
+            {
+                out.push(path.clone());
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,224 @@
+//! Consolidation into git commits, with the real git as the oracle.
+
+use crate::util::Env;
+
+/// A repository with code, one staged and one unstaged unrelated change,
+/// and a store with pending work.
+fn scenario() -> Env {
+    let env = Env::new();
+    env.write("src/app.rs", "fn main() {}\n");
+    env.git(&["add", "src/app.rs"]);
+    env.git(&["commit", "-qm", "code"]);
+    env.write("src/app.rs", "fn main() { println!(\"wip\"); }\n");
+    env.write("staged.txt", "staged by the user\n");
+    env.git(&["add", "staged.txt"]);
+    assert_eq!(env.remember("project/a", "alpha fact", &[]).0, 0);
+    assert_eq!(env.remember("project/b", "beta fact", &["--propose"]).0, 0);
+    assert_eq!(
+        env.remember("project/old", "an old fact", &["--expires", "2020-01-01"])
+            .0,
+        0
+    );
+    env.ok(&["note", "a session note"]);
+    env
+}
+
+#[test]
+fn a_consolidation_commits_only_the_store_and_leaves_the_rest_alone() {
+    let env = scenario();
+    let out = env.ok(&["consolidate"]);
+    assert!(
+        out.contains("add project/b") && out.contains("expire project/old"),
+        "{out}"
+    );
+    let files = env.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(!files.is_empty());
+    for f in files.lines() {
+        assert!(
+            f == "MEMORY.md" || f.starts_with("memory/"),
+            "committed {f}\n{files}"
+        );
+    }
+    assert!(
+        files.contains("memory/project/b.md") && files.contains("memory/log/"),
+        "{files}"
+    );
+    // The store is clean; the user's staged and unstaged work is as it was.
+    let status = env.git(&["status", "--porcelain"]);
+    assert!(
+        !status
+            .lines()
+            .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
+        "{status}"
+    );
+    assert!(status.lines().any(|l| l == "A  staged.txt"), "{status}");
+    assert!(status.lines().any(|l| l == " M src/app.rs"), "{status}");
+    assert_eq!(env.read("src/app.rs"), "fn main() { println!(\"wip\"); }\n");
+    env.git(&["fsck", "--strict"]);
+    // The next plain `git commit` takes the staged file and reverts nothing of memoir's.
+    env.git(&["commit", "-qm", "user commit"]);
+    let user = env.git(&["show", "--name-status", "--format=", "HEAD"]);
+    assert_eq!(user.trim(), "A\tstaged.txt", "{user}");
+    env.ok(&["check"]);
+    let message = env.git(&["log", "-1", "--format=%B", "HEAD~1"]);
+    assert!(
+        message.contains("Memoir-Consolidation: ") && message.contains("+ project/b"),
+        "{message}"
+    );
+    let versions = env.ok(&["versions"]);
+    assert!(
+        versions.contains("added=1 changed=0 forgotten=1 conflicts=0"),
+        "{versions}"
+    );
+    // Nothing pending: a second consolidation plans nothing and commits nothing new.
+    let head = env.git(&["rev-parse", "HEAD"]);
+    env.ok(&["consolidate"]);
+    let log = env.git(&["log", "--format=%s", &format!("{}..HEAD", head.trim())]);
+    assert!(log.lines().count() <= 1, "{log}");
+}
+
+#[test]
+fn dry_run_changes_nothing() {
+    let env = scenario();
+    let before = env.snapshot();
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let out = env.ok(&["consolidate", "--dry-run"]);
+    assert!(out.contains("would consolidate: 1 added"), "{out}");
+    assert_eq!(env.snapshot(), before);
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+}
+
+#[test]
+fn each_git_refusal_appends_nothing() {
+    // No identity.
+    let env = scenario();
+    std::fs::write(
+        env.dir.path().join("home/gitconfig"),
+        "[init]\n\tdefaultBranch = main\n",
+    )
+    .expect("config");
+    let logs = env.log_text();
+    let err = env.fails(&["consolidate"], 1);
+    assert!(err.contains("no git identity"), "{err}");
+    assert_eq!(env.log_text(), logs);
+    // MEMOIR_AUTHOR supplies one.
+    let mut cmd = env.cmd(&["consolidate"]);
+    cmd.env("MEMOIR_AUTHOR", "Memo Bot <bot@example.com>");
+    assert!(cmd.output().expect("run").status.success());
+    assert_eq!(
+        env.git(&["log", "-1", "--format=%an <%ae>"]).trim(),
+        "Memo Bot <bot@example.com>"
+    );
+
+    // Detached HEAD, a merge in progress, git's index lock held.
+    for case in ["detached", "merge", "index-lock"] {
+        let env = scenario();
+        match case {
+            "detached" => {
+                let head = env.git(&["rev-parse", "HEAD"]);
+                env.git(&["checkout", "-q", head.trim()]);
+            }
+            "merge" => {
+                let head = env.git(&["rev-parse", "HEAD"]);
+                std::fs::write(env.path(".git/MERGE_HEAD"), head).expect("merge head");
+            }
+            _ => std::fs::write(env.path(".git/index.lock"), "").expect("lock"),
+        }
+        let logs = env.log_text();
+        let err = env.fails(&["consolidate"], 1);
+        let expected = match case {
+            "detached" => "detached",
+            "merge" => "merge is in progress",
+            _ => "index is locked",
+        };
+        assert!(err.contains(expected), "{case}: {err}");
+        assert_eq!(env.log_text(), logs, "{case}: something was appended");
+    }
+}
+
+#[test]
+fn a_conflicting_proposal_is_never_applied_without_a_decision() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    assert_eq!(
+        env.remember("project/db", "Postgres 15 is the database", &[])
+            .0,
+        0
+    );
+    let (code, _, _) = env.remember("project/db", "MySQL 8 is the database", &[]);
+    assert_eq!(code, 4);
+    let before = env.read("memory/project/db.md");
+    let (code, out, _) = env.run(&["consolidate"]);
+    assert_eq!(code, 4, "{out}");
+    assert!(
+        out.contains("conflict project/db: differs from the current version"),
+        "{out}"
+    );
+    assert_eq!(env.read("memory/project/db.md"), before);
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert_eq!(
+        status["proposals"].as_array().map(Vec::len),
+        Some(1),
+        "still pending"
+    );
+    env.ok(&["check"]);
+}
+
+#[test]
+fn concurrent_consolidations_serialize() {
+    let env = scenario();
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    let children: Vec<_> = (0..2)
+        .map(|_| env.spawn(&exe, &["consolidate"], &[("MEMOIR_NOW", env.now.clone())]))
+        .collect();
+    for mut c in children {
+        let status = c.wait().expect("wait");
+        assert!(matches!(status.code(), Some(0) | Some(5)), "{status:?}");
+    }
+    env.ok(&["check"]);
+    env.git(&["fsck", "--strict"]);
+    let status = env.git(&["status", "--porcelain"]);
+    assert!(!status.lines().any(|l| l.contains("memory/")), "{status}");
+    assert_eq!(
+        env.log_text().matches("\"op\":\"consolidate\"").count(),
+        1,
+        "one consolidation did the work"
+    );
+}
+
+#[test]
+fn an_interrupted_consolidation_is_finished_by_the_next_one() {
+    // The uninterrupted result, for comparison.
+    let clean = scenario();
+    clean.ok(&["consolidate"]);
+    let views = |env: &Env| -> Vec<(String, Vec<u8>)> {
+        env.snapshot()
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with("memory/log/"))
+            .collect()
+    };
+    for failpoint in ["after-log-append", "before-commit"] {
+        let env = scenario();
+        let mut cmd = env.cmd(&["consolidate"]);
+        cmd.env("MEMOIR_FAILPOINT", failpoint);
+        assert!(!cmd.output().expect("run").status.success(), "{failpoint}");
+        env.ok(&["consolidate"]);
+        assert_eq!(views(&env), views(&clean), "{failpoint}");
+        let status = env.git(&["status", "--porcelain"]);
+        assert!(
+            !status
+                .lines()
+                .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
+            "{failpoint}: {status}"
+        );
+        assert_eq!(
+            env.log_text().matches("\"op\":\"consolidate\"").count(),
+            1,
+            "{failpoint}"
+        );
+        env.ok(&["check"]);
+        env.git(&["fsck", "--strict"]);
+        assert_eq!(env.ok(&["versions"]).lines().count(), 1, "{failpoint}");
+    }
+}
