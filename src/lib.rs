@@ -21,6 +21,7 @@ pub mod policy;
 pub mod query;
 pub mod recall;
 pub mod replay;
+pub mod resolve;
 pub mod search;
 pub mod state;
 pub mod store;

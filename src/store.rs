@@ -693,15 +693,21 @@ impl Store {
     }
 }
 
+/// Keeps the index's list of pending proposals in step with an event.
+pub(crate) fn track_pending(cache: &mut Cache, e: &Event) {
+    if e.op == Op::Propose {
+        cache.pending.push(e.id.clone());
+    }
+    if !e.consumed.is_empty() {
+        cache.pending.retain(|p| !e.consumed.contains(p));
+    }
+}
+
 /// Applies events that only move memories forward to the index's key
 /// states; `false` when one does not (a fork, an unknown `prev`).
 fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
     for e in events {
-        match e.op {
-            Op::Propose => cache.pending.push(e.id.clone()),
-            Op::Consolidate => cache.pending.retain(|p| !e.consumed.contains(p)),
-            _ => {}
-        }
+        track_pending(cache, &e);
         if !e.op.is_version() {
             continue;
         }

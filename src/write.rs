@@ -519,6 +519,9 @@ impl Store {
             ));
         }
         let mut journal = Vec::new();
+        for e in events {
+            crate::store::track_pending(cache, e);
+        }
         for e in events.iter().filter(|e| e.op.is_version()) {
             let Some(key) = &e.key else { continue };
             let rel = key.rel_path();

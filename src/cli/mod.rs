@@ -5,6 +5,7 @@
 //! `run` function.
 
 mod check;
+mod conflicts;
 mod consolidate;
 mod context;
 mod error;
@@ -18,6 +19,7 @@ mod recall;
 mod record;
 mod reindex;
 mod remember;
+mod resolve;
 mod show;
 mod status;
 mod versions;
@@ -76,6 +78,8 @@ enum Command {
     Status(status::Args),
     Consolidate(consolidate::Args),
     Versions(versions::Args),
+    Conflicts(conflicts::Args),
+    Resolve(resolve::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -192,6 +196,8 @@ pub fn main() -> ExitCode {
         Command::Status(a) => status::run(a, &mut app),
         Command::Consolidate(a) => consolidate::run(a, &mut app),
         Command::Versions(a) => versions::run(a, &mut app),
+        Command::Conflicts(a) => conflicts::run(a, &mut app),
+        Command::Resolve(a) => resolve::run(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.

@@ -10,5 +10,6 @@ mod fixtures;
 mod hooks;
 mod lifecycle;
 mod recall;
+mod resolve;
 mod roundtrip;
 mod secrets;

@@ -1,0 +1,91 @@
+//! `memoir resolve`
+
+use super::{error::CliError, parse_key, App};
+use memoir::resolve::Decision;
+use memoir::store::StoreError;
+use serde_json::json;
+
+/// Decide a conflict. `--keep` keeps what the file shows now; `--take ID`
+/// takes one version (a head or a pending proposal, from `memoir
+/// conflicts`); `--both` keeps what the file shows and writes every other
+/// version under `<slug>-2`, `<slug>-3`…; `--edit` opens the file in
+/// $EDITOR and takes what you save. The decision is logged; commit it with
+/// the next `memoir consolidate`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("decision").required(true).args(["keep", "take", "both", "edit"])))]
+pub struct Args {
+    /// The memory: <scope>/<name>.
+    key: String,
+    /// Keep what the file shows now.
+    #[arg(long)]
+    keep: bool,
+    /// Take this version (an event id, or a unique prefix of at least 6 characters).
+    #[arg(long, value_name = "EVENT_ID")]
+    take: Option<String>,
+    /// Keep both: the other versions go under new keys.
+    #[arg(long)]
+    both: bool,
+    /// Edit the memory in $EDITOR and take the result.
+    #[arg(long)]
+    edit: bool,
+}
+
+fn edit(current: &str, key: &str) -> Result<String, CliError> {
+    let editor = std::env::var("VISUAL")
+        .or_else(|_| std::env::var("EDITOR"))
+        .map_err(|_| CliError::Usage("--edit needs $EDITOR (or $VISUAL)".into()))?;
+    let dir = std::env::temp_dir().join(format!("memoir-resolve-{}", std::process::id()));
+    std::fs::create_dir_all(&dir)?;
+    let file = dir.join(format!("{}.md", key.replace('/', "-")));
+    std::fs::write(&file, current)?;
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!("{editor} \"$1\""))
+        .arg("sh")
+        .arg(&file)
+        .status()?;
+    let text = std::fs::read_to_string(&file);
+    let _ = std::fs::remove_dir_all(&dir);
+    if !status.success() {
+        return Err(CliError::Failed(format!(
+            "the editor exited with {status}; nothing resolved"
+        )));
+    }
+    Ok(text?)
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let (key, _) = parse_key(&args.key)?;
+    let decision = if args.keep {
+        Decision::Keep
+    } else if let Some(id) = args.take {
+        Decision::Take(id)
+    } else if args.both {
+        Decision::Both
+    } else {
+        let conflict = store
+            .conflicts()?
+            .into_iter()
+            .find(|c| c.key == key)
+            .ok_or_else(|| {
+                CliError::Store(StoreError::NoSuchMemory(format!("conflict on {key}")))
+            })?;
+        let start = conflict
+            .current
+            .or_else(|| conflict.candidates.iter().find_map(|c| c.content.clone()))
+            .unwrap_or_default();
+        Decision::Content(edit(&start, &args.key)?)
+    };
+    let ctx = app.ctx(&store)?;
+    let done = store.resolve(&ctx, &key, &decision)?;
+    app.out.json(&json!({
+        "key": key.to_string(), "id": done.id,
+        "added": done.added.iter().map(ToString::to_string).collect::<Vec<_>>(),
+    }))?;
+    app.out.line(format!("resolved {key}"))?;
+    for k in &done.added {
+        app.out.line(format!("kept the other version as {k}"))?;
+    }
+    Ok(0)
+}
