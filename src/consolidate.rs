@@ -315,7 +315,6 @@ impl Store {
             }
             events.push(e);
         }
-        let (added, changed, forgotten, conflicts) = plan.counts();
         if events.is_empty() && consumed.is_empty() {
             // Nothing new to apply; but a consolidation interrupted after its
             // log append (views half written, or not committed) is finished:
@@ -331,7 +330,12 @@ impl Store {
                 .filter(|e| e.op == Op::Consolidate)
                 .max_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
             let Some(last) = last.filter(|e| !committed.contains(&e.id)) else {
-                return Ok(plan);
+                // Still, what `remember`, `forget`, `note` and `resolve` wrote
+                // since the last version is committed as a new one.
+                if self.changed_store_paths(session.workdir())?.is_empty() {
+                    return Ok(plan);
+                }
+                return self.commit_consolidation(ctx, plan, events, consumed, session, sig, opts);
             };
             self.rebuild_locked(false, false)?;
             let message = format!(
@@ -345,6 +349,23 @@ impl Store {
             plan.commit = session.commit(&paths, &message, &sig)?;
             return Ok(plan);
         }
+        self.commit_consolidation(ctx, plan, events, consumed, session, sig, opts)
+    }
+
+    /// Appends the plan's events and its `consolidate` marker, writes the
+    /// views, and commits every changed store path.
+    #[allow(clippy::too_many_arguments)]
+    fn commit_consolidation(
+        &self,
+        ctx: &Ctx,
+        mut plan: Plan,
+        mut events: Vec<crate::event::Event>,
+        consumed: Vec<String>,
+        session: git::Session,
+        mut sig: git::Signature,
+        opts: &Options,
+    ) -> Result<Plan, ConsolidateError> {
+        let (added, changed, forgotten, conflicts) = plan.counts();
         let mut marker = self.event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
         marker.consumed = consumed;
         marker.reason = Some(format!(
@@ -356,7 +377,6 @@ impl Store {
         plan.event = Some(marker.id.clone());
         // Commit every store path that differs from HEAD: the views and
         // MEMORY.md just written, and the logs (notes included).
-        let paths = self.changed_store_paths(session.workdir())?;
         let mut message = opts.message.clone().unwrap_or_else(|| {
             format!("memoir: consolidate ({added} added, {changed} changed, {forgotten} forgotten)")
         });
@@ -369,6 +389,14 @@ impl Store {
                 _ => continue,
             };
             message.push_str(&format!("{sign} {}\n", s.key));
+        }
+        // Memories written directly (remember, forget, resolve) since the last version.
+        let paths = self.changed_store_paths(session.workdir())?;
+        for p in &paths {
+            let rel = p.rsplit_once("memory/").map(|(_, r)| format!("memory/{r}")).unwrap_or_default();
+            if let Some(k) = Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k)) {
+                message.push_str(&format!("* {k}\n"));
+            }
         }
         message.push_str(&format!(
             "\nMemoir-Consolidation: {}\nMemoir-Counts: added={added} changed={changed} forgotten={forgotten} conflicts={conflicts}\n",
@@ -387,7 +415,10 @@ impl Store {
 
     /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that
     /// differ from HEAD, or that HEAD has and the work tree lost.
-    fn changed_store_paths(&self, workdir: &std::path::Path) -> Result<Vec<String>, StoreError> {
+    pub(crate) fn changed_store_paths(
+        &self,
+        workdir: &std::path::Path,
+    ) -> Result<Vec<String>, StoreError> {
         let prefix = self
             .root
             .strip_prefix(workdir)
@@ -433,5 +464,11 @@ impl Store {
             }
         }
         Ok(out)
+    }
+}
+
+impl From<crate::git::GitError> for ConsolidateError {
+    fn from(e: crate::git::GitError) -> Self {
+        ConsolidateError::Store(StoreError::Git(e))
     }
 }

@@ -48,6 +48,11 @@ impl DriftKind {
         }
     }
 
+    /// Is `rule` (`drift:<kind>`) a drift memoir left behind?
+    pub fn memoirs_rule(rule: &str) -> bool {
+        matches!(rule, "drift:stale" | "drift:missing" | "drift:leftover")
+    }
+
     /// Did memoir leave this behind (as opposed to a person)?
     pub fn is_memoirs(self) -> bool {
         matches!(

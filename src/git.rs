@@ -283,15 +283,27 @@ pub fn head_files(
     file: &str,
     dir: &str,
 ) -> Result<std::collections::HashMap<String, String>, GitError> {
-    let mut out = std::collections::HashMap::new();
     let repo = gix::discover(workdir).map_err(gix_err)?;
     let Ok(commit) = repo.head_commit() else {
-        return Ok(out);
+        return Ok(Default::default());
     };
     let tree = commit.tree().map_err(gix_err)?;
+    Ok(tree_files(&repo, &tree, file, dir)?
+        .into_iter()
+        .map(|(path, id)| (path, id.to_string()))
+        .collect())
+}
+
+fn tree_files(
+    repo: &gix::Repository,
+    tree: &gix::Tree<'_>,
+    file: &str,
+    dir: &str,
+) -> Result<std::collections::HashMap<String, gix::ObjectId>, GitError> {
+    let mut out = std::collections::HashMap::new();
     if let Some(e) = tree.lookup_entry_by_path(file).map_err(gix_err)? {
         if e.mode().is_blob() {
-            out.insert(file.to_string(), e.oid().to_string());
+            out.insert(file.to_string(), e.oid().to_owned());
         }
     }
     let Some(folder) = tree
@@ -309,11 +321,36 @@ pub fn head_files(
             if entry.mode().is_tree() {
                 stack.push((entry.oid().to_owned(), format!("{path}/")));
             } else if entry.mode().is_blob() {
-                out.insert(path, entry.oid().to_string());
+                out.insert(path, entry.oid().to_owned());
             }
         }
     }
     Ok(out)
+}
+
+/// The contents of the files a revision (any revspec: id, tag, `HEAD~2`)
+/// has at `file` and under `dir`, and the commit it names.
+pub fn files_at(
+    workdir: &Path,
+    rev: &str,
+    file: &str,
+    dir: &str,
+) -> Result<(String, std::collections::BTreeMap<String, Vec<u8>>), GitError> {
+    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let commit = repo
+        .rev_parse_single(rev)
+        .map_err(|e| GitError::Gix(format!("`{rev}` is not a revision: {e}")))?
+        .object()
+        .map_err(gix_err)?
+        .peel_to_commit()
+        .map_err(|e| GitError::Gix(format!("`{rev}` is not a commit: {e}")))?;
+    let tree = commit.tree().map_err(gix_err)?;
+    let mut out = std::collections::BTreeMap::new();
+    for (path, id) in tree_files(&repo, &tree, file, dir)? {
+        let mut blob = repo.find_blob(id).map_err(gix_err)?;
+        out.insert(path, blob.take_data());
+    }
+    Ok((commit.id.to_string(), out))
 }
 
 /// A commit memoir made when it consolidated the store.

@@ -22,6 +22,7 @@ pub mod query;
 pub mod recall;
 pub mod replay;
 pub mod resolve;
+pub mod rollback;
 pub mod search;
 pub mod state;
 pub mod store;

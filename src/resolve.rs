@@ -173,17 +173,17 @@ impl Store {
             .filter(|c| c.op == Op::Propose)
             .map(|c| c.id.clone())
             .collect();
-        let chosen: Option<String> =
-            match decision {
-                Decision::Keep | Decision::Both => conflict.current.clone(),
-                Decision::Take(id) => {
-                    let c = conflict
-                        .candidates
-                        .iter()
-                        .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
-                    match c {
-                        Some(c) => c.content.clone(),
-                        None => return Err(StoreError::Invalid {
+        let chosen: Option<String> = match decision {
+            Decision::Keep | Decision::Both => conflict.current.clone(),
+            Decision::Take(id) => {
+                let c = conflict
+                    .candidates
+                    .iter()
+                    .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
+                match c {
+                    Some(c) => c.content.clone(),
+                    None => {
+                        return Err(StoreError::Invalid {
                             path: "--take".into(),
                             line: None,
                             message: format!(
@@ -195,11 +195,12 @@ impl Store {
                                     .collect::<Vec<_>>()
                                     .join(", ")
                             ),
-                        }),
+                        })
                     }
                 }
-                Decision::Content(c) => Some(c.clone()),
-            };
+            }
+            Decision::Content(c) => Some(c.clone()),
+        };
         let rel = key.rel_path();
         if let Some(c) = &chosen {
             let m = crate::store::validate_file(c, &rel)?;

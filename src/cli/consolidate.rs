@@ -28,7 +28,7 @@ pub struct Args {
 }
 
 /// `MEMOIR_AUTHOR="Name <email>"`, if set.
-fn author() -> Result<Option<(String, String)>, CliError> {
+pub fn author() -> Result<Option<(String, String)>, CliError> {
     let Ok(text) = std::env::var("MEMOIR_AUTHOR") else {
         return Ok(None);
     };

@@ -20,6 +20,7 @@ mod record;
 mod reindex;
 mod remember;
 mod resolve;
+mod rollback;
 mod show;
 mod status;
 mod versions;
@@ -80,6 +81,7 @@ enum Command {
     Versions(versions::Args),
     Conflicts(conflicts::Args),
     Resolve(resolve::Args),
+    Rollback(rollback::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -198,6 +200,7 @@ pub fn main() -> ExitCode {
         Command::Versions(a) => versions::run(a, &mut app),
         Command::Conflicts(a) => conflicts::run(a, &mut app),
         Command::Resolve(a) => resolve::run(a, &mut app),
+        Command::Rollback(a) => rollback::run(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.

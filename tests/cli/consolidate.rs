@@ -222,3 +222,76 @@ fn an_interrupted_consolidation_is_finished_by_the_next_one() {
         assert_eq!(env.ok(&["versions"]).lines().count(), 1, "{failpoint}");
     }
 }
+
+#[test]
+fn rollback_over_three_consolidations_restores_the_target_exactly() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let views = |env: &Env| -> Vec<(String, Vec<u8>)> {
+        env.snapshot()
+            .into_iter()
+            .filter(|(p, _)| !p.starts_with("memory/log/"))
+            .collect()
+    };
+    assert_eq!(env.remember("project/a", "alpha v1", &[]).0, 0);
+    assert_eq!(env.remember("project/b", "beta v1", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    let first = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let at_first = views(&env);
+    assert_eq!(env.remember("project/a", "alpha v2", &["--replace"]).0, 0);
+    assert_eq!(env.remember("project/c", "gamma v1", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    env.ok(&["forget", "project/b", "--reason", "obsolete"]);
+    assert_eq!(
+        env.remember("project/d", "delta v1", &["--expires", "2020-01-01"])
+            .0,
+        0
+    );
+    env.ok(&["consolidate"]);
+    let logs_before: Vec<(String, Vec<u8>)> = env
+        .snapshot()
+        .into_iter()
+        .filter(|(p, _)| p.starts_with("memory/log/"))
+        .collect();
+
+    // A hand edit stops it; nothing is written.
+    env.write(
+        "memory/project/a.md",
+        env.read("memory/project/a.md")
+            .replace("alpha v2", "alpha by hand"),
+    );
+    let before = env.snapshot();
+    let err = env.fails(&["rollback", &first], 4);
+    assert!(err.contains("memory/project/a.md"), "{err}");
+    assert_eq!(env.snapshot(), before);
+    let out = env.ok(&["rollback", "--dry-run", "--force", &first]);
+    assert!(
+        out.contains("would restore project/a") && out.contains("would forget project/c"),
+        "{out}"
+    );
+    assert_eq!(env.snapshot(), before);
+
+    env.ok(&["rollback", "--force", &first]);
+    assert_eq!(views(&env), at_first);
+    // Logs only grew.
+    for (path, old) in logs_before {
+        let now = std::fs::read(env.path(&path)).expect("log still there");
+        assert!(now.starts_with(&old), "{path} was rewritten");
+    }
+    let status = env.git(&["status", "--porcelain"]);
+    assert!(
+        !status
+            .lines()
+            .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
+        "{status}"
+    );
+    env.git(&["fsck", "--strict"]);
+    env.ok(&["check"]);
+    assert!(env
+        .git(&["log", "-1", "--format=%B"])
+        .contains(&format!("Memoir-Rollback: {first}")));
+    // Rolling back to where we are changes nothing more; HEAD~ names work.
+    env.ok(&["rollback", "HEAD"]);
+    env.ok(&["rollback", "HEAD~1"]);
+    env.fails(&["rollback", "no-such-revision"], 1);
+}

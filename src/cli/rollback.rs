@@ -1,0 +1,60 @@
+//! `memoir rollback`
+
+use super::{error::CliError, App};
+use memoir::rollback::Options;
+use serde_json::json;
+
+/// Make the memory files and MEMORY.md exactly what they were at a revision
+/// (any revspec: a commit id, a tag, HEAD~2), by appending `remember` and
+/// `forget` events that name the rollback, then committing. History is never
+/// rewritten and logs keep everything: to undo a bad consolidation C, roll
+/// back to C^. Unrecorded hand edits stop it unless --force.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The revision to return to.
+    rev: String,
+    /// Show what would change; change nothing.
+    #[arg(long)]
+    dry_run: bool,
+    /// Overwrite unrecorded hand edits.
+    #[arg(long)]
+    force: bool,
+    /// Commit even when HEAD is detached.
+    #[arg(long)]
+    allow_detached: bool,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let ctx = app.ctx(&store)?;
+    let opts = Options {
+        dry_run: args.dry_run,
+        force: args.force,
+        author: super::consolidate::author()?,
+        allow_detached: args.allow_detached,
+    };
+    let r = store.rollback(&ctx, &args.rev, &opts)?;
+    let keys = |v: &[memoir::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+    app.out.json(&json!({
+        "target": r.target, "restored": keys(&r.restored), "forgotten": keys(&r.forgotten),
+        "closed_conflicts": keys(&r.closed), "commit": r.commit, "dry_run": args.dry_run,
+    }))?;
+    let verb = if args.dry_run { "would " } else { "" };
+    for k in &r.restored {
+        app.out.line(format!("{verb}restore {k}"))?;
+    }
+    for k in &r.forgotten {
+        app.out.line(format!("{verb}forget {k}"))?;
+    }
+    for k in &r.closed {
+        app.out.line(format!("{verb}close the conflict on {k}"))?;
+    }
+    if let Some(c) = &r.commit {
+        app.out.line(format!(
+            "rolled back to {} in {}",
+            &r.target[..12.min(r.target.len())],
+            &c[..12.min(c.len())]
+        ))?;
+    }
+    Ok(0)
+}
