@@ -393,8 +393,13 @@ impl Store {
         // Memories written directly (remember, forget, resolve) since the last version.
         let paths = self.changed_store_paths(session.workdir())?;
         for p in &paths {
-            let rel = p.rsplit_once("memory/").map(|(_, r)| format!("memory/{r}")).unwrap_or_default();
-            if let Some(k) = Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k)) {
+            let rel = p
+                .rsplit_once("memory/")
+                .map(|(_, r)| format!("memory/{r}"))
+                .unwrap_or_default();
+            if let Some(k) =
+                Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k))
+            {
                 message.push_str(&format!("* {k}\n"));
             }
         }

@@ -403,3 +403,45 @@ pub fn versions(dir: &Path) -> Result<Vec<Version>, GitError> {
     }
     Ok(out)
 }
+
+/// For each needle, the oldest commit reachable from HEAD in which one of
+/// `paths` (work-tree-relative) contains it: the commit that carried it.
+pub fn first_commits(
+    workdir: &Path,
+    paths: &[String],
+    needles: &[String],
+) -> Result<std::collections::HashMap<String, String>, GitError> {
+    let mut found = std::collections::HashMap::new();
+    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let Ok(head) = repo.head_id() else {
+        return Ok(found);
+    };
+    let mut commits: Vec<gix::ObjectId> = Vec::new();
+    for info in repo.rev_walk([head.detach()]).all().map_err(gix_err)? {
+        commits.push(info.map_err(gix_err)?.id);
+    }
+    for id in commits.into_iter().rev() {
+        if found.len() == needles.len() {
+            break;
+        }
+        let tree = repo
+            .find_commit(id)
+            .map_err(gix_err)?
+            .tree()
+            .map_err(gix_err)?;
+        for path in paths {
+            let Some(entry) = tree.lookup_entry_by_path(path).map_err(gix_err)? else {
+                continue;
+            };
+            let mut blob = repo.find_blob(entry.oid().to_owned()).map_err(gix_err)?;
+            let data = blob.take_data();
+            let text = String::from_utf8_lossy(&data);
+            for n in needles {
+                if !found.contains_key(n) && text.contains(n.as_str()) {
+                    found.insert(n.clone(), id.to_string());
+                }
+            }
+        }
+    }
+    Ok(found)
+}

@@ -13,6 +13,7 @@ pub mod drift;
 pub mod event;
 pub mod flat;
 pub mod git;
+pub mod history;
 pub mod index;
 pub mod key;
 pub mod lock;

@@ -10,6 +10,7 @@ mod consolidate;
 mod context;
 mod error;
 mod forget;
+mod history;
 mod init;
 mod list;
 mod note;
@@ -82,6 +83,7 @@ enum Command {
     Conflicts(conflicts::Args),
     Resolve(resolve::Args),
     Rollback(rollback::Args),
+    History(history::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -201,6 +203,7 @@ pub fn main() -> ExitCode {
         Command::Conflicts(a) => conflicts::run(a, &mut app),
         Command::Resolve(a) => resolve::run(a, &mut app),
         Command::Rollback(a) => rollback::run(a, &mut app),
+        Command::History(a) => history::run(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.

@@ -295,3 +295,38 @@ fn rollback_over_three_consolidations_restores_the_target_exactly() {
     env.ok(&["rollback", "HEAD~1"]);
     env.fails(&["rollback", "no-such-revision"], 1);
 }
+
+#[test]
+fn history_lists_every_version_with_its_commit() {
+    let mut env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    assert_eq!(env.remember("project/db", "Postgres 15", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    let first = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    env.now = "2026-11-30T09:00:00Z".into();
+    assert_eq!(
+        env.remember("project/db", "Postgres 16", &["--replace"]).0,
+        0
+    );
+    let out = env.ok(&["history", "project/db"]);
+    let lines: Vec<&str> = out.lines().filter(|l| l.starts_with("01")).collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(
+        lines[0].contains("remember") && lines[0].contains(&first[..12]),
+        "{out}"
+    );
+    assert!(lines[1].contains("(not committed)"), "{out}");
+    assert!(out.contains("source: stated by the user"), "{out}");
+    env.ok(&["consolidate"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "history", "--patch", "project/db"]))
+            .expect("json");
+    let head = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(v[1]["commit"], head.as_str());
+    assert!(v[1]["diff"]
+        .as_str()
+        .expect("diff")
+        .contains("+description: Postgres 16"));
+    assert_eq!(v[1]["time"], "2026-11-30T09:00:00Z");
+    env.fails(&["history", "project/nothing"], 1);
+}

@@ -1,0 +1,55 @@
+//! `memoir history`
+
+use super::{error::CliError, parse_key, App};
+use serde_json::json;
+
+/// Every version of one memory, oldest first: the event, its time and
+/// actor, its source, why (for forget, resolve and rollback), and the commit
+/// that carried it. With --patch, each version's change as a diff.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The memory: <scope>/<name>.
+    key: String,
+    /// Show each version's change as a unified diff.
+    #[arg(long, short = 'p')]
+    patch: bool,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let (key, _) = parse_key(&args.key)?;
+    let versions = store.history(&key)?;
+    app.out.json(&json!(versions
+        .iter()
+        .map(|v| json!({
+            "id": v.id, "op": v.op.as_str(), "time": v.time, "actor": v.actor, "source": v.source,
+            "reason": v.reason, "prev": v.prev, "commit": v.commit, "content": v.content,
+            "diff": if args.patch { Some(&v.diff) } else { None },
+        }))
+        .collect::<Vec<_>>()))?;
+    for v in &versions {
+        let commit = v
+            .commit
+            .as_deref()
+            .map(|c| &c[..c.len().min(12)])
+            .unwrap_or("(not committed)");
+        app.out.line(format!(
+            "{} {:<8} {}  {}  {}",
+            v.id,
+            v.op.as_str(),
+            v.time,
+            v.actor,
+            commit
+        ))?;
+        if let Some(s) = &v.source {
+            app.out.line(format!("    source: {s}"))?;
+        }
+        if let Some(r) = &v.reason {
+            app.out.line(format!("    reason: {r}"))?;
+        }
+        if args.patch {
+            app.out.diff(&v.diff)?;
+        }
+    }
+    Ok(0)
+}

@@ -1,0 +1,116 @@
+//! One memory's history: every version, who wrote it and when, and the
+//! commit that carried it.
+
+use crate::event::Op;
+use crate::key::Key;
+use crate::memory::Memory;
+use crate::replay::version_content;
+use crate::store::{Store, StoreError};
+use crate::text;
+
+/// One version of a memory.
+#[derive(Debug, Clone)]
+pub struct Version {
+    /// The event.
+    pub id: String,
+    /// `remember`, `forget`, `resolve` or `propose` (pending or consumed).
+    pub op: Op,
+    /// `YYYY-MM-DDTHH:MM:SSZ`.
+    pub time: String,
+    /// Who wrote it.
+    pub actor: String,
+    /// The content's `source`.
+    pub source: Option<String>,
+    /// Why (forget, resolve, rollback).
+    pub reason: Option<String>,
+    /// The versions it replaced.
+    pub prev: Vec<String>,
+    /// The first commit whose logs hold it (none: not committed yet).
+    pub commit: Option<String>,
+    /// The content (none: forgotten).
+    pub content: Option<String>,
+    /// Its change from the version it replaced.
+    pub diff: String,
+}
+
+impl Store {
+    /// Every version of `key`, oldest first.
+    pub fn history(&self, key: &Key) -> Result<Vec<Version>, StoreError> {
+        let (replay, _) = self.replay()?;
+        let mut events: Vec<_> = replay
+            .events
+            .values()
+            .filter(|e| e.key.as_ref() == Some(key) && (e.op.is_version() || e.op == Op::Propose))
+            .collect();
+        if events.is_empty() {
+            return Err(StoreError::NoSuchMemory(key.to_string()));
+        }
+        events.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+        // The commit that carried each event: the oldest whose log holds it.
+        let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+        let repo = crate::git::discover(&self.root)?;
+        let prefix = self
+            .root
+            .strip_prefix(&repo.workdir)
+            .map(|p| {
+                let p = p.to_string_lossy().replace('\\', "/");
+                if p.is_empty() {
+                    p
+                } else {
+                    format!("{p}/")
+                }
+            })
+            .unwrap_or_default();
+        let mut paths = Vec::new();
+        for f in self.log_files()? {
+            let text = self.read(&f.rel, None)?.unwrap_or_default();
+            if ids.iter().any(|id| text.contains(id.as_str())) {
+                paths.push(format!("{prefix}{}", f.rel));
+            }
+        }
+        let commits = crate::git::first_commits(&repo.workdir, &paths, &ids)?;
+        let rel = key.rel_path();
+        Ok(events
+            .into_iter()
+            .map(|e| {
+                let content = if e.op == Op::Propose {
+                    Some(e.body.as_str())
+                } else {
+                    version_content(e)
+                };
+                let before = match e.prev.as_slice() {
+                    [p] => replay.events.get(p).and_then(version_content),
+                    _ => None,
+                };
+                let diff = text::unified_diff(
+                    before.unwrap_or(""),
+                    content.unwrap_or(""),
+                    &if before.is_some() {
+                        format!("a/{rel}")
+                    } else {
+                        "/dev/null".into()
+                    },
+                    &if content.is_some() {
+                        format!("b/{rel}")
+                    } else {
+                        "/dev/null".into()
+                    },
+                );
+                Version {
+                    id: e.id.clone(),
+                    op: e.op,
+                    time: e.time.seconds(),
+                    actor: e.actor.clone(),
+                    source: content
+                        .and_then(|c| Memory::parse(c).ok())
+                        .and_then(|m| m.source),
+                    reason: e.reason.clone(),
+                    prev: e.prev.clone(),
+                    commit: commits.get(&e.id).cloned(),
+                    content: content.map(str::to_string),
+                    diff,
+                }
+            })
+            .collect())
+    }
+}
