@@ -120,6 +120,10 @@ pub struct Options {
     pub author: Option<(String, String)>,
     /// Commit on a detached HEAD.
     pub allow_detached: bool,
+    /// Candidate memories from an extractor: logged as proposals, then planned.
+    pub extracted: Vec<crate::write::Remember>,
+    /// The notes the extractor read: the consolidation consumes them.
+    pub notes: Vec<String>,
 }
 
 /// Why a consolidation stopped before writing anything.
@@ -148,6 +152,24 @@ fn normalized(m: &Memory) -> Memory {
 }
 
 impl Store {
+    /// Notes no consolidation has consumed yet, oldest first: what an
+    /// extractor reads.
+    pub fn pending_notes(&self) -> Result<Vec<crate::event::Event>, StoreError> {
+        let (replay, _) = self.replay()?;
+        let consumed: std::collections::HashSet<&String> = replay
+            .events
+            .values()
+            .filter(|e| e.op == Op::Consolidate)
+            .flat_map(|e| e.consumed.iter())
+            .collect();
+        Ok(replay
+            .notes
+            .iter()
+            .filter(|id| !consumed.contains(id))
+            .filter_map(|id| replay.events.get(id).cloned())
+            .collect())
+    }
+
     /// Plans the consolidation of what is pending.
     fn plan(&self, replay: &Replay, today: Date) -> Plan {
         let mut plan = Plan::default();
@@ -268,7 +290,36 @@ impl Store {
                 opts.allow_detached,
             )?)
         };
-        let (replay, _) = self.replay()?;
+        // An extractor's candidates pass the write policy (all of them, before
+        // anything is written) and become proposals like any other.
+        let mut proposals = Vec::new();
+        for c in &opts.extracted {
+            let m = Memory {
+                name: c.name.clone(),
+                description: c.description.clone(),
+                kind: c.kind,
+                tags: c.tags.clone(),
+                source: Some(c.source.clone()),
+                confidence: Some(c.confidence),
+                created: Some(ctx.now),
+                updated: Some(ctx.now),
+                review_by: c.review_by,
+                expires: c.expires,
+                body: c.body.clone(),
+            };
+            let content = m.render();
+            crate::write::check_memory(self, &m, &content, &c.key.rel_path())?;
+            proposals.push(self.event(
+                ctx,
+                Op::Propose,
+                Some(c.key.clone()),
+                Vec::new(),
+                content,
+            )?);
+        }
+        let mut all = self.read_logs()?.events;
+        all.extend(proposals.iter().cloned());
+        let replay = Replay::new(all);
         let mut plan = self.plan(&replay, ctx.now.date());
         if opts.dry_run {
             return Ok(plan);
@@ -276,8 +327,8 @@ impl Store {
         let Some((session, mut sig)) = session else {
             return Ok(plan);
         };
-        let mut events = Vec::new();
-        let mut consumed = Vec::new();
+        let mut events = proposals;
+        let mut consumed = opts.notes.clone();
         for step in &plan.steps {
             let heads = replay
                 .memories

@@ -1,7 +1,11 @@
 //! `memoir consolidate`
 
-use super::{error::code, error::CliError, App};
+use super::{error::code, error::CliError, parse_key, App};
 use memoir::consolidate::{Action, Options};
+use memoir::memory::MemoryType;
+use memoir::store::StoreError;
+use memoir::time::Date;
+use memoir::write::Remember;
 use serde_json::json;
 
 /// Turn pending proposals into memory and commit the store as one version.
@@ -25,6 +29,121 @@ pub struct Args {
     /// Commit even when HEAD is detached.
     #[arg(long)]
     allow_detached: bool,
+    /// Run this shell command as the extractor: it reads the notes no
+    /// consolidation has consumed yet as JSON lines on stdin and prints
+    /// candidate memories as JSON lines (protocol in docs/cli.md); they pass
+    /// the write policy and are consolidated like proposals.
+    #[arg(long, value_name = "CMD")]
+    extract_cmd: Option<String>,
+}
+
+/// One line of an extractor's output.
+#[derive(serde::Deserialize)]
+struct Candidate {
+    key: String,
+    description: String,
+    source: String,
+    #[serde(rename = "type", default = "default_type")]
+    kind: String,
+    #[serde(default)]
+    tags: Vec<String>,
+    #[serde(default = "default_confidence")]
+    confidence: f64,
+    #[serde(default)]
+    body: String,
+    #[serde(default)]
+    review_by: Option<String>,
+    #[serde(default)]
+    expires: Option<String>,
+}
+
+fn default_type() -> String {
+    "project".into()
+}
+
+fn default_confidence() -> f64 {
+    0.8
+}
+
+/// Runs the extractor on the pending notes; returns its candidates and the
+/// notes it was given.
+fn extract(
+    cmd: &str,
+    store: &memoir::store::Store,
+) -> Result<(Vec<Remember>, Vec<String>), CliError> {
+    use std::io::Write;
+    let notes = store.pending_notes()?;
+    let mut input = String::new();
+    for n in &notes {
+        input.push_str(
+            &json!({"id": n.id, "time": n.time.millis(), "actor": n.actor, "text": n.body})
+                .to_string(),
+        );
+        input.push('\n');
+    }
+    let mut child = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(cmd)
+        .current_dir(&store.root)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|e| CliError::Failed(format!("cannot run the extractor `{cmd}`: {e}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // An extractor that exits without reading is its own business.
+        let _ = stdin.write_all(input.as_bytes());
+    }
+    let out = child.wait_with_output()?;
+    if !out.status.success() {
+        return Err(CliError::Failed(format!(
+            "the extractor `{cmd}` failed ({}); nothing consolidated",
+            out.status
+        )));
+    }
+    let text = String::from_utf8(out.stdout)
+        .map_err(|_| CliError::Failed("the extractor's output is not UTF-8".into()))?;
+    let mut candidates = Vec::new();
+    for (i, line) in text
+        .lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+    {
+        let at = |m: String| CliError::Failed(format!("extractor output line {}: {m}", i + 1));
+        let c: Candidate = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        let (key, name) = parse_key(&c.key)?;
+        let kind = MemoryType::parse(&c.kind).ok_or_else(|| {
+            CliError::Store(StoreError::Refused {
+                rule: "type".into(),
+                path: format!("extractor output line {}", i + 1),
+                line: None,
+                message: format!("unknown type `{}`", c.kind),
+            })
+        })?;
+        if !(0.0..=1.0).contains(&c.confidence) {
+            return Err(at("`confidence` must be between 0 and 1".into()));
+        }
+        let date = |d: &Option<String>| {
+            d.as_deref()
+                .map(Date::parse)
+                .transpose()
+                .map_err(|e| at(e.to_string()))
+        };
+        candidates.push(Remember {
+            key,
+            name,
+            description: c.description,
+            kind,
+            tags: c.tags,
+            source: c.source,
+            confidence: c.confidence,
+            body: c.body,
+            review_by: date(&c.review_by)?,
+            expires: date(&c.expires)?,
+            collision: Default::default(),
+            expect: None,
+        });
+    }
+    Ok((candidates, notes.into_iter().map(|n| n.id).collect()))
 }
 
 /// `MEMOIR_AUTHOR="Name <email>"`, if set.
@@ -52,11 +171,17 @@ pub fn author() -> Result<Option<(String, String)>, CliError> {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
+    let (extracted, notes) = match &args.extract_cmd {
+        Some(cmd) => extract(cmd, &store)?,
+        None => (Vec::new(), Vec::new()),
+    };
     let opts = Options {
         dry_run: args.dry_run,
         message: args.message,
         author: author()?,
         allow_detached: args.allow_detached,
+        extracted,
+        notes,
     };
     let _ = args.yes;
     let plan = store.consolidate(&ctx, &opts)?;

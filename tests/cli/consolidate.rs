@@ -330,3 +330,50 @@ fn history_lists_every_version_with_its_commit() {
     assert_eq!(v[1]["time"], "2026-11-30T09:00:00Z");
     env.fails(&["history", "project/nothing"], 1);
 }
+
+#[test]
+fn an_extractor_turns_pending_notes_into_memories_through_the_policy() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    env.ok(&["note", "the build took 12 minutes"]);
+    env.ok(&["note", "the build took 14 minutes"]);
+    let script = env.dir.path().join("extract.sh");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\nn=0\nwhile IFS= read -r line; do n=$((n+1)); done\n\
+         [ \"$n\" -gt 0 ] || exit 0\n\
+         echo '{\"key\":\"project/build-time\",\"description\":\"The build takes about '$n'0 minutes\",\"source\":\"extracted from '$n' notes\",\"tags\":[\"ci\"]}'\n",
+    )
+    .expect("script");
+    let cmd = format!("sh {}", script.display());
+    let out = env.ok(&["consolidate", "--extract-cmd", &cmd]);
+    assert!(out.contains("add project/build-time"), "{out}");
+    let file = env.read("memory/project/build-time.md");
+    assert!(
+        file.contains("The build takes about 20 minutes")
+            && file.contains("source: extracted from 2 notes"),
+        "{file}"
+    );
+    // The notes were consumed: the extractor sees none the next time.
+    env.ok(&["consolidate", "--extract-cmd", &cmd]);
+    assert_eq!(env.log_text().matches("\"op\":\"propose\"").count(), 1);
+    env.ok(&["check"]);
+
+    // Output that breaks the policy or the protocol writes nothing.
+    env.ok(&["note", "another note"]);
+    for (output, code, needle) in [
+        (format!("{{\"key\":\"project/token\",\"description\":\"d\",\"source\":\"s\",\"body\":\"{}\"}}", ["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat()), 3, "secret:github-pat"),
+        ("not json".to_string(), 1, "extractor output line 1"),
+        ("{\"key\":\"../x\",\"description\":\"d\",\"source\":\"s\"}".to_string(), 3, "../x"),
+    ] {
+        std::fs::write(&script, format!("#!/bin/sh\ncat >/dev/null\necho '{output}'\n")).expect("script");
+        let before = env.snapshot();
+        let err = env.fails(&["consolidate", "--extract-cmd", &cmd], code);
+        assert!(err.contains(needle), "{err}");
+        assert!(!err.contains("a1B2c3D4e5F6g7H8i9J0"), "the secret was echoed: {err}");
+        assert_eq!(env.snapshot(), before);
+    }
+    std::fs::write(&script, "#!/bin/sh\nexit 3\n").expect("script");
+    let err = env.fails(&["consolidate", "--extract-cmd", &cmd], 1);
+    assert!(err.contains("failed"), "{err}");
+}
