@@ -18,6 +18,9 @@ pub struct Config {
     pub index_budget: usize,
     /// Word-set similarity (0..1) at which another memory is a near-duplicate.
     pub near_duplicate: f64,
+    /// Most memories a scope may hold; consolidation evicts the least
+    /// valuable past it. Off (empty) by default.
+    pub capacity: std::collections::BTreeMap<String, usize>,
 }
 
 impl Default for Config {
@@ -27,6 +30,7 @@ impl Default for Config {
             min_confidence: 0.0,
             index_budget: 200,
             near_duplicate: 0.8,
+            capacity: Default::default(),
         }
     }
 }
@@ -68,6 +72,11 @@ impl Config {
         }
         if !(0.0..=1.0).contains(&config.near_duplicate) {
             return Err(bad("`near_duplicate` must be between 0 and 1".into()));
+        }
+        if let Some(s) = config.capacity.keys().find(|s| !config.scopes.contains(s)) {
+            return Err(bad(format!(
+                "`capacity` names `{s}`, which is not a configured scope"
+            )));
         }
         if config.index_budget < 10 {
             return Err(bad("`index_budget` must be at least 10 lines".into()));

@@ -29,6 +29,8 @@ pub enum Action {
     Duplicate,
     /// Past its `expires` date: forgotten.
     Expire,
+    /// Its scope is over capacity and it is among the least valuable: forgotten.
+    Evict,
     /// The proposal differs from the memory, or nearly duplicates another:
     /// a human decides (`memoir resolve`, or remember --replace).
     Conflict {
@@ -103,7 +105,7 @@ impl Plan {
         (
             n(|a| *a == Action::Add),
             n(|a| *a == Action::Merge),
-            n(|a| *a == Action::Expire),
+            n(|a| matches!(a, Action::Expire | Action::Evict)),
             n(|a| matches!(a, Action::Conflict { .. })),
         )
     }
@@ -270,7 +272,51 @@ impl Store {
                 plan.stale.push(key.clone());
             }
         }
+        self.plan_capacity(replay, &mut plan);
         plan
+    }
+
+    /// Evicts the least valuable memories of each scope over its capacity
+    /// (value order of MEMORY.md: user and feedback first, then confidence,
+    /// then recency); what this plan adds is never evicted.
+    fn plan_capacity(&self, replay: &Replay, plan: &mut Plan) {
+        for (scope, cap) in &self.config.capacity {
+            let leaving = |k: &Key| {
+                plan.steps
+                    .iter()
+                    .any(|s| s.key == *k && s.action == Action::Expire)
+            };
+            let adding = plan
+                .steps
+                .iter()
+                .filter(|s| s.key.scope == *scope && s.action == Action::Add)
+                .count();
+            let mut kept: Vec<(Key, crate::memory::Summary, String)> = replay
+                .views()
+                .filter(|(k, _)| k.scope == *scope && !leaving(k))
+                .filter_map(|(k, c)| {
+                    Some((
+                        k.clone(),
+                        crate::memory::Summary::of(&Memory::parse(c).ok()?),
+                        c.to_string(),
+                    ))
+                })
+                .collect();
+            let over = (kept.len() + adding).saturating_sub(*cap);
+            if over == 0 {
+                continue;
+            }
+            kept.sort_by(|a, b| crate::index::value_order(&(&a.0, &a.1), &(&b.0, &b.1)));
+            for (key, _, content) in kept.into_iter().rev().take(over) {
+                plan.steps.push(Step {
+                    key,
+                    action: Action::Evict,
+                    proposal: None,
+                    before: Some(content),
+                    after: None,
+                });
+            }
+        }
     }
 
     /// Plans and (unless `dry_run`) applies a consolidation, then commits
@@ -343,7 +389,7 @@ impl Store {
                     heads,
                     step.after.clone().unwrap_or_default(),
                 )?,
-                Action::Expire => {
+                Action::Expire | Action::Evict => {
                     let mut e = self.event(
                         ctx,
                         Op::Forget,
@@ -351,7 +397,11 @@ impl Store {
                         heads,
                         String::new(),
                     )?;
-                    e.reason = Some("expired".into());
+                    e.reason = Some(if step.action == Action::Expire {
+                        "expired".into()
+                    } else {
+                        format!("evicted: {} is over its capacity", step.key.scope)
+                    });
                     e
                 }
                 Action::Duplicate => {
@@ -436,7 +486,7 @@ impl Store {
             let sign = match s.action {
                 Action::Add => "+",
                 Action::Merge => "~",
-                Action::Expire => "-",
+                Action::Expire | Action::Evict => "-",
                 _ => continue,
             };
             message.push_str(&format!("{sign} {}\n", s.key));

@@ -190,6 +190,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Action::Merge => "merge",
         Action::Duplicate => "duplicate",
         Action::Expire => "expire",
+        Action::Evict => "evict",
         Action::Conflict { .. } => "conflict",
     };
     app.out.json(&json!({

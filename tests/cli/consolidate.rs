@@ -377,3 +377,50 @@ fn an_extractor_turns_pending_notes_into_memories_through_the_policy() {
     let err = env.fails(&["consolidate", "--extract-cmd", &cmd], 1);
     assert!(err.contains("failed"), "{err}");
 }
+
+#[test]
+fn a_scope_over_its_capacity_evicts_its_least_valuable_memories() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    env.write("memory/config.yaml", "capacity:\n  project: 3\n");
+    for (i, c) in ["0.9", "0.2", "0.8", "0.5"].iter().enumerate() {
+        let (code, _, err) = env.remember(
+            &format!("project/fact-{i}"),
+            &format!("distinct fact {i} about zone {i}"),
+            &["--confidence", c],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    assert_eq!(
+        env.remember(
+            "project/rule",
+            "A feedback rule",
+            &["--type", "feedback", "--confidence", "0.1"]
+        )
+        .0,
+        0
+    );
+    let out = env.ok(&["consolidate", "--dry-run"]);
+    assert!(
+        out.contains("evict project/fact-1") && out.contains("evict project/fact-3"),
+        "{out}"
+    );
+    assert!(
+        !out.contains("evict project/rule"),
+        "feedback outranks confidence: {out}"
+    );
+    env.ok(&["consolidate"]);
+    assert!(
+        !env.path("memory/project/fact-1.md").exists()
+            && env.path("memory/project/fact-0.md").exists()
+    );
+    assert!(env
+        .log_text()
+        .contains("evicted: project is over its capacity"));
+    env.write("memory/config.yaml", "capacity:\n  nowhere: 3\n");
+    let err = env.fails(&["list"], 1);
+    assert!(
+        err.contains("memory/config.yaml") && err.contains("nowhere"),
+        "{err}"
+    );
+}
