@@ -37,6 +37,11 @@ pub enum Action {
         /// Why.
         reason: String,
     },
+    /// A conflict a human decided during the consolidation.
+    Decided {
+        /// What was decided (`keep`, `take`, `both`).
+        choice: String,
+    },
 }
 
 /// One line of the plan.
@@ -104,7 +109,7 @@ impl Plan {
         let n = |f: fn(&Action) -> bool| self.steps.iter().filter(|s| f(&s.action)).count();
         (
             n(|a| *a == Action::Add),
-            n(|a| *a == Action::Merge),
+            n(|a| matches!(a, Action::Merge | Action::Decided { .. })),
             n(|a| matches!(a, Action::Expire | Action::Evict)),
             n(|a| matches!(a, Action::Conflict { .. })),
         )
@@ -126,6 +131,8 @@ pub struct Options {
     pub extracted: Vec<crate::write::Remember>,
     /// The notes the extractor read: the consolidation consumes them.
     pub notes: Vec<String>,
+    /// Decisions a human made on the plan's conflicts, by key.
+    pub decisions: std::collections::BTreeMap<Key, crate::resolve::Decision>,
 }
 
 /// Why a consolidation stopped before writing anything.
@@ -408,13 +415,40 @@ impl Store {
                     consumed.extend(step.proposal.clone());
                     continue;
                 }
-                Action::Conflict { .. } => continue,
+                Action::Conflict { .. } | Action::Decided { .. } => continue,
             };
             if let Some(p) = &step.proposal {
                 e.consumed = vec![p.clone()];
                 consumed.push(p.clone());
             }
             events.push(e);
+        }
+        // Conflicts decided by a human during this consolidation.
+        for (key, decision) in &opts.decisions {
+            if !plan
+                .steps
+                .iter()
+                .any(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
+            {
+                continue;
+            }
+            let (resolved, _) = self.resolve_events(ctx, &replay, key, decision)?;
+            let choice = match decision {
+                crate::resolve::Decision::Keep => "keep",
+                crate::resolve::Decision::Take(_) => "take",
+                crate::resolve::Decision::Both => "both",
+                crate::resolve::Decision::Content(_) => "edit",
+            };
+            for s in plan
+                .steps
+                .iter_mut()
+                .filter(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
+            {
+                s.action = Action::Decided {
+                    choice: choice.into(),
+                };
+            }
+            events.extend(resolved);
         }
         if events.is_empty() && consumed.is_empty() {
             // Nothing new to apply; but a consolidation interrupted after its
@@ -485,7 +519,7 @@ impl Store {
         for s in &plan.steps {
             let sign = match s.action {
                 Action::Add => "+",
-                Action::Merge => "~",
+                Action::Merge | Action::Decided { .. } => "~",
                 Action::Expire | Action::Evict => "-",
                 _ => continue,
             };

@@ -157,7 +157,21 @@ impl Store {
     ) -> Result<Resolved, StoreError> {
         let _lock = self.lock()?;
         let (replay, _) = self.replay()?;
-        let Some(conflict) = conflicts(&replay).into_iter().find(|c| c.key == *key) else {
+        let (events, resolved) = self.resolve_events(ctx, &replay, key, decision)?;
+        let mut cache = self.refreshed_cache()?;
+        self.apply(&mut cache, &events)?;
+        Ok(resolved)
+    }
+
+    /// The events that record a decision on `key`'s conflict in `replay`.
+    pub(crate) fn resolve_events(
+        &self,
+        ctx: &Ctx,
+        replay: &Replay,
+        key: &Key,
+        decision: &Decision,
+    ) -> Result<(Vec<Event>, Resolved), StoreError> {
+        let Some(conflict) = conflicts(replay).into_iter().find(|c| c.key == *key) else {
             return Err(StoreError::NoSuchMemory(format!(
                 "conflict on {key} (nothing to resolve)"
             )));
@@ -232,7 +246,7 @@ impl Store {
                     continue;
                 }
                 taken.push(content.clone());
-                let new_key = self.next_key(&replay, key, &added)?;
+                let new_key = self.next_key(replay, key, &added)?;
                 let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
                 m.name = new_key.slug.clone();
                 let body = m.render();
@@ -246,9 +260,7 @@ impl Store {
                 added.push(new_key);
             }
         }
-        let mut cache = self.refreshed_cache()?;
-        self.apply(&mut cache, &events)?;
-        Ok(Resolved { id, added })
+        Ok((events, Resolved { id, added }))
     }
 
     /// The next `<slug>-N` with no current version and not already taken.

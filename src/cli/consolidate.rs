@@ -3,10 +3,12 @@
 use super::{error::code, error::CliError, parse_key, App};
 use memoir::consolidate::{Action, Options};
 use memoir::memory::MemoryType;
+use memoir::resolve::Decision;
 use memoir::store::StoreError;
 use memoir::time::Date;
 use memoir::write::Remember;
 use serde_json::json;
+use std::io::IsTerminal;
 
 /// Turn pending proposals into memory and commit the store as one version.
 /// A proposal for a new memory is added; one that repeats its memory is
@@ -20,7 +22,8 @@ pub struct Args {
     /// Show the plan; change nothing.
     #[arg(long)]
     dry_run: bool,
-    /// Apply without asking (the default when not on a terminal, for now always).
+    /// Apply without asking about conflicts (they stay pending); the default
+    /// when not on a terminal.
     #[arg(long)]
     yes: bool,
     /// The commit message's first line.
@@ -168,6 +171,30 @@ pub fn author() -> Result<Option<(String, String)>, CliError> {
     }
 }
 
+/// Asks what to do with one conflict: keep, take, both or skip.
+fn ask(app: &mut App, step: &memoir::consolidate::Step) -> Result<Option<Decision>, CliError> {
+    use std::io::{BufRead, Write};
+    loop {
+        print!(
+            "{}: [k]eep current, [t]ake new, keep [b]oth, [s]kip? ",
+            step.key
+        );
+        app.out.flush()?;
+        std::io::stdout().flush()?;
+        let mut answer = String::new();
+        if std::io::stdin().lock().read_line(&mut answer)? == 0 {
+            return Ok(None);
+        }
+        match answer.trim() {
+            "k" | "keep" => return Ok(Some(Decision::Keep)),
+            "t" | "take" => return Ok(step.proposal.clone().map(Decision::Take)),
+            "b" | "both" => return Ok(Some(Decision::Both)),
+            "s" | "skip" | "" => return Ok(None),
+            _ => continue,
+        }
+    }
+}
+
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
@@ -175,15 +202,47 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Some(cmd) => extract(cmd, &store)?,
         None => (Vec::new(), Vec::new()),
     };
-    let opts = Options {
+    let mut opts = Options {
         dry_run: args.dry_run,
         message: args.message,
         author: author()?,
         allow_detached: args.allow_detached,
         extracted,
         notes,
+        decisions: Default::default(),
     };
-    let _ = args.yes;
+    // On a terminal, ask about each conflict first; otherwise they wait.
+    let interactive = !args.dry_run
+        && !args.yes
+        && !app.out.json
+        && std::io::stdin().is_terminal()
+        && std::io::stdout().is_terminal();
+    if interactive {
+        let preview = store.consolidate(
+            &ctx,
+            &Options {
+                dry_run: true,
+                ..opts.clone()
+            },
+        )?;
+        for step in preview.conflicts() {
+            if opts.decisions.contains_key(&step.key) {
+                continue;
+            }
+            app.out.line(format!(
+                "conflict {}: {}",
+                step.key,
+                match &step.action {
+                    Action::Conflict { reason } => reason.as_str(),
+                    _ => "",
+                }
+            ))?;
+            app.out.diff(&step.diff())?;
+            if let Some(d) = ask(app, step)? {
+                opts.decisions.insert(step.key.clone(), d);
+            }
+        }
+    }
     let plan = store.consolidate(&ctx, &opts)?;
     let name = |a: &Action| match a {
         Action::Add => "add",
@@ -192,6 +251,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Action::Expire => "expire",
         Action::Evict => "evict",
         Action::Conflict { .. } => "conflict",
+        Action::Decided { .. } => "decided",
     };
     app.out.json(&json!({
         "dry_run": args.dry_run,

@@ -424,3 +424,55 @@ fn a_scope_over_its_capacity_evicts_its_least_valuable_memories() {
         "{err}"
     );
 }
+
+#[test]
+fn on_a_terminal_consolidate_asks_about_each_conflict() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    assert_eq!(
+        env.remember("project/db", "Postgres 15 is the database", &[])
+            .0,
+        0
+    );
+    assert_eq!(
+        env.remember("project/db", "MySQL 8 is the database", &[]).0,
+        4
+    );
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    let home = env.dir.path().join("home");
+    // `script` gives memoir a terminal; the answer "t" takes the proposal.
+    let out = std::process::Command::new("script")
+        .args([
+            "-qec",
+            &format!("{} consolidate", exe.display()),
+            "/dev/null",
+        ])
+        .current_dir(env.root())
+        .env("HOME", &home)
+        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+        .env("MEMOIR_NOW", &env.now)
+        .env("MEMOIR_ACTOR", "Ada <ada@example.com>")
+        .env("NO_COLOR", "1")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            c.stdin.take().expect("stdin").write_all(b"t\n")?;
+            c.wait_with_output()
+        })
+        .expect("script");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("[k]eep current, [t]ake new, keep [b]oth, [s]kip?"),
+        "{text}"
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(env.read("memory/project/db.md").contains("MySQL 8"));
+    let status = env.git(&["status", "--porcelain"]);
+    assert!(!status.lines().any(|l| l.contains("memory/")), "{status}");
+    env.ok(&["check"]);
+    assert!(env
+        .git(&["log", "-1", "--format=%B"])
+        .contains("~ project/db"));
+}
