@@ -265,6 +265,20 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
+        if let Ok(Some(reverted)) = crate::git::head_reverts_a_version(&self.root) {
+            push(
+                Severity::Error,
+                "memory/log",
+                None,
+                "git-revert",
+                format!(
+                    "HEAD is a `git revert` of memoir version {}, which deleted log entries (logs are append-only); \
+                     undo the revert and use `memoir rollback {}^` instead",
+                    &reverted[..reverted.len().min(12)],
+                    &reverted[..reverted.len().min(12)]
+                ),
+            );
+        }
         for w in &scan.warnings {
             push(Severity::Warning, "memory/log", None, "log", w.clone());
         }

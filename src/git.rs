@@ -445,3 +445,32 @@ pub fn first_commits(
     }
     Ok(found)
 }
+
+/// If HEAD is a `git revert` of a memoir consolidation or rollback commit,
+/// the reverted commit's id. (A revert deletes log entries, which are
+/// append-only: `memoir rollback` is the way back.)
+pub fn head_reverts_a_version(dir: &Path) -> Result<Option<String>, GitError> {
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let Ok(head) = repo.head_commit() else {
+        return Ok(None);
+    };
+    let message = head.message_raw_sloppy().to_string();
+    let Some(reverted) = message
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("This reverts commit "))
+        .map(|r| r.trim_end_matches('.').trim().to_string())
+    else {
+        return Ok(None);
+    };
+    let Ok(id) = gix::ObjectId::from_hex(reverted.as_bytes()) else {
+        return Ok(None);
+    };
+    let Ok(commit) = repo.find_commit(id) else {
+        return Ok(None);
+    };
+    let text = commit.message_raw_sloppy().to_string();
+    let is_version = text
+        .lines()
+        .any(|l| l.starts_with("Memoir-Consolidation:") || l.starts_with("Memoir-Rollback:"));
+    Ok(is_version.then_some(reverted))
+}

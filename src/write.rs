@@ -525,6 +525,12 @@ impl Store {
         for e in events.iter().filter(|e| e.op.is_version()) {
             let Some(key) = &e.key else { continue };
             let rel = key.rel_path();
+            if self.failpoint.as_deref() == Some("mid-view-update") && !journal.is_empty() {
+                // Tests simulate a crash with some views written and others not.
+                return Err(StoreError::Decision(
+                    "failpoint mid-view-update: stopped between views".into(),
+                ));
+            }
             let content = crate::replay::version_content(e);
             match content {
                 Some(c) => {

@@ -198,7 +198,7 @@ fn an_interrupted_consolidation_is_finished_by_the_next_one() {
             .filter(|(p, _)| !p.starts_with("memory/log/"))
             .collect()
     };
-    for failpoint in ["after-log-append", "before-commit"] {
+    for failpoint in ["after-log-append", "mid-view-update", "before-commit"] {
         let env = scenario();
         let mut cmd = env.cmd(&["consolidate"]);
         cmd.env("MEMOIR_FAILPOINT", failpoint);
@@ -475,4 +475,20 @@ fn on_a_terminal_consolidate_asks_about_each_conflict() {
     assert!(env
         .git(&["log", "-1", "--format=%B"])
         .contains("~ project/db"));
+}
+
+#[test]
+fn check_recognizes_a_git_revert_of_a_consolidation() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    assert_eq!(env.remember("project/b", "beta", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    env.git(&["revert", "--no-edit", "HEAD"]);
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("error[git-revert]") && err.contains("memoir rollback"),
+        "{err}"
+    );
 }
