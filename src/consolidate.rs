@@ -180,8 +180,16 @@ impl Store {
     }
 
     /// Plans the consolidation of what is pending.
-    fn plan(&self, replay: &Replay, today: Date) -> Plan {
+    fn plan(&self, replay: &Replay, today: Date, cache: &crate::state::Cache) -> Plan {
         let mut plan = Plan::default();
+        // Near-duplicates are found through the persistent index's summaries
+        // and an inverted map of their terms, never by comparing all pairs.
+        let summaries = crate::store::summaries(cache);
+        let similar = text::Similar::new(
+            summaries
+                .iter()
+                .map(|(k, s)| (k.clone(), k.scope.as_str(), s.description.as_str())),
+        );
         let mut planned: std::collections::HashSet<Key> = Default::default();
         for id in &replay.pending {
             let Some(e) = replay.events.get(id) else {
@@ -200,7 +208,18 @@ impl Store {
                 before: current.clone(),
                 after,
             };
-            if planned.contains(&key) || conflict_open {
+            // Merges into a memory accumulate in one step (one new version).
+            let merging = plan
+                .steps
+                .iter()
+                .rposition(|s| s.key == key && s.action == Action::Merge);
+            let blocked = planned.contains(&key)
+                && merging.is_none()
+                && !plan
+                    .steps
+                    .iter()
+                    .any(|s| s.key == key && s.action == Action::Duplicate);
+            if blocked || conflict_open {
                 plan.steps.push(step(
                     Action::Conflict {
                         reason: "another change to this memory is pending".into(),
@@ -211,13 +230,12 @@ impl Store {
             }
             let Some(cur) = current.as_deref() else {
                 // A new memory, unless it nearly duplicates another one.
-                let near = replay.views().find(|(k, c)| {
-                    k.scope == key.scope
-                        && Memory::parse(c).is_ok_and(|m| {
-                            text::similarity(&m.description, &proposed.description)
-                                >= self.config.near_duplicate
-                        })
-                });
+                let near = similar.find(
+                    &key.scope,
+                    Some(&key),
+                    &proposed.description,
+                    self.config.near_duplicate,
+                );
                 match near {
                     Some((other, _)) => plan.steps.push(step(
                         Action::Conflict {
@@ -230,9 +248,19 @@ impl Store {
                 planned.insert(key);
                 continue;
             };
-            let Ok(existing) = Memory::parse(cur) else {
+            let Ok(mut existing) = Memory::parse(cur) else {
                 continue;
             };
+            if let Some(i) = merging {
+                // Compare with (and merge into) what this plan already merged.
+                if let Some(m) = plan.steps[i]
+                    .after
+                    .as_deref()
+                    .and_then(|a| Memory::parse(a).ok())
+                {
+                    existing = m;
+                }
+            }
             if normalized(&existing) != normalized(&proposed) {
                 plan.steps.push(step(
                     Action::Conflict {
@@ -256,6 +284,10 @@ impl Store {
                 }
             }
             if merged == existing {
+                plan.steps.push(step(Action::Duplicate, current.clone()));
+            } else if let Some(i) = merging {
+                // Folded into the earlier merge of the same memory.
+                plan.steps[i].after = Some(merged.render());
                 plan.steps.push(step(Action::Duplicate, current.clone()));
             } else {
                 plan.steps.push(step(Action::Merge, Some(merged.render())));
@@ -373,7 +405,10 @@ impl Store {
         let mut all = self.read_logs()?.events;
         all.extend(proposals.iter().cloned());
         let replay = Replay::new(all);
-        let mut plan = self.plan(&replay, ctx.now.date());
+        let mut cache = self.refreshed_cache()?;
+        self.save_if_dirty(&mut cache);
+        let mut plan = self.plan(&replay, ctx.now.date(), &cache);
+        drop(cache);
         if opts.dry_run {
             return Ok(plan);
         }

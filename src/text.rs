@@ -182,6 +182,70 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     common / a.union(&b).count() as f64
 }
 
+/// Finds near-duplicates by description through an inverted map from terms
+/// to memories, built once: a candidate must share a term, so no pair of
+/// memories with nothing in common is ever compared.
+#[derive(Debug, Default)]
+pub struct Similar<K> {
+    docs: Vec<(K, String, BTreeSet<String>)>,
+    by_term: std::collections::HashMap<String, Vec<usize>>,
+}
+
+impl<K: Clone + Ord> Similar<K> {
+    /// Indexes `(key, scope, description)` triples.
+    pub fn new<'a>(items: impl IntoIterator<Item = (K, &'a str, &'a str)>) -> Similar<K> {
+        let mut s = Similar {
+            docs: Vec::new(),
+            by_term: Default::default(),
+        };
+        for (key, scope, description) in items {
+            let terms: BTreeSet<String> = words(description).into_iter().collect();
+            for t in &terms {
+                s.by_term.entry(t.clone()).or_default().push(s.docs.len());
+            }
+            s.docs.push((key, scope.to_string(), terms));
+        }
+        s
+    }
+
+    /// The memory of `scope` (not `except`) whose description's term set is
+    /// most like `description`'s (Jaccard), if at or above `threshold`.
+    pub fn find(
+        &self,
+        scope: &str,
+        except: Option<&K>,
+        description: &str,
+        threshold: f64,
+    ) -> Option<(K, f64)> {
+        let mine: BTreeSet<String> = words(description).into_iter().collect();
+        if mine.is_empty() {
+            return None;
+        }
+        let mut candidates: Vec<usize> = mine
+            .iter()
+            .filter_map(|t| self.by_term.get(t))
+            .flatten()
+            .copied()
+            .collect();
+        candidates.sort_unstable();
+        candidates.dedup();
+        candidates
+            .into_iter()
+            .map(|i| &self.docs[i])
+            .filter(|(k, sc, _)| sc == scope && Some(k) != except)
+            .map(|(k, _, terms)| {
+                let common = mine.intersection(terms).count() as f64;
+                (k.clone(), common / mine.union(terms).count() as f64)
+            })
+            .filter(|(_, sim)| *sim >= threshold)
+            .max_by(|a, b| {
+                a.1.partial_cmp(&b.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(b.0.cmp(&a.0))
+            })
+    }
+}
+
 /// A unified diff of two texts with labelled sides (empty when equal).
 pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
     let diff = TextDiff::configure()

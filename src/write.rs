@@ -8,7 +8,7 @@
 
 use crate::event::{new_id, Event, Op};
 use crate::key::{slugify, Key};
-use crate::memory::{Memory, MemoryType, Summary};
+use crate::memory::{Memory, MemoryType};
 use crate::policy::{self, MAX_DESCRIPTION_CHARS, MAX_NOTE_BYTES, MAX_SOURCE_CHARS};
 use crate::state::{fingerprint, Cache, KeyState};
 use crate::store::{entry_for, Ctx, Store, StoreError};
@@ -597,19 +597,17 @@ impl Store {
     /// the configured similarity, by the words of their descriptions.
     fn near_duplicate(&self, cache: &Cache, key: &Key, m: &Memory) -> Option<(Key, f64)> {
         // Names differ by definition; what a memory says is its description.
-        let mine = &m.description;
-        crate::store::summaries(cache)
-            .into_iter()
-            .filter(|(k, _)| k.scope == key.scope && k != key)
-            .map(|(k, s): (Key, &Summary)| {
-                let sim = text::similarity(mine, &s.description);
-                (k, sim)
-            })
-            .filter(|(_, sim)| *sim >= self.config.near_duplicate)
-            .max_by(|a, b| {
-                a.1.partial_cmp(&b.1)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(b.0.cmp(&a.0))
-            })
+        let summaries = crate::store::summaries(cache);
+        let similar = text::Similar::new(
+            summaries
+                .iter()
+                .map(|(k, s)| (k.clone(), k.scope.as_str(), s.description.as_str())),
+        );
+        similar.find(
+            &key.scope,
+            Some(key),
+            &m.description,
+            self.config.near_duplicate,
+        )
     }
 }

@@ -492,3 +492,68 @@ fn check_recognizes_a_git_revert_of_a_consolidation() {
         "{err}"
     );
 }
+
+#[test]
+fn duplicates_merge_and_near_duplicates_wait() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    assert_eq!(
+        env.remember("project/ci", "CI runs on GitHub Actions", &["--tags", "ci"])
+            .0,
+        0
+    );
+    // The same memory, proposed again from another source with another tag.
+    let (code, _, err) = env.run(&[
+        "remember",
+        "project/ci",
+        "--description=CI runs on GitHub Actions",
+        "--source",
+        "seen in .github/",
+        "--tags",
+        "ci,github",
+        "--propose",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // Word for word the same, only with no new source or tag: consumed, no change.
+    let (code, _, err) = env.run(&[
+        "remember",
+        "project/ci",
+        "--description=CI runs on GitHub Actions",
+        "--source",
+        "stated by the user",
+        "--propose",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // A new key saying nearly the same as another memory.
+    assert_eq!(
+        env.remember(
+            "project/pipeline",
+            "CI runs on GitHub Actions runners",
+            &["--propose"]
+        )
+        .0,
+        0
+    );
+    let (code, out, _) = env.run(&["consolidate"]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("merge project/ci"), "{out}");
+    assert!(
+        out.contains("conflict project/pipeline: nearly duplicates project/ci"),
+        "{out}"
+    );
+    let file = env.read("memory/project/ci.md");
+    assert!(
+        file.contains("source: stated by the user; seen in .github/"),
+        "{file}"
+    );
+    assert!(file.contains("- ci\n- github\n"), "{file}");
+    assert!(!env.path("memory/project/pipeline.md").exists());
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert_eq!(
+        status["proposals"].as_array().map(Vec::len),
+        Some(1),
+        "only the near-duplicate waits"
+    );
+    env.ok(&["check"]);
+}
