@@ -612,7 +612,10 @@ impl Store {
                 path: self.path("memory"),
                 source: std::io::Error::other(e.to_string()),
             })?;
-            if entry.file_type().is_file() {
+            let name = entry.file_name().to_string_lossy();
+            // Temporary files of an interrupted write are not the store's.
+            let hidden = name.starts_with('.') && name != ".gitkeep";
+            if entry.file_type().is_file() && !hidden {
                 if let Ok(rel) = entry.path().strip_prefix(&self.root) {
                     files.push(rel.to_string_lossy().replace('\\', "/"));
                 }

@@ -194,6 +194,26 @@ impl Scan {
 }
 
 impl Store {
+    /// Removes the temporary files (`.<name>.memoir-<pid>`) of writes that
+    /// were killed before their rename. Called under the store lock, so no
+    /// live write owns one.
+    fn remove_temporary_files(&self) {
+        for scope in &self.config.scopes {
+            let Ok(entries) = std::fs::read_dir(self.path(&format!("memory/{scope}"))) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let name = e.file_name().to_string_lossy().to_string();
+                if name.starts_with('.')
+                    && name.contains(".memoir-")
+                    && e.file_type().is_ok_and(|t| t.is_file())
+                {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+    }
+
     /// Folders under `memory/` that are neither a configured scope nor the
     /// logs, each with the markdown files in it.
     fn unknown_scopes(&self) -> Vec<(String, Vec<String>)> {
@@ -433,6 +453,9 @@ impl Store {
         force: bool,
         dry_run: bool,
     ) -> Result<RebuildReport, StoreError> {
+        if !dry_run {
+            self.remove_temporary_files();
+        }
         let scan = self.scan()?;
         let mut report = RebuildReport::default();
         let drifts: HashMap<String, Drift> = scan

@@ -557,3 +557,66 @@ fn duplicates_merge_and_near_duplicates_wait() {
     );
     env.ok(&["check"]);
 }
+
+#[test]
+fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    for delay_ms in [5u64, 30, 80] {
+        let env = Env::new();
+        env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+        // 150 proposals from another writer's log, written directly for speed.
+        let time = memoir::time::Timestamp::parse("2026-11-29T09:00:00Z").expect("time");
+        let mut log = String::new();
+        for i in 0..150 {
+            let memory = format!(
+                "---\nname: fact-{i}\ndescription: fact {i} about subsystem {} and {}\ntype: project\nsource: s\n---\n",
+                i * 7,
+                i * 13
+            );
+            let event = memoir::event::Event {
+                id: memoir::event::new_id(time).expect("id"),
+                op: memoir::event::Op::Propose,
+                time,
+                actor: "Bob <bob@example.com>".into(),
+                key: Some(
+                    memoir::key::Key::parse(&format!("project/fact-{i}"))
+                        .expect("key")
+                        .0,
+                ),
+                prev: vec![],
+                reason: None,
+                consumed: vec![],
+                redacted: None,
+                body: memory,
+            };
+            log.push_str(&event.render());
+        }
+        env.write("memory/log/2026-11-29/bob-00000001.md", log);
+        let mut child = env.spawn(&exe, &["consolidate"], &[("MEMOIR_NOW", env.now.clone())]);
+        std::thread::sleep(std::time::Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        // A killed git writer leaves its index lock; git asks the user to remove it.
+        let _ = std::fs::remove_file(env.path(".git/index.lock"));
+        env.ok(&["rebuild"]);
+        let (code, out, err) = env.run(&["consolidate"]);
+        assert_eq!(code, 0, "delay {delay_ms}: {out}{err}");
+        env.ok(&["check"]);
+        env.git(&["fsck", "--strict"]);
+        let status = env.git(&["status", "--porcelain"]);
+        assert!(
+            !status
+                .lines()
+                .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
+            "delay {delay_ms}: {status}"
+        );
+        assert_eq!(
+            env.memory_files()
+                .iter()
+                .filter(|p| p.starts_with("memory/project/fact-"))
+                .count(),
+            150,
+            "delay {delay_ms}"
+        );
+    }
+}
