@@ -161,6 +161,31 @@ fn normalized(m: &Memory) -> Memory {
 }
 
 impl Store {
+    /// Starts a change that ends in a commit: the store lock first, so that
+    /// a second one waits for the first (or gives up with exit 5); then,
+    /// unless only planning, git's preconditions and its index lock, before
+    /// anything is appended.
+    pub(crate) fn begin_version(
+        &self,
+        dry_run: bool,
+        author: Option<(String, String)>,
+        allow_detached: bool,
+    ) -> Result<
+        (
+            crate::lock::StoreLock,
+            Option<(git::Session, git::Signature)>,
+        ),
+        ConsolidateError,
+    > {
+        let lock = self.lock()?;
+        let session = if dry_run {
+            None
+        } else {
+            Some(git::begin(&self.root, author, allow_detached)?)
+        };
+        Ok((lock, session))
+    }
+
     /// Notes no consolidation has consumed yet, oldest first: what an
     /// extractor reads.
     pub fn pending_notes(&self) -> Result<Vec<crate::event::Event>, StoreError> {
@@ -362,19 +387,8 @@ impl Store {
     /// the store. Git's preconditions are checked and its index lock taken
     /// before anything is written.
     pub fn consolidate(&self, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
-        // The store lock first, so that a second consolidation waits for the
-        // first (or gives up with exit 5); then git's preconditions and its
-        // index lock, before anything is appended.
-        let _lock = self.lock()?;
-        let session = if opts.dry_run {
-            None
-        } else {
-            Some(git::begin(
-                &self.root,
-                opts.author.clone(),
-                opts.allow_detached,
-            )?)
-        };
+        let (_lock, session) =
+            self.begin_version(opts.dry_run, opts.author.clone(), opts.allow_detached)?;
         // An extractor's candidates pass the write policy (all of them, before
         // anything is written) and become proposals like any other.
         let mut proposals = Vec::new();
@@ -594,18 +608,7 @@ impl Store {
         &self,
         workdir: &std::path::Path,
     ) -> Result<Vec<String>, StoreError> {
-        let prefix = self
-            .root
-            .strip_prefix(workdir)
-            .map(|p| {
-                let p = p.to_string_lossy().replace('\\', "/");
-                if p.is_empty() {
-                    p
-                } else {
-                    format!("{p}/")
-                }
-            })
-            .unwrap_or_default();
+        let prefix = self.workdir_prefix(workdir);
         let mut files = vec![crate::index::INDEX_PATH.to_string()];
         for entry in walkdir::WalkDir::new(self.path("memory")).follow_links(false) {
             let entry = entry.map_err(|e| StoreError::Io {

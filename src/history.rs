@@ -49,18 +49,7 @@ impl Store {
         // The commit that carried each event: the oldest whose log holds it.
         let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
         let repo = crate::git::discover(&self.root)?;
-        let prefix = self
-            .root
-            .strip_prefix(&repo.workdir)
-            .map(|p| {
-                let p = p.to_string_lossy().replace('\\', "/");
-                if p.is_empty() {
-                    p
-                } else {
-                    format!("{p}/")
-                }
-            })
-            .unwrap_or_default();
+        let prefix = self.workdir_prefix(&repo.workdir);
         let mut paths = Vec::new();
         for f in self.log_files()? {
             let text = self.read(&f.rel, None)?.unwrap_or_default();

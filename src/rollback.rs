@@ -47,29 +47,10 @@ impl Store {
         rev: &str,
         opts: &Options,
     ) -> Result<Report, ConsolidateError> {
-        let _lock = self.lock()?;
-        let session = if opts.dry_run {
-            None
-        } else {
-            Some(git::begin(
-                &self.root,
-                opts.author.clone(),
-                opts.allow_detached,
-            )?)
-        };
+        let (_lock, session) =
+            self.begin_version(opts.dry_run, opts.author.clone(), opts.allow_detached)?;
         let workdir = git::discover(&self.root)?.workdir;
-        let prefix = self
-            .root
-            .strip_prefix(&workdir)
-            .map(|p| {
-                let p = p.to_string_lossy().replace('\\', "/");
-                if p.is_empty() {
-                    p
-                } else {
-                    format!("{p}/")
-                }
-            })
-            .unwrap_or_default();
+        let prefix = self.workdir_prefix(&workdir);
         let (target, files) = git::files_at(
             &workdir,
             rev,

@@ -320,6 +320,17 @@ impl Store {
         self.root.join(rel)
     }
 
+    /// The store's folder relative to the work tree, `/`-separated, ending
+    /// in `/` (empty when the store is the work tree's root).
+    pub(crate) fn workdir_prefix(&self, workdir: &Path) -> String {
+        match self.root.strip_prefix(workdir) {
+            Ok(p) if !p.as_os_str().is_empty() => {
+                format!("{}/", p.to_string_lossy().replace('\\', "/"))
+            }
+            _ => String::new(),
+        }
+    }
+
     /// Is `scope` one of the configured scopes?
     pub fn has_scope(&self, scope: &str) -> bool {
         self.config.scopes.iter().any(|s| s == scope)

@@ -565,7 +565,6 @@ fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
         let env = Env::new();
         env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
         // 150 proposals from another writer's log, written directly for speed.
-        let time = memoir::time::Timestamp::parse("2026-11-29T09:00:00Z").expect("time");
         let mut log = String::new();
         for i in 0..150 {
             let memory = format!(
@@ -573,22 +572,12 @@ fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
                 i * 7,
                 i * 13
             );
-            let event = memoir::event::Event {
-                id: memoir::event::new_id(time).expect("id"),
-                op: memoir::event::Op::Propose,
-                time,
-                actor: "Bob <bob@example.com>".into(),
-                key: Some(
-                    memoir::key::Key::parse(&format!("project/fact-{i}"))
-                        .expect("key")
-                        .0,
-                ),
-                prev: vec![],
-                reason: None,
-                consumed: vec![],
-                redacted: None,
-                body: memory,
-            };
+            let event = crate::util::bobs_event(
+                memoir::event::Op::Propose,
+                &format!("project/fact-{i}"),
+                vec![],
+                memory,
+            );
             log.push_str(&event.render());
         }
         env.write("memory/log/2026-11-29/bob-00000001.md", log);

@@ -575,48 +575,8 @@ fn per_write_commands_read_a_bounded_number_of_memory_files() {
 
 #[test]
 fn a_fork_from_another_writer_is_a_conflict_until_replaced() {
-    use memoir::event::{new_id, Event, Op};
-    use memoir::time::Timestamp;
-    let env = Env::new();
-    let out = env
-        .cmd(&[
-            "--json",
-            "remember",
-            "project/db",
-            "-d",
-            "Postgres 15",
-            "-s",
-            "s",
-        ])
-        .output()
-        .expect("run");
-    let base: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
-    let base = base["id"].as_str().expect("id").to_string();
-    assert_eq!(
-        env.remember("project/db", "Postgres 16 here", &["--replace"])
-            .0,
-        0
-    );
-    // Another writer (another branch) changed the same version differently.
-    let time = Timestamp::parse("2026-11-29T11:00:00Z").expect("time");
-    let other = env
-        .read("memory/project/db.md")
-        .replace("Postgres 16 here", "MySQL 8 there");
-    let event = Event {
-        id: new_id(time).expect("id"),
-        op: Op::Remember,
-        time,
-        actor: "Bob <bob@example.com>".into(),
-        key: Some(memoir::key::Key::parse("project/db").expect("key").0),
-        prev: vec![base],
-        reason: None,
-        consumed: vec![],
-        redacted: None,
-        body: other,
-    };
-    env.write("memory/log/2026-11-29/bob-0badc0de.md", event.render());
+    let (env, _) = crate::util::forked();
     // The view shows what both sides agreed on: the common ancestor.
-    env.ok(&["rebuild"]);
     assert!(env
         .read("memory/project/db.md")
         .contains("description: Postgres 15"));

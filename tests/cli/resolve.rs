@@ -1,54 +1,7 @@
 //! Conflicts shown as diffs, and each way to resolve them.
 
-use crate::util::Env;
-use memoir::event::{new_id, Event, Op};
-use memoir::time::Timestamp;
+use crate::util::{forked, Env};
 use serde_json::Value;
-
-/// A store where project/db forked: ours says Postgres 16, Bob's branch
-/// said MySQL 8, both made from Postgres 15. Returns (env, Bob's event id).
-fn forked() -> (Env, String) {
-    let env = Env::new();
-    let out = env
-        .cmd(&[
-            "--json",
-            "remember",
-            "project/db",
-            "-d",
-            "Postgres 15",
-            "-s",
-            "s",
-        ])
-        .output()
-        .expect("run");
-    let base: Value = serde_json::from_slice(&out.stdout).expect("json");
-    let base = base["id"].as_str().expect("id").to_string();
-    assert_eq!(
-        env.remember("project/db", "Postgres 16 here", &["--replace"])
-            .0,
-        0
-    );
-    let time = Timestamp::parse("2026-11-29T11:00:00Z").expect("time");
-    let theirs = env
-        .read("memory/project/db.md")
-        .replace("Postgres 16 here", "MySQL 8 there")
-        .replace("source: stated by the user", "source: bob");
-    let event = Event {
-        id: new_id(time).expect("id"),
-        op: Op::Remember,
-        time,
-        actor: "Bob <bob@example.com>".into(),
-        key: Some(memoir::key::Key::parse("project/db").expect("key").0),
-        prev: vec![base],
-        reason: None,
-        consumed: vec![],
-        redacted: None,
-        body: theirs,
-    };
-    env.write("memory/log/2026-11-29/bob-0badc0de.md", event.render());
-    env.ok(&["rebuild"]);
-    (env, event.id)
-}
 
 fn conflicts(env: &Env) -> Value {
     serde_json::from_str(&env.ok(&["--json", "conflicts"])).expect("json")

@@ -228,3 +228,64 @@ impl Env {
 pub fn exists(p: &Path) -> bool {
     std::fs::symlink_metadata(p).is_ok()
 }
+
+/// An event by Bob, another writer, at 2026-11-29T11:00:00Z.
+pub fn bobs_event(
+    op: memoir::event::Op,
+    key: &str,
+    prev: Vec<String>,
+    body: String,
+) -> memoir::event::Event {
+    let time = memoir::time::Timestamp::parse("2026-11-29T11:00:00Z").expect("time");
+    memoir::event::Event {
+        id: memoir::event::new_id(time).expect("id"),
+        op,
+        time,
+        actor: "Bob <bob@example.com>".into(),
+        key: Some(memoir::key::Key::parse(key).expect("key").0),
+        prev,
+        reason: None,
+        consumed: vec![],
+        redacted: None,
+        body,
+    }
+}
+
+/// A store where project/db forked: ours says "Postgres 16 here", Bob's
+/// branch said "MySQL 8 there" (source: bob), both made from "Postgres 15".
+/// Returns the store and Bob's event id.
+pub fn forked() -> (Env, String) {
+    let env = Env::new();
+    let out = env
+        .cmd(&[
+            "--json",
+            "remember",
+            "project/db",
+            "-d",
+            "Postgres 15",
+            "-s",
+            "s",
+        ])
+        .output()
+        .expect("run");
+    let base: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    let base = base["id"].as_str().expect("id").to_string();
+    assert_eq!(
+        env.remember("project/db", "Postgres 16 here", &["--replace"])
+            .0,
+        0
+    );
+    let theirs = env
+        .read("memory/project/db.md")
+        .replace("Postgres 16 here", "MySQL 8 there")
+        .replace("source: stated by the user", "source: bob");
+    let event = bobs_event(
+        memoir::event::Op::Remember,
+        "project/db",
+        vec![base],
+        theirs,
+    );
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", event.render());
+    env.ok(&["rebuild"]);
+    (env, event.id)
+}
