@@ -44,13 +44,8 @@ fn a_consolidation_commits_only_the_store_and_leaves_the_rest_alone() {
         "{files}"
     );
     // The store is clean; the user's staged and unstaged work is as it was.
+    env.assert_store_committed("after");
     let status = env.git(&["status", "--porcelain"]);
-    assert!(
-        !status
-            .lines()
-            .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
-        "{status}"
-    );
     assert!(status.lines().any(|l| l == "A  staged.txt"), "{status}");
     assert!(status.lines().any(|l| l == " M src/app.rs"), "{status}");
     assert_eq!(env.read("src/app.rs"), "fn main() { println!(\"wip\"); }\n");
@@ -155,13 +150,7 @@ fn a_conflicting_proposal_is_never_applied_without_a_decision() {
         "{out}"
     );
     assert_eq!(env.read("memory/project/db.md"), before);
-    let status: serde_json::Value =
-        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
-    assert_eq!(
-        status["proposals"].as_array().map(Vec::len),
-        Some(1),
-        "still pending"
-    );
+    assert_eq!(env.pending_proposals(), 1, "still pending");
     env.ok(&["check"]);
 }
 
@@ -178,8 +167,7 @@ fn concurrent_consolidations_serialize() {
     }
     env.ok(&["check"]);
     env.git(&["fsck", "--strict"]);
-    let status = env.git(&["status", "--porcelain"]);
-    assert!(!status.lines().any(|l| l.contains("memory/")), "{status}");
+    env.assert_store_committed("after");
     assert_eq!(
         env.log_text().matches("\"op\":\"consolidate\"").count(),
         1,
@@ -205,13 +193,7 @@ fn an_interrupted_consolidation_is_finished_by_the_next_one() {
         assert!(!cmd.output().expect("run").status.success(), "{failpoint}");
         env.ok(&["consolidate"]);
         assert_eq!(views(&env), views(&clean), "{failpoint}");
-        let status = env.git(&["status", "--porcelain"]);
-        assert!(
-            !status
-                .lines()
-                .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
-            "{failpoint}: {status}"
-        );
+        env.assert_store_committed(failpoint);
         assert_eq!(
             env.log_text().matches("\"op\":\"consolidate\"").count(),
             1,
@@ -278,13 +260,7 @@ fn rollback_over_three_consolidations_restores_the_target_exactly() {
         let now = std::fs::read(env.path(&path)).expect("log still there");
         assert!(now.starts_with(&old), "{path} was rewritten");
     }
-    let status = env.git(&["status", "--porcelain"]);
-    assert!(
-        !status
-            .lines()
-            .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
-        "{status}"
-    );
+    env.assert_store_committed("after");
     env.git(&["fsck", "--strict"]);
     env.ok(&["check"]);
     assert!(env
@@ -469,8 +445,7 @@ fn on_a_terminal_consolidate_asks_about_each_conflict() {
     );
     assert!(out.status.success(), "{text}");
     assert!(env.read("memory/project/db.md").contains("MySQL 8"));
-    let status = env.git(&["status", "--porcelain"]);
-    assert!(!status.lines().any(|l| l.contains("memory/")), "{status}");
+    env.assert_store_committed("after");
     env.ok(&["check"]);
     assert!(env
         .git(&["log", "-1", "--format=%B"])
@@ -548,13 +523,7 @@ fn duplicates_merge_and_near_duplicates_wait() {
     );
     assert!(file.contains("- ci\n- github\n"), "{file}");
     assert!(!env.path("memory/project/pipeline.md").exists());
-    let status: serde_json::Value =
-        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
-    assert_eq!(
-        status["proposals"].as_array().map(Vec::len),
-        Some(1),
-        "only the near-duplicate waits"
-    );
+    assert_eq!(env.pending_proposals(), 1, "only the near-duplicate waits");
     env.ok(&["check"]);
 }
 
@@ -592,13 +561,7 @@ fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
         assert_eq!(code, 0, "delay {delay_ms}: {out}{err}");
         env.ok(&["check"]);
         env.git(&["fsck", "--strict"]);
-        let status = env.git(&["status", "--porcelain"]);
-        assert!(
-            !status
-                .lines()
-                .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
-            "delay {delay_ms}: {status}"
-        );
+        env.assert_store_committed(&format!("delay {delay_ms}"));
         assert_eq!(
             env.memory_files()
                 .iter()

@@ -128,6 +128,24 @@ impl Env {
         self.run(&args)
     }
 
+    /// How many proposals wait, per `memoir status`.
+    pub fn pending_proposals(&self) -> usize {
+        let status: serde_json::Value =
+            serde_json::from_str(&self.ok(&["--json", "status"])).expect("json");
+        status["proposals"].as_array().map_or(0, Vec::len)
+    }
+
+    /// Asserts that `git status` shows nothing of the store.
+    pub fn assert_store_committed(&self, context: &str) {
+        let status = self.git(&["status", "--porcelain"]);
+        assert!(
+            !status
+                .lines()
+                .any(|l| l.contains("memory/") || l.contains("MEMORY.md")),
+            "{context}: {status}"
+        );
+    }
+
     /// Reads a work-tree file.
     pub fn read(&self, rel: &str) -> String {
         std::fs::read_to_string(self.path(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"))
