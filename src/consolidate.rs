@@ -181,7 +181,12 @@ impl Store {
         let session = if dry_run {
             None
         } else {
-            Some(git::begin(&self.root, author, allow_detached)?)
+            Some(git::begin(
+                &self.root,
+                author,
+                allow_detached,
+                &self.state.path.join("git-index-lock-owner"),
+            )?)
         };
         Ok((lock, session))
     }

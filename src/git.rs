@@ -72,6 +72,25 @@ pub struct Session {
     lock: gix::lock::File,
     head: Option<gix::ObjectId>,
     workdir: PathBuf,
+    _owner: OwnerNote,
+}
+
+/// The note that this process holds git's index lock; removed with it.
+struct OwnerNote(PathBuf);
+
+impl Drop for OwnerNote {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Is process `pid` alive? (Unknown platforms: assume so.)
+fn alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new(&format!("/proc/{pid}")).exists()
+    } else {
+        true
+    }
 }
 
 /// Who a commit is by, and when.
@@ -110,11 +129,16 @@ fn commit_err(e: impl std::fmt::Display) -> CommitError {
 }
 
 /// Checks the preconditions of a commit and takes git's index lock.
-/// `author` overrides git's configured identity.
+/// `author` overrides git's configured identity. `owner` is a file in
+/// memoir's local state that records which process holds the index lock:
+/// a lock left by a memoir process that died (kill -9) is removed, since the
+/// caller holds the store lock and so no other memoir of this store is
+/// committing; a lock held by anything else is refused.
 pub fn begin(
     dir: &Path,
     author: Option<(String, String)>,
     allow_detached: bool,
+    owner: &Path,
 ) -> Result<(Session, Signature), CommitError> {
     let repo = gix::discover(dir).map_err(commit_err)?;
     let workdir = repo
@@ -150,13 +174,24 @@ pub fn begin(
         }
     }
     let index_path = repo.index_path();
+    let lock_path = index_path.with_extension("lock");
+    if lock_path.exists() {
+        let dead_owner = std::fs::read_to_string(owner)
+            .ok()
+            .and_then(|t| t.trim().parse::<u32>().ok())
+            .is_some_and(|pid| pid != std::process::id() && !alive(pid));
+        if dead_owner {
+            let _ = std::fs::remove_file(&lock_path);
+        }
+    }
     let lock = gix::lock::File::acquire_to_update_resource(
         &index_path,
         gix::lock::acquire::Fail::Immediately,
         None,
         0,
     )
-    .map_err(|_| CommitError::IndexLocked(index_path.with_extension("lock")))?;
+    .map_err(|_| CommitError::IndexLocked(lock_path.clone()))?;
+    std::fs::write(owner, std::process::id().to_string()).map_err(commit_err)?;
     let head = repo.head_id().ok().map(|id| id.detach());
     Ok((
         Session {
@@ -164,6 +199,7 @@ pub fn begin(
             lock,
             head,
             workdir,
+            _owner: OwnerNote(owner.to_path_buf()),
         },
         Signature {
             name,

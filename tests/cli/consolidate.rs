@@ -117,6 +117,7 @@ fn each_git_refusal_appends_nothing() {
                 let head = env.git(&["rev-parse", "HEAD"]);
                 std::fs::write(env.path(".git/MERGE_HEAD"), head).expect("merge head");
             }
+            // Held by another (live) process: memoir does not know whose it is.
             _ => std::fs::write(env.path(".git/index.lock"), "").expect("lock"),
         }
         let logs = env.log_text();
@@ -554,8 +555,7 @@ fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
         let _ = child.wait();
-        // A killed git writer leaves its index lock; git asks the user to remove it.
-        let _ = std::fs::remove_file(env.path(".git/index.lock"));
+        // A killed memoir leaves git's index lock behind; the next one sees that its owner died.
         env.ok(&["rebuild"]);
         let (code, out, err) = env.run(&["consolidate"]);
         assert_eq!(code, 0, "delay {delay_ms}: {out}{err}");
@@ -571,4 +571,26 @@ fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
             "delay {delay_ms}"
         );
     }
+}
+
+#[test]
+fn an_index_lock_left_by_a_dead_memoir_is_removed() {
+    let env = scenario();
+    env.ok(&["note", "make the state dir"]);
+    let mut dead = std::process::Command::new("true").spawn().expect("true");
+    let pid = dead.id();
+    dead.wait().expect("wait");
+    let stores = env.path(".git/memoir/stores");
+    let state = std::fs::read_dir(&stores)
+        .expect("stores")
+        .next()
+        .expect("store")
+        .expect("entry")
+        .path();
+    std::fs::write(state.join("git-index-lock-owner"), pid.to_string()).expect("owner");
+    std::fs::write(env.path(".git/index.lock"), "").expect("lock");
+    env.ok(&["consolidate"]);
+    assert!(!env.path(".git/index.lock").exists());
+    assert!(!state.join("git-index-lock-owner").exists());
+    env.assert_store_committed("after");
 }
