@@ -4,10 +4,12 @@ use super::{error::code, error::CliError, App};
 use memoir::drift::Severity;
 use serde_json::json;
 
-/// Check the store: every log parses; every memory file is valid, holds no
-/// secret and equals what replaying the logs gives (drift is named: a view
-/// an interrupted write left behind, or a hand edit); MEMORY.md is in sync
-/// and within its budget. Exit 1 when any error is found.
+/// Check the store.
+///
+/// Every log parses; every memory file is valid, holds no secret and equals
+/// what replaying the logs gives (drift is named: a view an interrupted write
+/// left behind, or a hand edit); MEMORY.md is in sync and within its budget.
+/// Exit 1 when any error is found.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 

@@ -3,11 +3,12 @@
 use super::{error::CliError, App};
 use serde_json::json;
 
-/// Show every memory waiting for a decision: versions from two branches
-/// that differ, or pending proposals that differ from their memory. Each
-/// candidate is shown as a diff against what the file shows now (for a fork,
-/// the version both sides agreed on), with who wrote it, when, and its
-/// source. Decide with `memoir resolve`.
+/// Show every memory waiting for a decision.
+///
+/// Versions from two branches that differ, or pending proposals that differ
+/// from their memory. Each candidate is shown as a diff against what the file
+/// shows now (for a fork, the version both sides agreed on), with who wrote
+/// it, when, and its source. Decide with `memoir resolve`.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 

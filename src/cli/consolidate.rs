@@ -11,12 +11,13 @@ use serde_json::json;
 use std::io::IsTerminal;
 
 /// Turn pending proposals into memory and commit the store as one version.
+///
 /// A proposal for a new memory is added; one that repeats its memory is
-/// merged into it (sources and tags joined); one that differs from its
-/// memory or nearly duplicates another is a conflict, left pending for a
-/// human (exit 4); memories past `expires` are forgotten. Shows every change
-/// as a diff, then commits exactly the store's paths (your other staged and
-/// unstaged changes stay as they are).
+/// merged into it (sources and tags joined); one that differs from its memory
+/// or nearly duplicates another is a conflict, left pending for a human (exit
+/// 4); memories past `expires` are forgotten. Shows every change as a diff,
+/// then commits exactly the store's paths (your other staged and unstaged
+/// changes stay as they are).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Show the plan; change nothing.

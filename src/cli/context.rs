@@ -5,11 +5,13 @@ use memoir::recall::DEFAULT_BUDGET;
 use serde_json::json;
 use std::io::Read;
 
-/// Print the memory block to inject into an agent's prompt. With a query:
-/// a `<relevant_memories>` element holding only the relevant memories, most
-/// relevant first, and nothing at all when nothing is relevant. Without a
-/// query: the hot memory for a session's start (the index, open conflicts,
-/// today's and yesterday's notes). Always within the token budget.
+/// Print the memory block to inject into an agent's prompt.
+///
+/// With a query: a `<relevant_memories>` element holding only the relevant
+/// memories, most relevant first, and nothing at all when nothing is
+/// relevant. Without a query: the hot memory for a session's start (the
+/// index, open conflicts, today's and yesterday's notes). Always within the
+/// token budget.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What the agent is about to do (words are joined with spaces).

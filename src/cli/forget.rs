@@ -3,8 +3,10 @@
 use super::{error::CliError, parse_key, App};
 use serde_json::json;
 
-/// Forget a memory: log a tombstone with the reason, remove its file,
-/// update MEMORY.md. Its versions stay in the logs.
+/// Forget a memory.
+///
+/// Log a tombstone with the reason, remove its file, update MEMORY.md. Its
+/// versions stay in the logs.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Which memory: <scope>/<name>.

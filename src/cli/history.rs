@@ -3,9 +3,11 @@
 use super::{error::CliError, parse_key, App};
 use serde_json::json;
 
-/// Every version of one memory, oldest first: the event, its time and
-/// actor, its source, why (for forget, resolve and rollback), and the commit
-/// that carried it. With --patch, each version's change as a diff.
+/// Every version of one memory, oldest first.
+///
+/// The event, its time and actor, its source, why (for forget, resolve and
+/// rollback), and the commit that carried it. With --patch, each version's
+/// change as a diff.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The memory: <scope>/<name>.

@@ -4,9 +4,11 @@ use super::{error::CliError, App};
 use serde_json::json;
 use std::path::PathBuf;
 
-/// Create a memoir store: MEMORY.md, memory/{user,project,task,log}/ and a
-/// .gitattributes entry that keeps git from rewriting line endings. Runs
-/// `git init` first when the directory is in no repository. Safe to rerun.
+/// Create a memoir store.
+///
+/// MEMORY.md, memory/{user,project,task,log}/ and a .gitattributes entry that
+/// keeps git from rewriting line endings. Runs `git init` first when the
+/// directory is in no repository. Safe to rerun.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Where to create the store (default: --store, else the current directory).

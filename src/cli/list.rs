@@ -5,7 +5,9 @@ use super::{error::CliError, App};
 use memoir::query::Filter;
 use serde_json::json;
 
-/// List memories, one per line: key, type, updated date, description.
+/// List memories, one per line.
+///
+/// Key, type, updated date, description.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Only this scope.

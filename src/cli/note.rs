@@ -5,6 +5,7 @@ use serde_json::json;
 use std::io::Read;
 
 /// Append a note (a raw observation) to this writer's log for today.
+///
 /// Notes are never applied to memories; consolidation may turn them into
 /// proposals. Reads the note from stdin when no text is given.
 #[derive(Debug, clap::Args)]

@@ -3,10 +3,11 @@
 use super::{error::code, error::CliError, App};
 use serde_json::json;
 
-/// Regenerate every memory file and MEMORY.md from the logs. Repairs views
-/// an interrupted write left stale and re-creates missing ones; a file
-/// edited by hand whose content exists nowhere in the logs is left alone
-/// (exit 1) unless --force.
+/// Regenerate every memory file and MEMORY.md from the logs.
+///
+/// Repairs views an interrupted write left stale and re-creates missing ones;
+/// a file edited by hand whose content exists nowhere in the logs is left
+/// alone (exit 1) unless --force.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Change nothing; exit 1 if anything would change.

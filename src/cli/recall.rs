@@ -5,10 +5,12 @@ use super::{error::CliError, App};
 use memoir::search::{Options, DEFAULT_MIN_SCORE};
 use serde_json::json;
 
-/// Find the memories relevant to a query, most relevant first: one line per
-/// hit with its relevance score (0..1), key, updated date, description,
-/// source and path. Nothing below the relevance threshold is shown, so an
-/// unrelated query prints nothing. Works in any language (CJK included).
+/// Find the memories relevant to a query, most relevant first.
+///
+/// One line per hit with its relevance score (0..1), key, updated date,
+/// description, source and path. Nothing below the relevance threshold is
+/// shown, so an unrelated query prints nothing. Works in any language (CJK
+/// included).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to look for (words are joined with spaces).

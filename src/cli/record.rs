@@ -3,10 +3,11 @@
 use super::{error::CliError, App};
 use serde_json::json;
 
-/// Turn hand edits, additions and deletions of memory files into log
-/// events. Missing `source`, `confidence`, `created` and `updated` are
-/// filled in and written back, so that file and log agree. All or nothing:
-/// a file the write policy refuses records nothing.
+/// Turn hand edits, additions and deletions of memory files into log events.
+///
+/// Missing `source`, `confidence`, `created` and `updated` are filled in and
+/// written back, so that file and log agree. All or nothing: a file the write
+/// policy refuses records nothing.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 

@@ -3,8 +3,9 @@
 use super::{error::CliError, App};
 use serde_json::json;
 
-/// Regenerate MEMORY.md's generated block from the memory files. Text
-/// outside the markers is kept; nothing changes when it is in sync.
+/// Regenerate MEMORY.md's generated block from the memory files.
+///
+/// Text outside the markers is kept; nothing changes when it is in sync.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 

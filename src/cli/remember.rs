@@ -9,10 +9,12 @@ use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
 
-/// Remember a fact: check it against the write policy, log it, write its
-/// file, update MEMORY.md. Changing an existing memory, or writing one that
-/// nearly duplicates another, prints the difference and keeps the new one
-/// as a proposal (exit 4) unless --replace or --keep-both says what to do.
+/// Remember a fact.
+///
+/// Check it against the write policy, log it, write its file, update
+/// MEMORY.md. Changing an existing memory, or writing one that nearly
+/// duplicates another, prints the difference and keeps the new one as a
+/// proposal (exit 4) unless --replace or --keep-both says what to do.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Where: <scope>/<name>, e.g. project/test-command.

@@ -5,12 +5,13 @@ use memoir::resolve::Decision;
 use memoir::store::StoreError;
 use serde_json::json;
 
-/// Decide a conflict. `--keep` keeps what the file shows now; `--take ID`
-/// takes one version (a head or a pending proposal, from `memoir
-/// conflicts`); `--both` keeps what the file shows and writes every other
-/// version under `<slug>-2`, `<slug>-3`…; `--edit` opens the file in
-/// $EDITOR and takes what you save. The decision is logged; commit it with
-/// the next `memoir consolidate`.
+/// Decide a conflict.
+///
+/// `--keep` keeps what the file shows now; `--take ID` takes one version (a
+/// head or a pending proposal, from `memoir conflicts`); `--both` keeps what
+/// the file shows and writes every other version under `<slug>-2`,
+/// `<slug>-3`…; `--edit` opens the file in $EDITOR and takes what you save.
+/// The decision is logged; commit it with the next `memoir consolidate`.
 #[derive(Debug, clap::Args)]
 #[command(group(clap::ArgGroup::new("decision").required(true).args(["keep", "take", "both", "edit"])))]
 pub struct Args {

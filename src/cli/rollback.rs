@@ -4,9 +4,10 @@ use super::{error::CliError, App};
 use memoir::rollback::Options;
 use serde_json::json;
 
-/// Make the memory files and MEMORY.md exactly what they were at a revision
-/// (any revspec: a commit id, a tag, HEAD~2), by appending `remember` and
-/// `forget` events that name the rollback, then committing. History is never
+/// Make the memory files and MEMORY.md exactly what they were at a revision.
+///
+/// Any revspec works (a commit id, a tag, HEAD~2). memoir appends `remember`
+/// and `forget` events that name the rollback, then commits. History is never
 /// rewritten and logs keep everything: to undo a bad consolidation C, roll
 /// back to C^. Unrecorded hand edits stop it unless --force.
 #[derive(Debug, clap::Args)]

@@ -3,9 +3,11 @@
 use super::{error::CliError, App};
 use serde_json::json;
 
-/// Show the store at a glance: how many memories per scope, and what needs
-/// attention (proposals, conflicts, drift, invalid files, stale and expired
-/// memories, the index budget).
+/// Show the store at a glance.
+///
+/// How many memories per scope, and what needs attention (proposals,
+/// conflicts, drift, invalid files, stale and expired memories, the index
+/// budget).
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 

@@ -4,8 +4,9 @@ use super::{error::CliError, App};
 use memoir::time::Timestamp;
 use serde_json::json;
 
-/// List the consolidation commits reachable from HEAD, newest first: id,
-/// date, author and what changed.
+/// List the consolidation commits reachable from HEAD, newest first.
+///
+/// Id, date, author and what changed.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
