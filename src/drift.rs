@@ -194,6 +194,93 @@ impl Scan {
 }
 
 impl Store {
+    /// The append-only and secrets checks of the logs since `base`.
+    fn logs_since(&self, base: &str) -> Result<Vec<Problem>, StoreError> {
+        let repo = crate::git::discover(&self.root)?;
+        let prefix = self.workdir_prefix(&repo.workdir);
+        let (commit, at_base) = crate::git::files_at(
+            &repo.workdir,
+            base,
+            &format!("{prefix}{INDEX_PATH}"),
+            &format!("{prefix}memory/log/"),
+        )?;
+        let short = &commit[..commit.len().min(12)];
+        let mut out = Vec::new();
+        let mut problem = |path: &str, line: Option<usize>, rule: &str, message: String| {
+            out.push(Problem {
+                severity: Severity::Error,
+                path: path.to_string(),
+                line,
+                rule: rule.to_string(),
+                message,
+            });
+        };
+        let mut seen = BTreeSet::new();
+        for (path, old) in &at_base {
+            let Some(rel) = path
+                .strip_prefix(&prefix)
+                .filter(|r| r.starts_with("memory/log/"))
+            else {
+                continue;
+            };
+            seen.insert(rel.to_string());
+            let now = match std::fs::read(self.path(rel)) {
+                Ok(b) => b,
+                Err(_) => {
+                    problem(
+                        rel,
+                        None,
+                        "append-only",
+                        format!("deleted since {short}; logs are never deleted"),
+                    );
+                    continue;
+                }
+            };
+            if !now.starts_with(old) {
+                let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+                let line = old[..same].iter().filter(|&&b| b == b'\n').count() + 1;
+                problem(
+                    rel,
+                    Some(line),
+                    "append-only",
+                    format!("rewritten since {short} (logs only grow); a git revert or an edit? use `memoir rollback`"),
+                );
+                continue;
+            }
+            let added = String::from_utf8_lossy(&now[old.len()..]);
+            let offset = old.iter().filter(|&&b| b == b'\n').count();
+            for f in crate::policy::find_secrets(&added) {
+                problem(
+                    rel,
+                    Some(offset + f.line),
+                    &format!("policy:secret:{}", f.rule),
+                    format!(
+                        "looks like a secret ({}) added since {short} (value not shown)",
+                        f.rule
+                    ),
+                );
+            }
+        }
+        for f in self.log_files()? {
+            if seen.contains(&f.rel) {
+                continue;
+            }
+            let text = self.read(&f.rel, None)?.unwrap_or_default();
+            for s in crate::policy::find_secrets(&text) {
+                problem(
+                    &f.rel,
+                    Some(s.line),
+                    &format!("policy:secret:{}", s.rule),
+                    format!(
+                        "looks like a secret ({}) added since {short} (value not shown)",
+                        s.rule
+                    ),
+                );
+            }
+        }
+        Ok(out)
+    }
+
     /// Removes the temporary files (`.<name>.memoir-<pid>`) of writes that
     /// were killed before their rename. Called under the store lock, so no
     /// live write owns one.
@@ -263,6 +350,14 @@ impl Store {
 
     /// Checks the whole store: logs, memory files, drift, index, budget.
     pub fn check(&self) -> Result<CheckReport, StoreError> {
+        self.check_against(None)
+    }
+
+    /// [`Store::check`], and with `base` (a revision, for CI on a pull
+    /// request) also: every log at `base` is a prefix of the same log now
+    /// (append-only; none deleted or rewritten), and what the logs gained
+    /// since holds no secret.
+    pub fn check_against(&self, base: Option<&str>) -> Result<CheckReport, StoreError> {
         let mut report = CheckReport::default();
         let mut push = |severity, path: &str, line, rule: &str, message: String| {
             report.problems.push(Problem {
@@ -432,6 +527,11 @@ impl Store {
                     block.omitted, self.config.index_budget
                 ),
             );
+        }
+        if let Some(base) = base {
+            for p in self.logs_since(base)? {
+                report.problems.push(p);
+            }
         }
         report
             .problems

@@ -11,11 +11,17 @@ use serde_json::json;
 /// left behind, or a hand edit); MEMORY.md is in sync and within its budget.
 /// Exit 1 when any error is found.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Also check the change since this revision (for CI on a pull request):
+    /// every log at it is a prefix of the same log now, and nothing added
+    /// since holds a secret.
+    #[arg(long, value_name = "REV")]
+    base: Option<String>,
+}
 
-pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let report = store.check()?;
+    let report = store.check_against(args.base.as_deref())?;
     let sev = |s: Severity| {
         if s == Severity::Error {
             "error"

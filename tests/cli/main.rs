@@ -13,3 +13,4 @@ mod recall;
 mod resolve;
 mod roundtrip;
 mod secrets;
+mod team;
