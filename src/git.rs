@@ -510,3 +510,24 @@ pub fn head_reverts_a_version(dir: &Path) -> Result<Option<String>, GitError> {
         .any(|l| l.starts_with("Memoir-Consolidation:") || l.starts_with("Memoir-Rollback:"));
     Ok(is_version.then_some(reverted))
 }
+
+/// The default base of `memoir diff`: the merge base of HEAD and its
+/// upstream, else HEAD; `None` on an unborn branch.
+pub fn default_base(dir: &Path) -> Result<Option<String>, GitError> {
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let Ok(head) = repo.head_id() else {
+        return Ok(None);
+    };
+    let upstream = repo
+        .rev_parse_single("@{upstream}")
+        .ok()
+        .map(|id| id.detach());
+    let base = match upstream {
+        Some(up) => repo
+            .merge_base(head.detach(), up)
+            .map_err(gix_err)?
+            .map_or(head.detach(), |id| id.detach()),
+        None => head.detach(),
+    };
+    Ok(Some(base.to_string()))
+}

@@ -9,6 +9,7 @@
 
 pub mod config;
 pub mod consolidate;
+pub mod diff;
 pub mod drift;
 pub mod event;
 pub mod flat;

@@ -8,6 +8,7 @@ mod check;
 mod conflicts;
 mod consolidate;
 mod context;
+mod diff;
 mod error;
 mod forget;
 mod history;
@@ -84,6 +85,7 @@ enum Command {
     Resolve(resolve::Args),
     Rollback(rollback::Args),
     History(history::Args),
+    Diff(diff::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -204,6 +206,7 @@ pub fn main() -> ExitCode {
         Command::Resolve(a) => resolve::run(a, &mut app),
         Command::Rollback(a) => rollback::run(a, &mut app),
         Command::History(a) => history::run(a, &mut app),
+        Command::Diff(a) => diff::run(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.
