@@ -33,6 +33,9 @@ pub enum DriftKind {
     Added,
     /// The file was deleted by hand.
     Deleted,
+    /// git merged the file as text (conflict markers, or the memory's
+    /// versions have forked): the logs settle it.
+    Merged,
 }
 
 impl DriftKind {
@@ -45,19 +48,23 @@ impl DriftKind {
             DriftKind::Edited => "edited",
             DriftKind::Added => "added",
             DriftKind::Deleted => "deleted",
+            DriftKind::Merged => "merged",
         }
     }
 
     /// Is `rule` (`drift:<kind>`) a drift memoir left behind?
     pub fn memoirs_rule(rule: &str) -> bool {
-        matches!(rule, "drift:stale" | "drift:missing" | "drift:leftover")
+        matches!(
+            rule,
+            "drift:stale" | "drift:missing" | "drift:leftover" | "drift:merged"
+        )
     }
 
     /// Did memoir leave this behind (as opposed to a person)?
     pub fn is_memoirs(self) -> bool {
         matches!(
             self,
-            DriftKind::Stale | DriftKind::Missing | DriftKind::Leftover
+            DriftKind::Stale | DriftKind::Missing | DriftKind::Leftover | DriftKind::Merged
         )
     }
 }
@@ -174,6 +181,14 @@ impl Scan {
             let kind = match (view, file) {
                 (Some(v), Some(f)) if v == f => continue,
                 (Some(_), Some(f)) if memoir_wrote(f) => DriftKind::Stale,
+                // git's text merge (markers), or a fork whose every version
+                // is in the logs: nothing of the file's content can be lost.
+                (Some(_), Some(f))
+                    if crate::merge::has_conflict_markers(f)
+                        || self.replay.memories.get(&key).is_some_and(|v| v.conflict) =>
+                {
+                    DriftKind::Merged
+                }
                 (Some(_), Some(_)) => DriftKind::Edited,
                 (Some(v), None) if memoir_wrote(v) => DriftKind::Deleted,
                 (Some(_), None) => DriftKind::Missing,
@@ -477,6 +492,7 @@ impl Store {
                 DriftKind::Edited => "edited by hand; `memoir record` keeps the edit, `memoir rebuild --force` discards it".to_string(),
                 DriftKind::Added => "added by hand; `memoir record` adopts it".to_string(),
                 DriftKind::Deleted => "deleted by hand; `memoir record` forgets it, `memoir rebuild` restores it".to_string(),
+                DriftKind::Merged => "merged as text by git (a merge without memoir's merge driver); `memoir rebuild` settles it from the merged logs".to_string(),
             };
             push(
                 Severity::Error,

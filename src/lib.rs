@@ -19,6 +19,7 @@ pub mod index;
 pub mod key;
 pub mod lock;
 pub mod memory;
+pub mod merge;
 pub mod policy;
 pub mod query;
 pub mod recall;

@@ -148,7 +148,14 @@ pub struct Store {
     pub failpoint: Option<String>,
 }
 
-const GITATTRIBUTES_LINE: &str = "memory/** -text";
+/// The lines `init` puts in .gitattributes: no line-ending conversion for
+/// the store, and memoir's merge drivers for view files (a driver that is
+/// not configured falls back to git's text merge, which `rebuild` settles).
+const GITATTRIBUTES: [&str; 3] = [
+    "memory/** -text",
+    "memory/*/*.md merge=memoir",
+    "MEMORY.md merge=memoir-index",
+];
 
 /// Finds the nearest directory at or above `start` that holds a store.
 pub fn discover(start: &Path) -> Result<PathBuf, StoreError> {
@@ -205,16 +212,22 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
     let attrs = root.join(".gitattributes");
     refuse_symlink(&attrs, ".gitattributes")?;
     let current = fs::read_to_string(&attrs).unwrap_or_default();
-    if !current.lines().any(|l| l.trim() == GITATTRIBUTES_LINE) {
+    let missing: Vec<&str> = GITATTRIBUTES
+        .iter()
+        .copied()
+        .filter(|want| !current.lines().any(|l| l.trim() == *want))
+        .collect();
+    if !missing.is_empty() {
         let mut text = current.clone();
         if !text.is_empty() && !text.ends_with('\n') {
             text.push('\n');
         }
-        text.push_str(
-            "# memoir: logs and memories are byte-exact; git must not touch line endings\n",
-        );
-        text.push_str(GITATTRIBUTES_LINE);
-        text.push('\n');
+        text.push_str("# memoir: logs and memories are byte-exact (no line-ending conversion);\n");
+        text.push_str("# view files merge with memoir's drivers where configured\n");
+        for line in missing {
+            text.push_str(line);
+            text.push('\n');
+        }
         fs::write(&attrs, text).map_err(StoreError::io(&attrs))?;
         created.push(".gitattributes".to_string());
     }
@@ -849,7 +862,13 @@ impl Store {
             self.config.index_budget,
         );
         let current = self.read(INDEX_PATH, None)?;
-        let wanted = index::splice(current.as_deref().unwrap_or(""), &block.text);
+        let mut base = current.clone().unwrap_or_default();
+        if crate::merge::has_conflict_markers(&base) {
+            // A text merge without memoir's driver: the block is regenerated;
+            // of the team's text, our side of each conflict is kept.
+            base = crate::merge::ours_of_conflicts(&base);
+        }
+        let wanted = index::splice(&base, &block.text);
         Ok((current, wanted))
     }
 

@@ -14,6 +14,7 @@ mod forget;
 mod history;
 mod init;
 mod list;
+mod merge_driver;
 mod note;
 mod output;
 mod rebuild;
@@ -86,6 +87,7 @@ enum Command {
     Rollback(rollback::Args),
     History(history::Args),
     Diff(diff::Args),
+    MergeDriver(merge_driver::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -207,6 +209,7 @@ pub fn main() -> ExitCode {
         Command::Rollback(a) => rollback::run(a, &mut app),
         Command::History(a) => history::run(a, &mut app),
         Command::Diff(a) => diff::run(a, &mut app),
+        Command::MergeDriver(a) => merge_driver::run(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.

@@ -102,3 +102,117 @@ fn diff_shows_what_an_agent_will_believe_differently() {
     assert!(none.contains("0 added, 0 changed, 0 forgotten"), "{none}");
     env.fails(&["diff", "nope"], 1);
 }
+
+/// Two branches that both changed project/db and each added a memory,
+/// committed on `main` and `other`.
+fn branches() -> Env {
+    let env = Env::new();
+    assert_eq!(env.remember("project/db", "Postgres 15", &[]).0, 0);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    env.git(&["checkout", "-qb", "other"]);
+    assert_eq!(env.remember("project/db", "MySQL 8", &["--replace"]).0, 0);
+    assert_eq!(
+        env.remember("project/cache", "Redis caches sessions", &[])
+            .0,
+        0
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "theirs"]);
+    env.git(&["checkout", "-q", "main"]);
+    assert_eq!(
+        env.remember("project/db", "Postgres 16", &["--replace"]).0,
+        0
+    );
+    assert_eq!(
+        env.remember("project/queue", "Kafka carries events", &[]).0,
+        0
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "ours"]);
+    env
+}
+
+fn configure_drivers(env: &Env) {
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    env.git(&[
+        "config",
+        "merge.memoir.driver",
+        &format!("{} merge-driver memory %O %A %B %P", exe.display()),
+    ]);
+    env.git(&[
+        "config",
+        "merge.memoir-index.driver",
+        &format!("{} merge-driver index %O %A %B %P", exe.display()),
+    ]);
+}
+
+#[test]
+fn with_the_drivers_a_branch_merge_has_no_text_conflict_and_the_fork_is_a_conflict() {
+    let env = branches();
+    configure_drivers(&env);
+    env.git(&["merge", "-q", "--no-edit", "other"]);
+    assert!(
+        env.read("memory/project/db.md")
+            .contains("description: Postgres 15"),
+        "the ancestor"
+    );
+    let index = env.read("MEMORY.md");
+    assert!(
+        index.contains("memory/project/cache.md") && index.contains("memory/project/queue.md"),
+        "{index}"
+    );
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("memory/project/db.md: warning[conflict]"),
+        "{err}"
+    );
+    let conflicts: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "conflicts"])).expect("json");
+    assert_eq!(conflicts[0]["key"], "project/db");
+    assert_eq!(conflicts[0]["candidates"].as_array().map(Vec::len), Some(2));
+    env.ok(&["resolve", "project/db", "--keep"]);
+    env.ok(&["check"]);
+    // The other direction gives the same memory.
+    let env2 = branches();
+    configure_drivers(&env2);
+    env2.git(&["checkout", "-q", "other"]);
+    env2.git(&["merge", "-q", "--no-edit", "main"]);
+    assert!(env2
+        .read("memory/project/db.md")
+        .contains("description: Postgres 15"));
+    env2.ok(&["check"]);
+}
+
+#[test]
+fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it() {
+    let env = branches();
+    let home = env.dir.path().join("home");
+    let merge = std::process::Command::new("git")
+        .args(["merge", "-q", "--no-edit", "other"])
+        .current_dir(env.root())
+        .env("HOME", &home)
+        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+        .output()
+        .expect("git merge");
+    assert!(!merge.status.success(), "git's text merge should conflict");
+    assert!(memoir::merge::has_conflict_markers(
+        &env.read("memory/project/db.md")
+    ));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("memory/project/db.md: error[drift:merged]"),
+        "{err}"
+    );
+    env.ok(&["rebuild"]);
+    assert!(env
+        .read("memory/project/db.md")
+        .contains("description: Postgres 15"));
+    assert!(!memoir::merge::has_conflict_markers(&env.read("MEMORY.md")));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "merge"]);
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning[conflict]"), "{err}");
+}

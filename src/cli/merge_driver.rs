@@ -1,0 +1,49 @@
+//! `memoir merge-driver`
+
+use super::error::{code, CliError};
+use super::App;
+use std::path::PathBuf;
+
+/// Merge a view file for git (a merge driver; git runs it, not you).
+///
+/// `memory`: a memory file both sides changed becomes the common ancestor,
+/// which is what replaying the merged logs shows; the fork then appears in
+/// `memoir conflicts`. `index`: MEMORY.md's generated lines merge as a set
+/// and the text around them three-way. Configure with
+/// `git config merge.memoir.driver "memoir merge-driver memory %O %A %B"` and
+/// `git config merge.memoir-index.driver "memoir merge-driver index %O %A %B"`
+/// (`memoir init` writes the matching .gitattributes lines). Writes the
+/// result into %A; exit 0 when clean, 1 when the team's text conflicts.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// `memory` or `index`.
+    #[arg(value_parser = ["memory", "index"])]
+    kind: String,
+    /// %O: the common ancestor's version.
+    base: PathBuf,
+    /// %A: ours; the result is written here.
+    ours: PathBuf,
+    /// %B: theirs.
+    theirs: PathBuf,
+    /// %P and anything else git passes: ignored.
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+    rest: Vec<String>,
+}
+
+fn read(path: &PathBuf) -> Result<String, CliError> {
+    let bytes =
+        std::fs::read(path).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+    String::from_utf8(bytes)
+        .map_err(|_| CliError::Failed(format!("{}: not valid UTF-8", path.display())))
+}
+
+pub fn run(args: Args, _app: &mut App) -> Result<u8, CliError> {
+    let (base, ours, theirs) = (read(&args.base)?, read(&args.ours)?, read(&args.theirs)?);
+    let (merged, conflicted) = match args.kind.as_str() {
+        "memory" => (memoir::merge::memory(Some(&base), &ours, &theirs), false),
+        _ => memoir::merge::index(&base, &ours, &theirs),
+    };
+    std::fs::write(&args.ours, merged)
+        .map_err(|e| CliError::Failed(format!("{}: {e}", args.ours.display())))?;
+    Ok(if conflicted { code::ERROR } else { code::OK })
+}
