@@ -531,3 +531,84 @@ pub fn default_base(dir: &Path) -> Result<Option<String>, GitError> {
     };
     Ok(Some(base.to_string()))
 }
+
+/// Where the repository's hooks live: `core.hooksPath` (relative to the work
+/// tree, as git resolves it), else `<common dir>/hooks`.
+pub fn hooks_dir(dir: &Path) -> Result<PathBuf, GitError> {
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let configured = repo
+        .config_snapshot()
+        .string("core.hooksPath")
+        .map(|v| v.to_string());
+    Ok(match configured {
+        Some(p) if Path::new(&p).is_absolute() => PathBuf::from(p),
+        Some(p) => repo.workdir().unwrap_or(repo.common_dir()).join(p),
+        None => repo.common_dir().join("hooks"),
+    })
+}
+
+/// Sets `merge.<driver>.name` and `.driver` in the repository's own config
+/// (`.git/config`), or with `None` removes the `[merge "<driver>"]` section,
+/// keeping everything else in the file as it was.
+pub fn set_merge_driver(
+    dir: &Path,
+    driver: &str,
+    name_and_command: Option<(&str, &str)>,
+) -> Result<(), GitError> {
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let path = repo.common_dir().join("config");
+    let mut file =
+        gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+            .map_err(gix_err)?;
+    match name_and_command {
+        Some((name, command)) => {
+            file.set_raw_value_by("merge", Some(driver.into()), "name", name)
+                .map_err(gix_err)?;
+            file.set_raw_value_by("merge", Some(driver.into()), "driver", command)
+                .map_err(gix_err)?;
+        }
+        None => while file.remove_section("merge", Some(driver.into())).is_some() {},
+    }
+    let mut out = Vec::new();
+    file.write_to(&mut out).map_err(gix_err)?;
+    let tmp = path.with_extension("memoir-tmp");
+    std::fs::write(&tmp, out).map_err(gix_err)?;
+    std::fs::rename(&tmp, &path).map_err(gix_err)
+}
+
+/// Work-tree-relative paths under `prefixes` whose staged version (in the
+/// index at `index_path`) differs from HEAD's: what a commit would change.
+pub fn staged_paths(
+    dir: &Path,
+    index_path: &Path,
+    file: &str,
+    folder: &str,
+) -> Result<Vec<String>, GitError> {
+    use gix::bstr::ByteSlice;
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let index = gix::index::File::at(index_path, repo.object_hash(), true, Default::default())
+        .map_err(gix_err)?;
+    let head: std::collections::HashMap<String, gix::ObjectId> = match repo.head_commit() {
+        Ok(c) => tree_files(&repo, &c.tree().map_err(gix_err)?, file, folder)?,
+        Err(_) => Default::default(),
+    };
+    let mut staged = Vec::new();
+    let mut in_index = std::collections::HashSet::new();
+    let range = index
+        .prefixed_entries_range(folder.as_bytes().as_bstr())
+        .unwrap_or(0..0);
+    let file_entry = index.entry_by_path(file.as_bytes().as_bstr());
+    let entries = index.entries()[range].iter().chain(file_entry);
+    for e in entries {
+        let path = e.path(&index).to_string();
+        if head.get(&path) != Some(&e.id) {
+            staged.push(path.clone());
+        }
+        in_index.insert(path);
+    }
+    // Removed from the index (git rm): staged deletions.
+    staged.extend(head.keys().filter(|p| !in_index.contains(*p)).cloned());
+    staged.sort();
+    staged.dedup();
+    Ok(staged)
+}

@@ -15,6 +15,7 @@ pub mod event;
 pub mod flat;
 pub mod git;
 pub mod history;
+pub mod hooks;
 pub mod index;
 pub mod key;
 pub mod lock;

@@ -12,6 +12,7 @@ mod diff;
 mod error;
 mod forget;
 mod history;
+mod hooks;
 mod init;
 mod list;
 mod merge_driver;
@@ -88,6 +89,8 @@ enum Command {
     History(history::Args),
     Diff(diff::Args),
     MergeDriver(merge_driver::Args),
+    Hooks(hooks::Args),
+    Hook(hooks::HookArgs),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -210,6 +213,8 @@ pub fn main() -> ExitCode {
         Command::History(a) => history::run(a, &mut app),
         Command::Diff(a) => diff::run(a, &mut app),
         Command::MergeDriver(a) => merge_driver::run(a, &mut app),
+        Command::Hooks(a) => hooks::run(a, &mut app),
+        Command::Hook(a) => hooks::run_hook(a, &mut app),
     };
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.

@@ -216,3 +216,131 @@ fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("warning[conflict]"), "{err}");
 }
+
+/// `git <args>` with memoir on PATH, so that installed hooks find it;
+/// returns (success, stdout + stderr).
+fn git_with_memoir(env: &Env, args: &[&str]) -> (bool, String) {
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    let home = env.dir.path().join("home");
+    let path = format!(
+        "{}:{}",
+        exe.parent().expect("dir").display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = std::process::Command::new("git")
+        .args(args)
+        .current_dir(env.root())
+        .env("PATH", path)
+        .env("HOME", &home)
+        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+        .env("MEMOIR_NOW", &env.now)
+        .env("MEMOIR_ACTOR", "Ada <ada@example.com>")
+        .output()
+        .expect("git");
+    (
+        out.status.success(),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+#[test]
+fn hooks_install_chains_existing_hooks_and_uninstall_restores_them() {
+    let env = Env::new();
+    let user_hook = "#!/bin/sh\necho user-hook-ran\nexit 0\n";
+    env.write(".git/hooks/pre-commit", user_hook);
+    std::process::Command::new("chmod")
+        .args([
+            "+x",
+            env.path(".git/hooks/pre-commit").to_str().expect("utf8"),
+        ])
+        .status()
+        .expect("chmod");
+    let out = env.ok(&["hooks", "install"]);
+    assert!(
+        out.contains("pre-commit: chained before the existing hook")
+            && out.contains("post-merge: installed"),
+        "{out}"
+    );
+    let hook = env.read(".git/hooks/pre-commit");
+    assert!(
+        hook.starts_with("#!/bin/sh\n# memoir:start")
+            && hook.ends_with("echo user-hook-ran\nexit 0\n"),
+        "{hook}"
+    );
+    assert_eq!(
+        env.git(&["config", "--get", "merge.memoir.driver"]).trim(),
+        "memoir merge-driver memory %O %A %B %P"
+    );
+    // Idempotent.
+    let before = env.snapshot();
+    let again = env.ok(&["hooks", "install"]);
+    assert!(again.contains("already installed"), "{again}");
+    assert_eq!(env.read(".git/hooks/pre-commit"), hook);
+    assert_eq!(env.snapshot(), before);
+    // Both run on a commit; the user's hook still decides too.
+    env.write("src.txt", "code\n");
+    env.git(&["add", "src.txt"]);
+    let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "code"]);
+    assert!(ok && out.contains("user-hook-ran"), "{out}");
+    env.ok(&["hooks", "uninstall"]);
+    assert_eq!(env.read(".git/hooks/pre-commit"), user_hook);
+    assert!(!env.path(".git/hooks/post-merge").exists());
+    let (found, _) = git_with_memoir(&env, &["config", "--get", "merge.memoir.driver"]);
+    assert!(!found);
+    // core.hooksPath is honoured.
+    env.git(&["config", "core.hooksPath", "githooks"]);
+    env.ok(&["hooks", "install"]);
+    assert!(env
+        .read("githooks/post-rewrite")
+        .contains("memoir hook post-rewrite"));
+}
+
+#[test]
+fn the_pre_commit_hook_stops_unrecorded_memory_and_lets_everything_else_through() {
+    let env = Env::new();
+    env.ok(&["hooks", "install"]);
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    let (ok, out) = git_with_memoir(&env, &["add", "-A"]);
+    assert!(ok, "{out}");
+    let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "memory"]);
+    assert!(ok, "{out}");
+    // A commit with no store path staged is not the hook's business.
+    env.write(
+        "memory/project/a.md",
+        env.read("memory/project/a.md")
+            .replace("alpha", "alpha by hand"),
+    );
+    env.write("src.txt", "code\n");
+    env.git(&["add", "src.txt"]);
+    let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "code"]);
+    assert!(ok, "{out}");
+    // Staging the unrecorded hand edit is refused, with what to do.
+    env.git(&["add", "memory/project/a.md"]);
+    let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "hand edit"]);
+    assert!(!ok, "{out}");
+    assert!(
+        out.contains("memory/project/a.md: error[drift:edited]") && out.contains("memoir record"),
+        "{out}"
+    );
+    env.ok(&["record"]);
+    env.git(&["add", "-A"]);
+    let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "recorded"]);
+    assert!(ok, "{out}");
+    env.assert_store_committed("after");
+}
+
+#[test]
+fn with_hooks_installed_a_merge_needs_nothing_more() {
+    let env = branches();
+    env.ok(&["hooks", "install"]);
+    let (ok, out) = git_with_memoir(&env, &["merge", "-q", "--no-edit", "other"]);
+    assert!(ok, "{out}");
+    assert!(out.contains("see `memoir conflicts`"), "{out}");
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("warning[conflict]"), "{err}");
+}
