@@ -344,3 +344,35 @@ fn with_hooks_installed_a_merge_needs_nothing_more() {
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("warning[conflict]"), "{err}");
 }
+
+#[test]
+fn rebase_and_cherry_pick_give_the_same_result_as_a_merge() {
+    for how in ["rebase", "cherry-pick"] {
+        let env = branches();
+        env.ok(&["hooks", "install"]);
+        let (ok, out) = match how {
+            "rebase" => {
+                env.git(&["checkout", "-q", "other"]);
+                git_with_memoir(&env, &["rebase", "-q", "main"])
+            }
+            _ => git_with_memoir(&env, &["cherry-pick", "other"]),
+        };
+        assert!(ok, "{how}: {out}");
+        assert!(
+            env.read("memory/project/db.md")
+                .contains("description: Postgres 15"),
+            "{how}: the ancestor"
+        );
+        let (code, _, err) = env.run(&["check"]);
+        assert_eq!(code, 0, "{how}: {err}");
+        assert!(
+            err.contains("memory/project/db.md: warning[conflict]"),
+            "{how}: {err}"
+        );
+        let index = env.read("MEMORY.md");
+        assert!(
+            index.contains("memory/project/cache.md") && index.contains("memory/project/queue.md"),
+            "{how}: {index}"
+        );
+    }
+}
