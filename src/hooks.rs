@@ -53,7 +53,12 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> HooksError + '_ {
 }
 
 fn shim(hook: &str) -> String {
-    format!("{START}\nmemoir hook {hook} \"$@\" </dev/null || exit $?\n{END}\n")
+    // Without memoir on PATH (a GUI client's environment, say) the hook is
+    // skipped with a word, rather than blocking every commit.
+    format!(
+        "{START}\nif command -v memoir >/dev/null 2>&1; then memoir hook {hook} \"$@\" </dev/null || exit $?; \
+         else echo \"memoir: not on PATH; its {hook} hook is skipped\" >&2; fi\n{END}\n"
+    )
 }
 
 /// Removes memoir's block from a hook's text.

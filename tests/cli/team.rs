@@ -286,6 +286,8 @@ fn hooks_install_chains_existing_hooks_and_uninstall_restores_them() {
     env.git(&["add", "src.txt"]);
     let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "code"]);
     assert!(ok && out.contains("user-hook-ran"), "{out}");
+    // Without memoir on PATH the hook steps aside instead of blocking commits.
+    env.git(&["commit", "-q", "--allow-empty", "-m", "no memoir on PATH"]);
     env.ok(&["hooks", "uninstall"]);
     assert_eq!(env.read(".git/hooks/pre-commit"), user_hook);
     assert!(!env.path(".git/hooks/post-merge").exists());
@@ -375,4 +377,98 @@ fn rebase_and_cherry_pick_give_the_same_result_as_a_merge() {
             "{how}: {index}"
         );
     }
+}
+
+#[test]
+fn pull_rebase_settles_both_the_rebase_and_the_fast_forward_path() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/db", "Postgres 15", &[]).0, 0);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    let origin = env.dir.path().join("origin.git");
+    let bob = env.dir.path().join("bob");
+    env.git(&["clone", "-q", "--bare", ".", origin.to_str().expect("utf8")]);
+    env.git(&["remote", "add", "origin", origin.to_str().expect("utf8")]);
+    env.git(&["fetch", "-q", "origin"]);
+    env.git(&["branch", "-q", "--set-upstream-to", "origin/main"]);
+    env.git(&[
+        "clone",
+        "-q",
+        origin.to_str().expect("utf8"),
+        bob.to_str().expect("utf8"),
+    ]);
+    // Bob, in his own clone (his own writer), changes the memory and pushes.
+    let in_bob = |args: &[&str]| {
+        let out = env.cmd(args).current_dir(&bob).output().expect("run");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    in_bob(&[
+        "remember",
+        "project/db",
+        "-d",
+        "MySQL 8",
+        "-s",
+        "bob",
+        "--replace",
+    ]);
+    let git_bob = |args: &[&str]| {
+        let home = env.dir.path().join("home");
+        let out = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&bob)
+            .env("HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+            .output()
+            .expect("git");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    git_bob(&["add", "-A"]);
+    git_bob(&["commit", "-qm", "bob"]);
+    git_bob(&["push", "-q", "origin", "main"]);
+    env.ok(&["hooks", "install"]);
+    // Fast-forward path: nothing local, so pull --rebase fast-forwards.
+    let (ok, out) = git_with_memoir(&env, &["pull", "-q", "--rebase"]);
+    assert!(ok, "{out}");
+    assert!(env.read("memory/project/db.md").contains("MySQL 8"));
+    env.ok(&["check"]);
+    // Rebase path: both sides change it again.
+    assert_eq!(
+        env.remember("project/db", "Postgres 16", &["--replace"]).0,
+        0
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "ours"]);
+    in_bob(&[
+        "remember",
+        "project/db",
+        "-d",
+        "SQLite 3",
+        "-s",
+        "bob",
+        "--replace",
+    ]);
+    git_bob(&["add", "-A"]);
+    git_bob(&["commit", "-qm", "bob again"]);
+    git_bob(&["push", "-q", "origin", "main"]);
+    let (ok, out) = git_with_memoir(&env, &["pull", "-q", "--rebase"]);
+    assert!(ok, "{out}");
+    assert!(
+        env.read("memory/project/db.md")
+            .contains("description: MySQL 8"),
+        "the common ancestor"
+    );
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains("memory/project/db.md: warning[conflict]"),
+        "{err}"
+    );
 }
