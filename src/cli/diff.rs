@@ -34,6 +34,14 @@ fn counts(d: &MemoryDiff) -> String {
     )
 }
 
+/// `: <why it was forgotten>`, or nothing.
+fn reason(c: &memoir::diff::Change) -> String {
+    c.reason
+        .as_deref()
+        .map(|r| format!(": {r}"))
+        .unwrap_or_default()
+}
+
 fn short(id: &str) -> &str {
     if id.len() == 40 {
         &id[..12]
@@ -77,11 +85,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             short(&d.to)
         ));
         for c in &d.changes {
-            let reason = c
-                .reason
-                .as_deref()
-                .map(|r| format!(": {r}"))
-                .unwrap_or_default();
+            let reason = reason(c);
             md.push_str(&format!(
                 "<details><summary><b>{}</b> <code>{}</code>{}{}</summary>\n\n```diff\n{}```\n\n</details>\n\n",
                 c.kind.as_str(),
@@ -124,11 +128,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         counts(&d)
     ))?;
     for c in &d.changes {
-        let reason = c
-            .reason
-            .as_deref()
-            .map(|r| format!(": {r}"))
-            .unwrap_or_default();
+        let reason = reason(c);
         app.out.line(format!(
             "{} {}{}{reason}",
             c.kind.as_str(),
