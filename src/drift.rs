@@ -681,12 +681,24 @@ impl Store {
     /// events, filling in missing fields (written back to the file). All or
     /// nothing: one refused file records none.
     pub fn record(&self, ctx: &Ctx) -> Result<Vec<Recorded>, StoreError> {
+        self.record_paths(ctx, None)
+    }
+
+    /// [`Store::record`] limited to the memory files at `only`
+    /// (store-relative paths), as the pre-commit hook records just what a
+    /// commit stages.
+    pub fn record_paths(
+        &self,
+        ctx: &Ctx,
+        only: Option<&[String]>,
+    ) -> Result<Vec<Recorded>, StoreError> {
+        let wanted = |path: &str| only.is_none_or(|o| o.iter().any(|p| p == path));
         let _lock = self.lock()?;
         // A memory written by hand where no scope is configured cannot be adopted.
         if let Some((name, files)) = self
             .unknown_scopes()
             .into_iter()
-            .find(|(_, f)| !f.is_empty())
+            .find(|(_, f)| f.iter().any(|p| wanted(p)))
         {
             return Err(StoreError::Refused {
                 rule: "scope".into(),
@@ -703,7 +715,7 @@ impl Store {
         let unreadable = scan
             .files
             .iter()
-            .find(|(_, c)| c.is_err())
+            .find(|(p, c)| c.is_err() && wanted(p))
             .map(|(k, _)| k.clone());
         if let Some(Err(e)) = unreadable.and_then(|k| scan.files.remove(&k)) {
             return Err(e);
@@ -711,7 +723,7 @@ impl Store {
         let mut events: Vec<Event> = Vec::new();
         let mut recorded = Vec::new();
         for d in scan.drifts() {
-            if d.kind.is_memoirs() {
+            if d.kind.is_memoirs() || !wanted(&d.path) {
                 continue;
             }
             let versions = scan.replay.memories.get(&d.key);

@@ -612,3 +612,90 @@ pub fn staged_paths(
     staged.dedup();
     Ok(staged)
 }
+
+/// Paths (work-tree-relative) whose staged blob in the index at
+/// `index_path` differs from the work tree's file: partly staged.
+pub fn partly_staged(
+    dir: &Path,
+    index_path: &Path,
+    paths: &[String],
+) -> Result<Vec<String>, GitError> {
+    use gix::bstr::ByteSlice;
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| gix_err("no work tree"))?
+        .to_path_buf();
+    let index = gix::index::File::at(index_path, repo.object_hash(), true, Default::default())
+        .map_err(gix_err)?;
+    let mut out = Vec::new();
+    for p in paths {
+        let staged = index
+            .entry_by_path(p.as_bytes().as_bstr())
+            .map(|e| e.id.to_string());
+        let now = std::fs::read(workdir.join(p)).ok().map(|b| blob_id(&b));
+        if staged != now {
+            out.push(p.clone());
+        }
+    }
+    Ok(out)
+}
+
+/// Stages `paths` (work-tree-relative) as they are in the work tree (a
+/// missing file is unstaged) into the index at `index_path`: git's own
+/// index under its lock, or the file git named in GIT_INDEX_FILE, which git
+/// holds (or which is temporary), written in place.
+pub fn stage(dir: &Path, index_path: &Path, paths: &[String]) -> Result<(), GitError> {
+    use gix::bstr::ByteSlice;
+    let repo = gix::discover(dir).map_err(gix_err)?;
+    let workdir = repo
+        .workdir()
+        .ok_or_else(|| gix_err("no work tree"))?
+        .to_path_buf();
+    let main = repo.index_path();
+    let is_main = std::fs::canonicalize(index_path).ok() == std::fs::canonicalize(&main).ok();
+    let lock = if is_main {
+        let backoff =
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(std::time::Duration::from_secs(2));
+        Some(
+            gix::lock::File::acquire_to_update_resource(&main, backoff, None, 0)
+                .map_err(gix_err)?,
+        )
+    } else {
+        None
+    };
+    let mut index = gix::index::File::at(index_path, repo.object_hash(), false, Default::default())
+        .map_err(gix_err)?;
+    for rel in paths {
+        let path = rel.as_bytes().as_bstr();
+        index.remove_entries(|_, p, _| p == path);
+        let abs = workdir.join(rel);
+        if let Ok(bytes) = std::fs::read(&abs) {
+            let id = repo.write_blob(&bytes).map_err(gix_err)?.detach();
+            let meta = gix::index::fs::Metadata::from_path_no_follow(&abs).map_err(gix_err)?;
+            let stat = gix::index::entry::Stat::from_fs(&meta).map_err(gix_err)?;
+            index.dangerously_push_entry(
+                stat,
+                id,
+                gix::index::entry::Flags::empty(),
+                gix::index::entry::Mode::FILE,
+                path,
+            );
+        }
+    }
+    index.sort_entries();
+    index.remove_tree();
+    let mut bytes = Vec::new();
+    index
+        .write_to(&mut bytes, gix::index::write::Options::default())
+        .map_err(gix_err)?;
+    match lock {
+        Some(mut lock) => {
+            std::io::Write::write_all(&mut lock, &bytes).map_err(gix_err)?;
+            lock.commit().map_err(gix_err)?;
+        }
+        // In place: git may hold this file open as its own lock.
+        None => std::fs::write(index_path, bytes).map_err(gix_err)?,
+    }
+    Ok(())
+}

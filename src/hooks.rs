@@ -150,17 +150,49 @@ pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
     Ok(done)
 }
 
-/// Store paths (work-tree-relative) that the index at `index_path` stages
+/// Store paths (store-relative) that the index at `index_path` stages
 /// differently from HEAD: what a commit would change of the store.
 pub fn staged(store: &crate::store::Store, index_path: &Path) -> Result<Vec<String>, GitError> {
     let repo = git::discover(&store.root)?;
     let prefix = store.workdir_prefix(&repo.workdir);
-    git::staged_paths(
+    let staged = git::staged_paths(
         &store.root,
         index_path,
         &format!("{prefix}{}", crate::index::INDEX_PATH),
         &format!("{prefix}memory/"),
-    )
+    )?;
+    Ok(staged
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .collect())
+}
+
+/// Of these store paths, those staged differently from the work tree.
+pub fn partly_staged(
+    store: &crate::store::Store,
+    index_path: &Path,
+    paths: &[String],
+) -> Result<Vec<String>, GitError> {
+    let repo = git::discover(&store.root)?;
+    let prefix = store.workdir_prefix(&repo.workdir);
+    let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
+    Ok(git::partly_staged(&store.root, index_path, &full)?
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .collect())
+}
+
+/// Stages these store paths, as they are in the work tree, into the index
+/// at `index_path`.
+pub fn stage(
+    store: &crate::store::Store,
+    index_path: &Path,
+    paths: &[String],
+) -> Result<(), GitError> {
+    let repo = git::discover(&store.root)?;
+    let prefix = store.workdir_prefix(&repo.workdir);
+    let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
+    git::stage(&store.root, index_path, &full)
 }
 
 #[cfg(unix)]

@@ -78,11 +78,71 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
         if staged.is_empty() {
             return Ok(0);
         }
+        // Hand changes to staged memory files become events first, and what
+        // that writes (the log, the completed files, MEMORY.md) is staged
+        // with them. Nothing unstaged is touched.
+        let report = store.check()?;
+        let hand: Vec<String> = report
+            .problems
+            .iter()
+            .filter(|p| {
+                matches!(
+                    p.rule.as_str(),
+                    "drift:edited" | "drift:added" | "drift:deleted"
+                )
+            })
+            .map(|p| p.path.clone())
+            .filter(|p| staged.contains(p))
+            .collect();
+        let fail = |e: String| CliError::Failed(e);
+        if !hand.is_empty() {
+            let partly = memoir::hooks::partly_staged(&store, &index, &hand)
+                .map_err(|e| fail(e.to_string()))?;
+            let partly: Vec<&String> = partly.iter().filter(|p| store.path(p).exists()).collect();
+            if !partly.is_empty() {
+                eprintln!(
+                    "memoir: {} staged differently from the work tree; stage a memory file whole (git add) or not at all",
+                    partly.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
+                );
+                return Ok(1);
+            }
+            let ctx = app.ctx(&store)?;
+            let recorded = store.record_paths(&ctx, Some(&hand))?;
+            let mut to_stage: Vec<String> = recorded.iter().map(|r| r.key.rel_path()).collect();
+            to_stage.push("MEMORY.md".to_string());
+            to_stage.push(format!("memory/log/{}/{}.md", ctx.now.date(), store.writer));
+            memoir::hooks::stage(&store, &index, &to_stage).map_err(|e| fail(e.to_string()))?;
+            // `git commit <paths>` commits from a temporary index and holds
+            // the real one as index.lock, which becomes the index afterwards:
+            // stage there too, or the next `git status` shows them changed.
+            let real = repo.common_dir.join("index.lock");
+            let temporary = index.file_name().is_some_and(|n| n.to_string_lossy().starts_with("next-index"));
+            if temporary && real.exists() {
+                memoir::hooks::stage(&store, &real, &to_stage).map_err(|e| fail(e.to_string()))?;
+            }
+            for r in &recorded {
+                warn(
+                    app.quiet(),
+                    &format!(
+                        "recorded {} {} ({}) and staged it",
+                        r.op,
+                        r.key,
+                        r.kind.as_str()
+                    ),
+                );
+            }
+        }
+        let staged = memoir::hooks::staged(&store, &index).map_err(|e| fail(e.to_string()))?;
         let report = store.check()?;
         let errors: Vec<_> = report
             .problems
             .iter()
             .filter(|p| p.severity == Severity::Error)
+            .filter(|p| {
+                staged.contains(&p.path)
+                    || p.path.starts_with("memory/log")
+                    || p.rule == "index" && staged.iter().any(|s| s == "MEMORY.md")
+            })
             .collect();
         if errors.is_empty() {
             return Ok(0);
@@ -96,7 +156,7 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
                 p.message
             );
         }
-        eprintln!("memoir: this commit stages memory that does not check out; fix the above (`memoir record` keeps hand edits), `git add` the store, and commit again");
+        eprintln!("memoir: this commit stages memory that does not check out; fix the above, `git add` the store, and commit again");
         return Ok(1);
     }
     // post-merge, post-rewrite: settle the views from the merged logs.

@@ -302,12 +302,12 @@ fn hooks_install_chains_existing_hooks_and_uninstall_restores_them() {
 }
 
 #[test]
-fn the_pre_commit_hook_stops_unrecorded_memory_and_lets_everything_else_through() {
+fn the_pre_commit_hook_records_staged_hand_edits_and_nothing_else() {
     let env = Env::new();
     env.ok(&["hooks", "install"]);
     assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
-    let (ok, out) = git_with_memoir(&env, &["add", "-A"]);
-    assert!(ok, "{out}");
+    assert_eq!(env.remember("project/b", "beta", &[]).0, 0);
+    env.git(&["add", "-A"]);
     let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "memory"]);
     assert!(ok, "{out}");
     // A commit with no store path staged is not the hook's business.
@@ -316,23 +316,77 @@ fn the_pre_commit_hook_stops_unrecorded_memory_and_lets_everything_else_through(
         env.read("memory/project/a.md")
             .replace("alpha", "alpha by hand"),
     );
+    env.write(
+        "memory/project/b.md",
+        env.read("memory/project/b.md")
+            .replace("beta", "beta by hand"),
+    );
     env.write("src.txt", "code\n");
     env.git(&["add", "src.txt"]);
     let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "code"]);
     assert!(ok, "{out}");
-    // Staging the unrecorded hand edit is refused, with what to do.
+    assert!(!out.contains("recorded"), "{out}");
+    // Staging one hand edit records that one (and only it) into the commit.
     env.git(&["add", "memory/project/a.md"]);
     let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "hand edit"]);
-    assert!(!ok, "{out}");
+    assert!(ok, "{out}");
     assert!(
-        out.contains("memory/project/a.md: error[drift:edited]") && out.contains("memoir record"),
+        out.contains("recorded remember project/a (edited) and staged it"),
         "{out}"
     );
-    env.ok(&["record"]);
-    env.git(&["add", "-A"]);
-    let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "recorded"]);
+    let files = env.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(
+        files.contains("memory/project/a.md")
+            && files.contains("memory/log/")
+            && !files.contains("memory/project/b.md"),
+        "{files}"
+    );
+    let committed_log: String = files
+        .lines()
+        .filter(|f| f.starts_with("memory/log/"))
+        .map(|f| env.git(&["show", &format!("HEAD:{f}")]))
+        .collect();
+    assert!(
+        committed_log.contains("alpha by hand") && !committed_log.contains("beta by hand"),
+        "the unstaged edit stays out"
+    );
+    // b is still an unrecorded, unstaged hand edit: git status shows just it.
+    let status = env.git(&["status", "--porcelain", "--", "memory", "MEMORY.md"]);
+    assert_eq!(status.trim(), "M memory/project/b.md", "{status}");
+    // A partly staged memory file is refused.
+    env.git(&["add", "memory/project/b.md"]);
+    env.write(
+        "memory/project/b.md",
+        env.read("memory/project/b.md")
+            .replace("beta by hand", "beta twice"),
+    );
+    let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "partial"]);
+    assert!(
+        !ok && out.contains("staged differently from the work tree"),
+        "{out}"
+    );
+    // git commit -a: git holds the index lock and names the index.
+    let (ok, out) = git_with_memoir(&env, &["commit", "-qam", "all"]);
     assert!(ok, "{out}");
-    env.assert_store_committed("after");
+    env.ok(&["check"]);
+    env.assert_store_committed("after commit -a");
+    // git commit <paths>: git builds the commit from a temporary index.
+    env.write(
+        "memory/project/a.md",
+        env.read("memory/project/a.md")
+            .replace("alpha by hand", "alpha again"),
+    );
+    let (ok, out) = git_with_memoir(
+        &env,
+        &["commit", "-qm", "only a", "--", "memory/project/a.md"],
+    );
+    assert!(ok, "{out}");
+    let files = env.git(&["show", "--name-only", "--format=", "HEAD"]);
+    assert!(
+        files.contains("memory/project/a.md") && files.contains("memory/log/"),
+        "{files}"
+    );
+    env.ok(&["check"]);
 }
 
 #[test]
