@@ -588,6 +588,33 @@ pub fn staged_paths(
     let repo = gix::discover(dir).map_err(gix_err)?;
     let index = gix::index::File::at(index_path, repo.object_hash(), true, Default::default())
         .map_err(gix_err)?;
+    // Fast path (a commit that stages no store path, on a large store): the
+    // index's tree cache still holds the folder's tree id, and it is HEAD's.
+    if let (Ok(commit), Some(cache)) = (repo.head_commit(), index.tree()) {
+        let tree = commit.tree().map_err(gix_err)?;
+        let folder_cached = folder
+            .trim_end_matches('/')
+            .split('/')
+            .try_fold(cache, |t, name| {
+                t.children
+                    .iter()
+                    .find(|c| c.name.as_slice() == name.as_bytes())
+            })
+            .filter(|t| t.num_entries.is_some())
+            .map(|t| t.id);
+        let folder_head = tree
+            .lookup_entry_by_path(folder.trim_end_matches('/'))
+            .map_err(gix_err)?
+            .map(|e| e.oid().to_owned());
+        let file_head = tree
+            .lookup_entry_by_path(file)
+            .map_err(gix_err)?
+            .map(|e| e.oid().to_owned());
+        let file_index = index.entry_by_path(file.as_bytes().as_bstr()).map(|e| e.id);
+        if folder_cached.is_some() && folder_cached == folder_head && file_head == file_index {
+            return Ok(Vec::new());
+        }
+    }
     let head: std::collections::HashMap<String, gix::ObjectId> = match repo.head_commit() {
         Ok(c) => tree_files(&repo, &c.tree().map_err(gix_err)?, file, folder)?,
         Err(_) => Default::default(),

@@ -116,7 +116,9 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
             // the real one as index.lock, which becomes the index afterwards:
             // stage there too, or the next `git status` shows them changed.
             let real = repo.common_dir.join("index.lock");
-            let temporary = index.file_name().is_some_and(|n| n.to_string_lossy().starts_with("next-index"));
+            let temporary = index
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("next-index"));
             if temporary && real.exists() {
                 memoir::hooks::stage(&store, &real, &to_stage).map_err(|e| fail(e.to_string()))?;
             }
