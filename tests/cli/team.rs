@@ -23,6 +23,31 @@ fn check_base_requires_logs_to_only_grow_and_stay_free_of_secrets() {
     );
     env.write(&log, &text);
     env.ok(&["check", "--base", "HEAD"]);
+    // Nor truncating it, reordering its entries, or deleting one entry.
+    let entries: Vec<&str> = text.split_inclusive("<!-- memoir:end ").collect();
+    assert!(entries.len() >= 3, "two entries and a tail");
+    for (what, broken) in [
+        ("truncated", text[..text.len() / 2].to_string()),
+        (
+            "reordered",
+            format!(
+                "{}{}{}",
+                entries[1].trim_start_matches(|c| c != '\n'),
+                entries[0],
+                entries[2..].concat()
+            ),
+        ),
+        ("entry deleted", entries[1..].concat()),
+    ] {
+        env.write(&log, &broken);
+        let err = env.fails(&["check", "--base", "HEAD"], 1);
+        assert!(
+            err.contains("error[append-only]") || err.contains("error[format]"),
+            "{what}: {err}"
+        );
+    }
+    env.write(&log, &text);
+    env.ok(&["check", "--base", "HEAD"]);
     // Deleting a log is not either.
     std::fs::remove_file(env.path(&log)).expect("rm");
     let err = env.fails(&["check", "--base", "HEAD"], 1);
@@ -44,6 +69,18 @@ fn check_base_requires_logs_to_only_grow_and_stay_free_of_secrets() {
         "{err}"
     );
     assert!(!err.contains("a1B2c3D4e5F6"), "{err}");
+    std::fs::remove_file(env.path("memory/log/2026-11-29/bob-0badc0de.md")).expect("rm");
+    // A secret added in a memory file.
+    env.write(
+        "memory/project/a.md",
+        env.read("memory/project/a.md")
+            .replace("alpha", &format!("alpha {secret}")),
+    );
+    let err = env.fails(&["check", "--base", "HEAD"], 1);
+    assert!(
+        err.contains("memory/project/a.md") && err.contains("secret:github-pat"),
+        "{err}"
+    );
     env.fails(&["check", "--base", "no-such-rev"], 1);
 }
 
@@ -90,7 +127,13 @@ fn diff_shows_what_an_agent_will_believe_differently() {
     );
     let v: serde_json::Value =
         serde_json::from_str(&env.ok(&["diff", "--format", "json"])).expect("json");
-    assert_eq!(v["changes"].as_array().map(Vec::len), Some(3));
+    let keys: Vec<&str> = v["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .map(|c| c["key"].as_str().expect("key"))
+        .collect();
+    assert_eq!(keys, ["project/a", "project/b", "project/c"]);
     assert_eq!(v["to"], "work tree");
     // Between two revisions.
     env.git(&["add", "-A"]);
@@ -107,82 +150,106 @@ fn diff_shows_what_an_agent_will_believe_differently() {
 /// committed on `main` and `other`.
 fn branches() -> Env {
     let env = Env::new();
-    assert_eq!(env.remember("project/db", "Postgres 15", &[]).0, 0);
+    let ok = |key: &str, d: &str, extra: &[&str]| {
+        let (code, _, err) = env.remember(key, d, extra);
+        assert_eq!(code, 0, "{key}: {err}");
+    };
+    ok("project/db", "Postgres 15", &[]);
+    ok("project/style", "Use rustfmt defaults", &[]);
+    ok("project/deploy", "Deploy with make release", &[]);
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "base"]);
     env.git(&["checkout", "-qb", "other"]);
-    assert_eq!(env.remember("project/db", "MySQL 8", &["--replace"]).0, 0);
-    assert_eq!(
-        env.remember("project/cache", "Redis caches sessions", &[])
-            .0,
-        0
+    ok("project/db", "MySQL 8", &["--replace"]);
+    ok(
+        "project/style",
+        "Use rustfmt with max_width 120",
+        &["--replace"],
     );
+    ok("project/cache", "Redis caches sessions", &[]);
+    env.ok(&["note", "standup: the same line on both branches"]);
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "theirs"]);
     env.git(&["checkout", "-q", "main"]);
-    assert_eq!(
-        env.remember("project/db", "Postgres 16", &["--replace"]).0,
-        0
+    ok("project/db", "Postgres 16", &["--replace"]);
+    ok(
+        "project/deploy",
+        "Deploy with the release workflow",
+        &["--replace"],
     );
-    assert_eq!(
-        env.remember("project/queue", "Kafka carries events", &[]).0,
-        0
-    );
+    ok("project/queue", "Kafka carries events", &[]);
+    env.ok(&["note", "standup: the same line on both branches"]);
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "ours"]);
     env
 }
 
-fn configure_drivers(env: &Env) {
-    let exe = assert_cmd::cargo::cargo_bin("memoir");
-    env.git(&[
-        "config",
-        "merge.memoir.driver",
-        &format!("{} merge-driver memory %O %A %B %P", exe.display()),
-    ]);
-    env.git(&[
-        "config",
-        "merge.memoir-index.driver",
-        &format!("{} merge-driver index %O %A %B %P", exe.display()),
-    ]);
+/// Every store file but the logs, and whether any store file holds conflict markers.
+fn views_and_markers(env: &Env) -> (Vec<(String, Vec<u8>)>, bool) {
+    let all = env.snapshot();
+    let markers = all
+        .iter()
+        .any(|(_, b)| memoir::merge::has_conflict_markers(&String::from_utf8_lossy(b)));
+    (
+        all.into_iter()
+            .filter(|(p, _)| !p.starts_with("memory/log/"))
+            .collect(),
+        markers,
+    )
 }
 
 #[test]
 fn with_the_drivers_a_branch_merge_has_no_text_conflict_and_the_fork_is_a_conflict() {
     let env = branches();
-    configure_drivers(&env);
-    env.git(&["merge", "-q", "--no-edit", "other"]);
+    env.ok(&["hooks", "install"]);
+    let (ok, out) = git_with_memoir(&env, &["merge", "-q", "--no-edit", "other"]);
+    assert!(ok, "{out}");
+    let (views, markers) = views_and_markers(&env);
+    assert!(!markers, "no conflict markers anywhere");
     assert!(
         env.read("memory/project/db.md")
             .contains("description: Postgres 15"),
         "the ancestor"
+    );
+    assert!(
+        env.read("memory/project/style.md")
+            .contains("max_width 120"),
+        "their change"
+    );
+    assert!(
+        env.read("memory/project/deploy.md")
+            .contains("release workflow"),
+        "our change"
     );
     let index = env.read("MEMORY.md");
     assert!(
         index.contains("memory/project/cache.md") && index.contains("memory/project/queue.md"),
         "{index}"
     );
-    let (code, _, err) = env.run(&["check"]);
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        err.contains("memory/project/db.md: warning[conflict]"),
-        "{err}"
-    );
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert_eq!(status["conflicts"], serde_json::json!(["project/db"]));
     let conflicts: serde_json::Value =
         serde_json::from_str(&env.ok(&["--json", "conflicts"])).expect("json");
-    assert_eq!(conflicts[0]["key"], "project/db");
-    assert_eq!(conflicts[0]["candidates"].as_array().map(Vec::len), Some(2));
-    env.ok(&["resolve", "project/db", "--keep"]);
-    env.ok(&["check"]);
-    // The other direction gives the same memory.
+    assert!(conflicts[0]["candidates"][0]["diff"]
+        .as_str()
+        .expect("diff")
+        .contains("+description:"));
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    // The other direction gives the same memory files and index.
     let env2 = branches();
-    configure_drivers(&env2);
+    env2.ok(&["hooks", "install"]);
     env2.git(&["checkout", "-q", "other"]);
-    env2.git(&["merge", "-q", "--no-edit", "main"]);
-    assert!(env2
-        .read("memory/project/db.md")
-        .contains("description: Postgres 15"));
-    env2.ok(&["check"]);
+    let (ok, out) = git_with_memoir(&env2, &["merge", "-q", "--no-edit", "main"]);
+    assert!(ok, "{out}");
+    assert_eq!(views_and_markers(&env2).0, views, "both directions agree");
+    // resolve clears it.
+    env.ok(&["resolve", "project/db", "--keep"]);
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert_eq!(status["conflicts"], serde_json::json!([]));
+    env.ok(&["check"]);
 }
 
 #[test]
@@ -286,10 +353,28 @@ fn hooks_install_chains_existing_hooks_and_uninstall_restores_them() {
     env.git(&["add", "src.txt"]);
     let (ok, out) = git_with_memoir(&env, &["commit", "-qm", "code"]);
     assert!(ok && out.contains("user-hook-ran"), "{out}");
+    // The user's hook still decides: its failure blocks the commit.
+    env.write(
+        ".git/hooks/pre-commit",
+        env.read(".git/hooks/pre-commit")
+            .replace("exit 0", "exit 1"),
+    );
+    env.write("more.txt", "more\n");
+    env.git(&["add", "more.txt"]);
+    let (ok, _) = git_with_memoir(&env, &["commit", "-qm", "blocked"]);
+    assert!(!ok, "the user's failing hook blocks the commit");
+    env.write(
+        ".git/hooks/pre-commit",
+        env.read(".git/hooks/pre-commit")
+            .replace("exit 1", "exit 0"),
+    );
     // Without memoir on PATH the hook steps aside instead of blocking commits.
     env.git(&["commit", "-q", "--allow-empty", "-m", "no memoir on PATH"]);
     env.ok(&["hooks", "uninstall"]);
-    assert_eq!(env.read(".git/hooks/pre-commit"), user_hook);
+    assert_eq!(
+        env.read(".git/hooks/pre-commit"),
+        user_hook.replace("exit 0", "exit 0")
+    );
     assert!(!env.path(".git/hooks/post-merge").exists());
     let (found, _) = git_with_memoir(&env, &["config", "--get", "merge.memoir.driver"]);
     assert!(!found);
