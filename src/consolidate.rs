@@ -212,14 +212,6 @@ impl Store {
     /// Plans the consolidation of what is pending.
     fn plan(&self, replay: &Replay, today: Date, cache: &crate::state::Cache) -> Plan {
         let mut plan = Plan::default();
-        // Near-duplicates are found through the persistent index's summaries
-        // and an inverted map of their terms, never by comparing all pairs.
-        let summaries = crate::store::summaries(cache);
-        let similar = text::Similar::new(
-            summaries
-                .iter()
-                .map(|(k, s)| (k.clone(), k.scope.as_str(), s.description.as_str())),
-        );
         let mut planned: std::collections::HashSet<Key> = Default::default();
         for id in &replay.pending {
             let Some(e) = replay.events.get(id) else {
@@ -260,7 +252,10 @@ impl Store {
             }
             let Some(cur) = current.as_deref() else {
                 // A new memory, unless it nearly duplicates another one.
-                let near = similar.find(
+                // Near-duplicates come from the persistent index's posting lists,
+                // never by comparing all pairs.
+                let near = crate::store::near_duplicate(
+                    cache,
                     &key.scope,
                     Some(&key),
                     &proposed.description,

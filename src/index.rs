@@ -114,13 +114,22 @@ pub fn render_block<'a>(
     budget: usize,
 ) -> Block {
     let mut all: Vec<(&Key, &Summary)> = memories.into_iter().collect();
-    let (text, lines) = render_groups(&all);
-    if lines <= budget {
-        return Block {
-            text,
-            shown: all.len(),
-            omitted: 0,
-        };
+    let total = all.len();
+    // Every memory takes a line: past the budget in count, skip rendering all.
+    if all.len() <= budget {
+        let (text, lines) = render_groups(&all);
+        if lines <= budget {
+            return Block {
+                text,
+                shown: all.len(),
+                omitted: 0,
+            };
+        }
+    }
+    // Only the most valuable `budget` can be shown: select them, then order.
+    if all.len() > budget {
+        all.select_nth_unstable_by(budget, value_order);
+        all.truncate(budget);
     }
     all.sort_by(value_order);
     // Each memory costs a line plus at most its group's headings; shrink
@@ -129,7 +138,7 @@ pub fn render_block<'a>(
     loop {
         let (mut text, lines) = render_groups(&all[..n]);
         if lines < budget || n == 0 {
-            let omitted = all.len() - n;
+            let omitted = total - n;
             text.push_str(&format!(
                 "- … and {omitted} more: find them with `memoir recall <words>` or `memoir list`\n"
             ));

@@ -892,6 +892,62 @@ impl Store {
     }
 }
 
+/// The memory of `scope` (other than `except`) whose description is most
+/// like `description` (Jaccard similarity of their term sets), if at or above
+/// `threshold`. Found through the persistent index: each memory's
+/// description terms are in its posting list (field mask bit 1), as ids, so
+/// no description is re-read or re-tokenized and no pair of memories is
+/// compared by text.
+pub(crate) fn near_duplicate(
+    cache: &Cache,
+    scope: &str,
+    except: Option<&Key>,
+    description: &str,
+    threshold: f64,
+) -> Option<(Key, f64)> {
+    const DESCRIPTION: u8 = 1 << 1;
+    let words: BTreeSet<String> = crate::text::words(description).into_iter().collect();
+    if words.is_empty() {
+        return None;
+    }
+    // A term no memory has cannot be shared; it still counts in the union.
+    let mine: Vec<u32> = words.iter().filter_map(|w| cache.dict.get(w)).collect();
+    let prefix = format!("memory/{scope}/");
+    let mut best: Option<(Key, f64)> = None;
+    for (path, e) in cache
+        .files
+        .range(prefix.clone()..)
+        .take_while(|(p, _)| p.starts_with(&prefix))
+    {
+        let theirs = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0);
+        let (mut n, mut common) = (0usize, 0usize);
+        for t in theirs {
+            n += 1;
+            if mine.contains(&t.0) {
+                common += 1;
+            }
+        }
+        if common == 0 {
+            continue;
+        }
+        let Some(key) = Key::from_rel_path(path) else {
+            continue;
+        };
+        if Some(&key) == except {
+            continue;
+        }
+        let sim = common as f64 / (words.len() + n - common) as f64;
+        if sim >= threshold
+            && best
+                .as_ref()
+                .is_none_or(|b| sim > b.1 || (sim == b.1 && key < b.0))
+        {
+            best = Some((key, sim));
+        }
+    }
+    best
+}
+
 /// Summaries of every valid memory file in the index, by key.
 pub fn summaries(cache: &Cache) -> Vec<(Key, &Summary)> {
     cache

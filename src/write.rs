@@ -597,13 +597,8 @@ impl Store {
     /// the configured similarity, by the words of their descriptions.
     fn near_duplicate(&self, cache: &Cache, key: &Key, m: &Memory) -> Option<(Key, f64)> {
         // Names differ by definition; what a memory says is its description.
-        let summaries = crate::store::summaries(cache);
-        let similar = text::Similar::new(
-            summaries
-                .iter()
-                .map(|(k, s)| (k.clone(), k.scope.as_str(), s.description.as_str())),
-        );
-        similar.find(
+        crate::store::near_duplicate(
+            cache,
             &key.scope,
             Some(key),
             &m.description,
