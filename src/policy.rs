@@ -280,6 +280,10 @@ pub fn find_secrets(text: &str) -> Vec<Finding> {
             continue;
         }
         for rule in rules() {
+            // Most lines match no rule: ask cheaply before building captures.
+            if !rule.re.is_match(line) {
+                continue;
+            }
             let hit = rule.re.captures_iter(line).any(|c| {
                 let value = c.get(1).map_or("", |m| m.as_str());
                 match rule.entropy {
