@@ -12,8 +12,8 @@ use crate::index::{self, INDEX_PATH};
 use crate::key::Key;
 use crate::memory::{self, yaml_fields, Memory};
 use crate::replay::Replay;
-use crate::state::{fingerprint, Stamp};
-use crate::store::{entry_for, validate_file, Ctx, Store, StoreError};
+use crate::state::fingerprint;
+use crate::store::{validate_file, Ctx, Store, StoreError};
 use crate::write::check_memory;
 use serde_yaml::Value;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
@@ -630,49 +630,57 @@ impl Store {
             }
         }
         report.refused.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut cache = self.state.load_cache();
-        cache.keys = crate::store::key_states(&scan.replay);
-        cache.pending = scan.replay.pending.clone();
-        cache.logs = self
-            .log_files()?
-            .into_iter()
-            .map(|f| (f.rel, f.stamp))
-            .collect();
         if dry_run {
-            // Predict the index from the files as they would be.
-            let mut files = BTreeMap::new();
-            let mut scratch = crate::state::Dict::default();
-            for (rel, content) in &scan.files {
-                if let Ok(c) = content {
-                    files.insert(
-                        rel.clone(),
-                        entry_for(c, Stamp { size: 0, mtime: 0 }, rel, &mut scratch),
-                    );
+            // Predict MEMORY.md from the files as they would be: summaries
+            // are all it needs.
+            let mut summaries: BTreeMap<Key, memory::Summary> = BTreeMap::new();
+            let contents = scan
+                .files
+                .iter()
+                .filter_map(|(rel, c)| Some((rel, c.as_ref().ok()?)));
+            for (rel, c) in contents.chain(
+                writes
+                    .iter()
+                    .filter_map(|(rel, c)| Some((rel, c.as_ref()?))),
+            ) {
+                if let (Some(key), Ok(m)) = (Key::from_rel_path(rel), validate_file(c, rel)) {
+                    summaries.insert(key, memory::Summary::of(&m));
                 }
             }
-            for (rel, content) in &writes {
-                match content {
-                    Some(c) => files.insert(
-                        rel.clone(),
-                        entry_for(c, Stamp { size: 0, mtime: 0 }, rel, &mut scratch),
-                    ),
-                    None => files.remove(rel),
-                };
+            for (rel, c) in &writes {
+                if c.is_none() {
+                    if let Some(key) = Key::from_rel_path(rel) {
+                        summaries.remove(&key);
+                    }
+                }
             }
-            cache.files = files;
-            let (current, wanted) = self.index_texts(&cache)?;
+            let (current, wanted) = self.index_from(summaries.iter())?;
             report.index_changed = current.as_deref() != Some(wanted.as_str());
             return Ok(report);
         }
-        self.refresh_files(&mut cache)?;
-        report.index_changed = self.write_index(&cache)?;
-        self.save_cache(&cache);
+        // What the logs say, kept; the files' contents let go before the
+        // persistent index is loaded (peak memory on a large store).
+        let keys = crate::store::key_states(&scan.replay);
+        let pending = scan.replay.pending.clone();
         let views: BTreeMap<String, u64> = scan
             .replay
             .views()
             .map(|(k, c)| (k.rel_path(), fingerprint(c.as_bytes())))
             .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel))
             .collect();
+        drop(scan);
+        drop(writes);
+        let mut cache = self.state.load_cache();
+        cache.keys = keys;
+        cache.pending = pending;
+        cache.logs = self
+            .log_files()?
+            .into_iter()
+            .map(|f| (f.rel, f.stamp))
+            .collect();
+        self.refresh_files(&mut cache)?;
+        report.index_changed = self.write_index(&cache)?;
+        self.save_cache(&cache);
         self.journal_reset(&views);
         Ok(report)
     }

@@ -857,10 +857,15 @@ impl Store {
         cache: &Cache,
     ) -> Result<(Option<String>, String), StoreError> {
         let summaries = summaries(cache);
-        let block = index::render_block(
-            summaries.iter().map(|(k, s)| (k, *s)),
-            self.config.index_budget,
-        );
+        self.index_from(summaries.iter().map(|(k, s)| (k, *s)))
+    }
+
+    /// MEMORY.md as it is and as it should be for these memories.
+    pub(crate) fn index_from<'a>(
+        &self,
+        memories: impl IntoIterator<Item = (&'a Key, &'a Summary)>,
+    ) -> Result<(Option<String>, String), StoreError> {
+        let block = index::render_block(memories, self.config.index_budget);
         let current = self.read(INDEX_PATH, None)?;
         let mut base = current.clone().unwrap_or_default();
         if crate::merge::has_conflict_markers(&base) {
