@@ -52,14 +52,6 @@ impl DriftKind {
         }
     }
 
-    /// Is `rule` (`drift:<kind>`) a drift memoir left behind?
-    pub fn memoirs_rule(rule: &str) -> bool {
-        matches!(
-            rule,
-            "drift:stale" | "drift:missing" | "drift:leftover" | "drift:merged"
-        )
-    }
-
     /// Did memoir leave this behind (as opposed to a person)?
     pub fn is_memoirs(self) -> bool {
         matches!(
@@ -344,6 +336,14 @@ impl Store {
                 (n, files)
             })
             .collect()
+    }
+
+    /// Every memory file that differs from what replaying the logs gives,
+    /// with the replay itself: one read of the whole store.
+    pub fn drifts(&self) -> Result<(Replay, Vec<Drift>), StoreError> {
+        let scan = self.scan()?;
+        let drifts = scan.drifts();
+        Ok((scan.replay, drifts))
     }
 
     fn scan(&self) -> Result<Scan, StoreError> {

@@ -3,7 +3,6 @@
 //! rewritten (to undo a bad consolidation C, roll back to `C^`).
 
 use crate::consolidate::ConsolidateError;
-use crate::drift::DriftKind;
 use crate::event::Op;
 use crate::git;
 use crate::index::INDEX_PATH;
@@ -58,14 +57,12 @@ impl Store {
             &format!("{prefix}memory/"),
         )
         .map_err(StoreError::from)?;
-        let (replay, _) = self.replay()?;
+        let (replay, drifts) = self.drifts()?;
         if !opts.force {
-            let hand: Vec<String> = self
-                .check()?
-                .problems
+            let hand: Vec<String> = drifts
                 .iter()
-                .filter(|p| p.rule.starts_with("drift:") && !DriftKind::memoirs_rule(&p.rule))
-                .map(|p| p.path.clone())
+                .filter(|d| !d.kind.is_memoirs())
+                .map(|d| d.path.clone())
                 .collect();
             if !hand.is_empty() {
                 return Err(StoreError::Decision(format!(

@@ -81,18 +81,11 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
         // Hand changes to staged memory files become events first, and what
         // that writes (the log, the completed files, MEMORY.md) is staged
         // with them. Nothing unstaged is touched.
-        let report = store.check()?;
-        let hand: Vec<String> = report
-            .problems
-            .iter()
-            .filter(|p| {
-                matches!(
-                    p.rule.as_str(),
-                    "drift:edited" | "drift:added" | "drift:deleted"
-                )
-            })
-            .map(|p| p.path.clone())
-            .filter(|p| staged.contains(p))
+        let (_, drifts) = store.drifts()?;
+        let hand: Vec<String> = drifts
+            .into_iter()
+            .filter(|d| !d.kind.is_memoirs() && staged.contains(&d.path))
+            .map(|d| d.path)
             .collect();
         let fail = |e: String| CliError::Failed(e);
         if !hand.is_empty() {
