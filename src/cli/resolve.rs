@@ -32,9 +32,10 @@ pub struct Args {
 }
 
 fn edit(current: &str, key: &str) -> Result<String, CliError> {
-    let editor = std::env::var("VISUAL")
-        .or_else(|_| std::env::var("EDITOR"))
-        .map_err(|_| CliError::Usage("--edit needs $EDITOR (or $VISUAL)".into()))?;
+    let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
+    let editor = set("VISUAL")
+        .or_else(|| set("EDITOR"))
+        .ok_or_else(|| CliError::Usage("--edit needs $EDITOR (or $VISUAL)".into()))?;
     let dir = std::env::temp_dir().join(format!("memoir-resolve-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let file = dir.join(format!("{}.md", key.replace('/', "-")));

@@ -324,3 +324,71 @@ fn bom_crlf_and_a_missing_final_newline_just_work() {
     env.ok(&["rebuild"]);
     assert_eq!(env.snapshot(), before);
 }
+
+#[test]
+fn later_commands_reject_bad_input_with_the_documented_exit_codes() {
+    let (env, _) = crate::util::forked();
+    let exit = |args: &[&str], vars: &[(&str, &str)], code: i32, needle: &str| {
+        let mut cmd = env.cmd(args);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: expected `{needle}` in {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    };
+    exit(
+        &["consolidate"],
+        &[("MEMOIR_AUTHOR", "no brackets")],
+        2,
+        "MEMOIR_AUTHOR",
+    );
+    exit(&["--lock-timeout=-1", "list"], &[], 2, "--lock-timeout");
+    exit(&["recall", "db", "--min-score", "2"], &[], 2, "--min-score");
+    exit(
+        &["resolve", "project/db", "--edit"],
+        &[("EDITOR", ""), ("VISUAL", "")],
+        2,
+        "needs $EDITOR",
+    );
+    exit(
+        &["resolve", "project/db", "--keep", "--both"],
+        &[],
+        2,
+        "cannot be used with",
+    );
+    exit(
+        &["merge-driver", "memory", "/nonexistent/base", "a", "b"],
+        &[],
+        1,
+        "/nonexistent/base",
+    );
+    exit(
+        &["merge-driver", "sideways", "a", "b", "c"],
+        &[],
+        2,
+        "sideways",
+    );
+    exit(&["diff", "--format", "pdf"], &[], 2, "pdf");
+    exit(&["history", "../x"], &[], 3, "../x");
+    let outside = tempfile::tempdir().expect("tmp");
+    let out = env
+        .cmd(&["hooks", "install"])
+        .current_dir(outside.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no memoir store"));
+    // A hook outside a store steps aside.
+    let out = env
+        .cmd(&["hook", "pre-commit"])
+        .current_dir(outside.path())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0));
+}
