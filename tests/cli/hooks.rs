@@ -7,12 +7,7 @@ fn run_hook(env: &Env, script: &str, payload: &str) -> (i32, String, String) {
     let payload = std::fs::read_to_string(root.join("payloads").join(payload))
         .expect("payload")
         .replace("CWD", env.root().to_str().expect("utf8"));
-    let exe = assert_cmd::cargo::cargo_bin("memoir");
-    let path = format!(
-        "{}:{}",
-        exe.parent().expect("bin dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = crate::util::path_with_memoir();
     let mut cmd = assert_cmd::Command::new(root.join(script));
     // The hook runs from anywhere: the payload's cwd finds the store.
     cmd.current_dir(env.dir.path())

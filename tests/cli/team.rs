@@ -287,13 +287,8 @@ fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it
 /// `git <args>` with memoir on PATH, so that installed hooks find it;
 /// returns (success, stdout + stderr).
 fn git_with_memoir(env: &Env, args: &[&str]) -> (bool, String) {
-    let exe = assert_cmd::cargo::cargo_bin("memoir");
     let home = env.dir.path().join("home");
-    let path = format!(
-        "{}:{}",
-        exe.parent().expect("dir").display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = crate::util::path_with_memoir();
     let out = std::process::Command::new("git")
         .args(args)
         .current_dir(env.root())

@@ -307,3 +307,13 @@ pub fn forked() -> (Env, String) {
     env.ok(&["rebuild"]);
     (env, event.id)
 }
+
+/// PATH with the memoir under test first, as hooks and scripts find it.
+pub fn path_with_memoir() -> String {
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    let dir = exe
+        .parent()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    format!("{dir}:{}", std::env::var("PATH").unwrap_or_default())
+}
