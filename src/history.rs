@@ -36,7 +36,19 @@ pub struct Version {
 impl Store {
     /// Every version of `key`, oldest first.
     pub fn history(&self, key: &Key) -> Result<Vec<Version>, StoreError> {
-        let (replay, _) = self.replay()?;
+        let logs = self.read_logs()?;
+        // The log files that hold a version of the key, read once.
+        let holding: Vec<String> = logs
+            .files
+            .iter()
+            .filter(|(_, range)| {
+                logs.events[range.clone()]
+                    .iter()
+                    .any(|e| e.key.as_ref() == Some(key))
+            })
+            .map(|(rel, _)| rel.clone())
+            .collect();
+        let replay = crate::replay::Replay::new(logs.events);
         let mut events: Vec<_> = replay
             .events
             .values()
@@ -50,13 +62,7 @@ impl Store {
         let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
         let repo = crate::git::discover(&self.root)?;
         let prefix = self.workdir_prefix(&repo.workdir);
-        let mut paths = Vec::new();
-        for f in self.log_files()? {
-            let text = self.read(&f.rel, None)?.unwrap_or_default();
-            if ids.iter().any(|id| text.contains(id.as_str())) {
-                paths.push(format!("{prefix}{}", f.rel));
-            }
-        }
+        let paths: Vec<String> = holding.iter().map(|rel| format!("{prefix}{rel}")).collect();
         let commits = crate::git::first_commits(&repo.workdir, &paths, &ids)?;
         let rel = key.rel_path();
         Ok(events

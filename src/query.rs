@@ -123,21 +123,18 @@ impl Store {
             proposals: cache.pending.clone(),
             ..Status::default()
         };
+        let all = summaries(&cache);
         for scope in &self.config.scopes {
-            let n = summaries(&cache)
-                .iter()
-                .filter(|(k, _)| &k.scope == scope)
-                .count();
+            let n = all.iter().filter(|(k, _)| &k.scope == scope).count();
             st.counts.push((scope.clone(), n));
         }
         for (key, ks) in &cache.keys {
-            let rel = Key::parse(key)
-                .map(|(k, _)| k.rel_path())
-                .unwrap_or_default();
+            let Ok((key, _)) = Key::parse(key) else {
+                continue;
+            };
+            let rel = key.rel_path();
             if ks.conflict {
-                if let Ok((k, _)) = Key::parse(key) {
-                    st.conflicts.push(k);
-                }
+                st.conflicts.push(key);
             } else if ks.view_hash != cache.files.get(&rel).map(|f| f.hash) {
                 st.drift.push(rel);
             }
@@ -163,7 +160,6 @@ impl Store {
         }
         st.drift.sort();
         st.drift.dedup();
-        let all = summaries(&cache);
         let block =
             crate::index::render_block(all.iter().map(|(k, s)| (k, *s)), self.config.index_budget);
         st.over_budget = block.omitted;

@@ -276,6 +276,8 @@ pub struct Logs {
     pub events: Vec<Event>,
     /// Warnings: torn entries skipped.
     pub warnings: Vec<String>,
+    /// Each log file and the range of `events` it holds.
+    pub files: Vec<(String, std::ops::Range<usize>)>,
 }
 
 impl Store {
@@ -571,7 +573,9 @@ impl Store {
                     f.rel
                 ));
             }
+            let start = logs.events.len();
             logs.events.extend(parsed.events);
+            logs.files.push((f.rel, start..logs.events.len()));
         }
         Ok(logs)
     }
