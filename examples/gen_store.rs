@@ -1,17 +1,26 @@
-//! Generates a memoir store for benchmarks: N memories across scopes and
-//! types (a third in Chinese), each written as a `remember` event in the
-//! logs and as its view file, plus MEMORY.md. Deterministic from the seed.
+//! Generates a memoir store for benchmarks, deterministic from a seed.
 //!
 //! ```sh
-//! cargo run --release --example gen_store -- <dir> <memories> [seed] [notes]
+//! cargo run --release --example gen_store -- <dir> <memories> [seed]
+//!     [--events M] [--proposals P] [--zh FRACTION] [--body-lines L]
 //! ```
-//! `<dir>` must not exist yet; it becomes a git repository with the store.
+//!
+//! `<dir>` must not exist yet; it becomes a git repository (nothing
+//! committed) holding a store with `<memories>` live memories across the
+//! three scopes and four types, `--zh` of them in Chinese (default 1/3),
+//! bodies of `--body-lines` sentences (default 3), and `--events` log
+//! entries in all (default 4 × memories) from three writers: one `remember`
+//! per memory, then updates of existing memories (a `remember` with `prev`),
+//! memories created and later forgotten, pending proposals of new memories (one in
+//! twenty of the extra events, at most 1,000) and notes. The views and
+//! MEMORY.md are what replaying the logs gives, and the persistent index
+//! is built, as after `memoir reindex`.
 
-use memoir::event::{new_id, Event, Op};
+use memoir::event::{id_from, Event, Op};
 use memoir::key::Key;
 use memoir::memory::{Memory, MemoryType};
 use memoir::time::Timestamp;
-use std::fmt::Write as _;
+use std::collections::BTreeMap;
 use std::path::Path;
 
 /// xorshift64*: small, deterministic, good enough to pick words.
@@ -179,89 +188,371 @@ fn sentence(rng: &mut Rng, chinese: bool, words: usize) -> String {
     s
 }
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let (Some(dir), Some(n)) = (args.first(), args.get(1)) else {
-        eprintln!("usage: gen_store <dir> <memories> [seed] [notes]");
-        std::process::exit(2);
-    };
-    let n: usize = n.parse()?;
-    let seed: u64 = args.get(2).map_or(Ok(42), |s| s.parse())?;
-    let notes: usize = args.get(3).map_or(Ok(n / 10), |s| s.parse())?;
-    let dir = Path::new(dir);
+/// What to generate.
+#[derive(Debug, Clone, PartialEq)]
+struct Spec {
+    memories: usize,
+    seed: u64,
+    events: usize,
+    proposals: Option<usize>,
+    zh: f64,
+    body_lines: usize,
+}
+
+impl Spec {
+    fn parse(args: &[String]) -> Result<(String, Spec), String> {
+        let mut positional = Vec::new();
+        let mut flags: BTreeMap<&str, &str> = BTreeMap::new();
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.strip_prefix("--") {
+                Some(name) => {
+                    let value = it.next().ok_or(format!("--{name} needs a value"))?;
+                    flags.insert(name, value);
+                }
+                None => positional.push(a.as_str()),
+            }
+        }
+        let [dir, n, rest @ ..] = positional.as_slice() else {
+            return Err("usage: gen_store <dir> <memories> [seed] [--events M] [--proposals P] [--zh FRACTION] [--body-lines L]".into());
+        };
+        let num = |s: &str, what: &str| {
+            s.parse::<usize>()
+                .map_err(|_| format!("{what}: not a number: {s}"))
+        };
+        let memories = num(n, "memories")?;
+        let mut spec = Spec {
+            memories,
+            seed: rest
+                .first()
+                .map_or(Ok(42), |s| num(s, "seed").map(|v| v as u64))?,
+            events: memories * 4,
+            proposals: None,
+            zh: 1.0 / 3.0,
+            body_lines: 3,
+        };
+        for (name, value) in flags {
+            match name {
+                "events" => spec.events = num(value, "--events")?,
+                "proposals" => spec.proposals = Some(num(value, "--proposals")?),
+                "body-lines" => spec.body_lines = num(value, "--body-lines")?,
+                "zh" => {
+                    spec.zh = value
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|f| (0.0..=1.0).contains(f))
+                        .ok_or(format!("--zh: not a fraction between 0 and 1: {value}"))?
+                }
+                _ => return Err(format!("unknown option --{name}")),
+            }
+        }
+        Ok((dir.to_string(), spec))
+    }
+}
+
+/// How many events of each kind: they add up to `spec.events` (or to the
+/// memories, if fewer events were asked for).
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Mix {
+    forgets: usize,
+    updates: usize,
+    proposals: usize,
+    notes: usize,
+}
+
+impl Mix {
+    fn of(spec: &Spec) -> Mix {
+        let extra = spec.events.saturating_sub(spec.memories);
+        let forgets = extra / 10;
+        let updates = extra * 3 / 10;
+        let proposals = spec
+            .proposals
+            .unwrap_or((extra / 20).min(1000))
+            .min(extra - 2 * forgets - updates);
+        Mix {
+            forgets,
+            updates,
+            proposals,
+            notes: extra - 2 * forgets - updates - proposals,
+        }
+    }
+}
+
+const WRITERS: [(&str, &str); 3] = [
+    ("main-0000beef", "Bench <bench@example.com>"),
+    ("alice-1234abcd", "Alice <alice@example.com>"),
+    ("bob-5678ef01", "Bob <bob@example.com>"),
+];
+
+/// The generator's state: the logs being written and each memory's head.
+struct Gen {
+    rng: Rng,
+    spec: Spec,
+    clock: Timestamp,
+    events: usize,
+    logs: BTreeMap<String, String>,
+    /// Live and forgotten memories: key, current content, head id.
+    memories: Vec<(Key, Option<String>, String)>,
+    /// Memory names used so far (memories and proposals).
+    names: usize,
+}
+
+impl Gen {
+    fn memory(&mut self, i: usize, chinese: bool) -> Memory {
+        let kind = TYPES[(self.rng.next() % 4) as usize];
+        let topic = sentence(&mut self.rng, chinese, 3);
+        let lines = self.spec.body_lines;
+        Memory {
+            name: format!("{topic} {i}"),
+            description: sentence(&mut self.rng, chinese, 9),
+            kind,
+            tags: vec![self.rng.pick(EN).to_string(), self.rng.pick(EN).to_string()],
+            source: Some(format!("generated (seed {})", self.spec.seed)),
+            confidence: Some((self.rng.next() % 10) as f64 / 10.0),
+            created: Some(self.clock),
+            updated: Some(self.clock),
+            review_by: None,
+            expires: None,
+            body: (0..lines)
+                .map(|_| sentence(&mut self.rng, chinese, 14) + "\n")
+                .collect(),
+        }
+    }
+
+    fn chinese(&mut self) -> bool {
+        (self.rng.next() % 1_000_000) as f64 / 1_000_000.0 < self.spec.zh
+    }
+
+    /// Appends an event to its writer's log for its day; returns its id.
+    fn log(&mut self, op: Op, key: Option<Key>, prev: Vec<String>, body: String) -> String {
+        // Thirty seconds apart: 200,000 events span about ten weeks.
+        self.clock = Timestamp(self.clock.0 + 30_000);
+        let mut random = [0u8; 10];
+        random[..8].copy_from_slice(&self.rng.next().to_le_bytes());
+        let (writer, actor) = WRITERS[self.events % WRITERS.len()];
+        self.events += 1;
+        let event = Event {
+            id: id_from(self.clock, random),
+            op,
+            time: self.clock,
+            actor: actor.into(),
+            key,
+            prev,
+            reason: (op == Op::Forget).then(|| "superseded (generated)".to_string()),
+            consumed: vec![],
+            redacted: None,
+            body,
+        };
+        let rel = format!("memory/log/{}/{writer}.md", self.clock.date());
+        self.logs.entry(rel).or_default().push_str(&event.render());
+        event.id
+    }
+
+    /// A new memory, remembered (or only proposed: it stays pending).
+    fn create(&mut self, op: Op) -> Result<(), Box<dyn std::error::Error>> {
+        let i = self.names;
+        self.names += 1;
+        let chinese = self.chinese();
+        let memory = self.memory(i, chinese);
+        let scope = SCOPES[i % SCOPES.len()];
+        let (key, _) = Key::parse(&format!("{scope}/{}", memory.name))?;
+        let content = memory.render();
+        let id = self.log(op, Some(key.clone()), vec![], content.clone());
+        if op == Op::Remember {
+            self.memories.push((key, Some(content), id));
+        }
+        Ok(())
+    }
+
+    /// A new version of memory `i`: its body gains a sentence.
+    fn update(&mut self, i: usize) -> Result<(), Box<dyn std::error::Error>> {
+        let (key, content, head) = self.memories[i].clone();
+        let mut memory = Memory::parse(content.as_deref().unwrap_or_default())?;
+        let chinese = self.chinese();
+        memory
+            .body
+            .push_str(&(sentence(&mut self.rng, chinese, 14) + "\n"));
+        memory.updated = Some(Timestamp(self.clock.0 + 30_000));
+        let content = memory.render();
+        let id = self.log(Op::Remember, Some(key.clone()), vec![head], content.clone());
+        self.memories[i] = (key, Some(content), id);
+        Ok(())
+    }
+
+    fn note(&mut self) {
+        let chinese = self.chinese();
+        let text = sentence(&mut self.rng, chinese, 12);
+        self.log(Op::Note, None, vec![], text);
+    }
+}
+
+/// Writes the store described by `spec` into `dir` (which must not exist).
+fn generate(dir: &Path, spec: &Spec) -> Result<Mix, Box<dyn std::error::Error>> {
     if dir.exists() {
         return Err(format!("{} exists already", dir.display()).into());
     }
     memoir::store::init(dir)?;
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
-    let base = Timestamp::parse("2026-06-01T00:00:00Z")?;
-    let writer = "bench-0000beef";
-    let mut logs: std::collections::BTreeMap<String, String> = Default::default();
-    for i in 0..n {
-        let chinese = i % 3 == 2;
-        let scope = SCOPES[i % SCOPES.len()];
-        let kind = TYPES[(rng.next() % 4) as usize];
-        let time = Timestamp(base.0 + (i as i64) * 60_000);
-        let topic = sentence(&mut rng, chinese, 3);
-        let name = format!("{topic} {i}");
-        let memory = Memory {
-            name: name.clone(),
-            description: sentence(&mut rng, chinese, 9),
-            kind,
-            tags: vec![rng.pick(EN).to_string(), rng.pick(EN).to_string()],
-            source: Some(format!("generated (seed {seed})")),
-            confidence: Some((rng.next() % 10) as f64 / 10.0),
-            created: Some(time),
-            updated: Some(time),
-            review_by: None,
-            expires: None,
-            body: (0..3)
-                .map(|_| sentence(&mut rng, chinese, 14) + "\n")
-                .collect(),
-        };
-        let content = memory.render();
-        let (key, _) = Key::parse(&format!("{scope}/{name}"))?;
-        let event = Event {
-            id: new_id(time)?,
-            op: Op::Remember,
-            time,
-            actor: "Bench <bench@example.com>".into(),
-            key: Some(key.clone()),
-            prev: vec![],
-            reason: None,
-            consumed: vec![],
-            redacted: None,
-            body: content.clone(),
-        };
-        let log = format!("memory/log/{}/{writer}.md", time.date());
-        logs.entry(log).or_default().push_str(&event.render());
-        let path = dir.join(key.rel_path());
-        std::fs::write(path, content)?;
+    let mix = Mix::of(spec);
+    let mut g = Gen {
+        rng: Rng(spec.seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        spec: spec.clone(),
+        clock: Timestamp::parse("2026-06-01T00:00:00Z")?,
+        events: 0,
+        logs: BTreeMap::new(),
+        memories: Vec::new(),
+        names: 0,
+    };
+    let live = spec.memories;
+    for _ in 0..live + mix.forgets {
+        g.create(Op::Remember)?;
     }
-    for i in 0..notes {
-        let time = Timestamp(base.0 + (i as i64) * 90_000);
-        let event = Event {
-            id: new_id(time)?,
-            op: Op::Note,
-            time,
-            actor: "Bench <bench@example.com>".into(),
-            key: None,
-            prev: vec![],
-            reason: None,
-            consumed: vec![],
-            redacted: None,
-            body: sentence(&mut rng, i % 3 == 2, 12),
-        };
-        let log = format!("memory/log/{}/{writer}.md", time.date());
-        let _ = write!(logs.entry(log).or_default(), "{}", event.render());
+    // Updates, forgets, proposals and notes interleaved, as a team writes them.
+    let mut work: Vec<u8> = [
+        (0u8, mix.updates),
+        (1, mix.forgets),
+        (2, mix.proposals),
+        (3, mix.notes),
+    ]
+    .iter()
+    .flat_map(|&(k, n)| std::iter::repeat_n(k, n))
+    .collect();
+    for i in (1..work.len()).rev() {
+        let j = (g.rng.next() % (i as u64 + 1)) as usize;
+        work.swap(i, j);
     }
-    for (rel, text) in logs {
+    let mut forgotten = live;
+    for kind in work {
+        match kind {
+            0 if live > 0 => {
+                let i = (g.rng.next() % live as u64) as usize;
+                g.update(i)?;
+            }
+            1 => {
+                let (key, _, head) = g.memories[forgotten].clone();
+                let id = g.log(Op::Forget, Some(key.clone()), vec![head], String::new());
+                g.memories[forgotten] = (key, None, id);
+                forgotten += 1;
+            }
+            2 => g.create(Op::Propose)?,
+            _ => g.note(),
+        }
+    }
+    for (rel, text) in &g.logs {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().ok_or("log path")?)?;
         std::fs::write(path, text)?;
     }
+    for (key, content, _) in &g.memories {
+        if let Some(c) = content {
+            std::fs::write(dir.join(key.rel_path()), c)?;
+        }
+    }
     let store = memoir::store::Store::open(dir)?;
     store.reindex()?;
-    println!("{}: {n} memories, {notes} notes", dir.display());
-    Ok(())
+    Ok(mix)
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let (dir, spec) = match Spec::parse(&args) {
+        Ok(parsed) => parsed,
+        Err(e) => {
+            eprintln!("gen_store: {e}");
+            std::process::exit(2);
+        }
+    };
+    match generate(Path::new(&dir), &spec) {
+        Ok(mix) => println!(
+            "{dir}: {} memories, {} events ({} updates, {} forgotten, {} proposals, {} notes)",
+            spec.memories,
+            spec.memories + 2 * mix.forgets + mix.updates + mix.proposals + mix.notes,
+            mix.updates,
+            mix.forgets,
+            mix.proposals,
+            mix.notes
+        ),
+        Err(e) => {
+            eprintln!("gen_store: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every file under `dir` (but .git), with its content.
+    fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+        walkdir::WalkDir::new(dir)
+            .into_iter()
+            .filter_entry(|e| e.file_name() != ".git")
+            .filter_map(Result::ok)
+            .filter(|e| e.file_type().is_file())
+            .map(|e| {
+                let rel = e.path().strip_prefix(dir).unwrap_or(e.path());
+                (
+                    rel.display().to_string(),
+                    std::fs::read(e.path()).unwrap_or_default(),
+                )
+            })
+            .collect()
+    }
+
+    fn spec(seed: u64) -> Spec {
+        Spec {
+            memories: 60,
+            seed,
+            events: 300,
+            proposals: None,
+            zh: 0.5,
+            body_lines: 2,
+        }
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_store_byte_for_byte() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let (a, b, c) = (
+            tmp.path().join("a"),
+            tmp.path().join("b"),
+            tmp.path().join("c"),
+        );
+        let mix = generate(&a, &spec(7)).expect("generates");
+        generate(&b, &spec(7)).expect("generates");
+        generate(&c, &spec(8)).expect("generates");
+        let (ta, tb, tc) = (tree(&a), tree(&b), tree(&c));
+        assert_eq!(ta, tb, "same seed, same files");
+        assert_ne!(ta, tc, "another seed, another store");
+
+        // The store is what it says: memoir replays it to the same views.
+        let store = memoir::store::Store::open(&a).expect("opens");
+        let (replay, warnings) = store.replay().expect("replays");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let live = ta
+            .keys()
+            .filter(|p| {
+                p.starts_with("memory/") && !p.starts_with("memory/log/") && p.ends_with(".md")
+            })
+            .count();
+        assert_eq!(live, 60);
+        assert_eq!(replay.pending.len(), mix.proposals);
+        assert!(
+            mix.updates > 0 && mix.forgets > 0 && mix.notes > 0 && mix.proposals > 0,
+            "{mix:?}"
+        );
+        let logged: usize = ta
+            .iter()
+            .filter(|(p, _)| p.starts_with("memory/log/"))
+            .map(|(_, text)| {
+                String::from_utf8_lossy(text)
+                    .matches("<!-- memoir:end ")
+                    .count()
+            })
+            .sum();
+        assert_eq!(logged, 300, "every asked-for event is in the logs");
+        let report = store.check().expect("checks");
+        assert!(report.problems.is_empty(), "{:?}", report.problems);
+        assert_eq!(report.events, 300);
+    }
 }

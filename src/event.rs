@@ -116,14 +116,20 @@ const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
 pub fn new_id(time: Timestamp) -> Result<String, std::io::Error> {
     let mut random = [0u8; 10];
     getrandom::fill(&mut random).map_err(std::io::Error::other)?;
+    Ok(id_from(time, random))
+}
+
+/// The id of an event at `time` with these 80 random bits (what [`new_id`]
+/// draws; a generator that must be deterministic passes its own).
+pub fn id_from(time: Timestamp, random: [u8; 10]) -> String {
     let mut value: u128 = (time.0.clamp(0, (1 << 48) - 1) as u128) << 80;
     for (i, b) in random.iter().enumerate() {
         value |= u128::from(*b) << (8 * (9 - i));
     }
-    Ok((0..26)
+    (0..26)
         .rev()
         .map(|i| CROCKFORD[((value >> (5 * i)) & 31) as usize] as char)
-        .collect())
+        .collect()
 }
 
 /// Is `id` of the form [`new_id`] makes?
