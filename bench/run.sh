@@ -1,53 +1,177 @@
 #!/usr/bin/env bash
-# Benchmarks memoir's read path on generated stores, side by side with the
-# floors in the same run: `rg -il WORD memory/` (a plain text search) and
-# `find … -printf` (one stat per memory file, the least any index check can
-# do). Prints a markdown table; docs/performance.md explains and records it.
+# Times every operation of issue 5/5 on generated stores, each side by side
+# with its floor or alternative measured in the same run, then prints how
+# each grows with the store (the exponent). docs/performance.md explains the
+# table and records a run.
 #
 #   bench/run.sh [SIZE...]        default sizes: 1000 10000 50000
+#   RUNS=5 bench/run.sh 50000     fewer runs per measurement (default 10)
 #
-# Needs hyperfine and ripgrep (installed from Debian's packages if missing).
+# Each store: `gen_store <dir> SIZE 42` (4 × SIZE log events, 1,000 pending
+# proposals at 50,000), committed to git. Needs hyperfine and ripgrep
+# (installed from Debian's packages if missing), git and python3.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000 10000 50000)
+runs=${RUNS:-10}
 
 if ! command -v hyperfine >/dev/null || ! command -v rg >/dev/null; then
   apt-get install -y hyperfine ripgrep >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y hyperfine ripgrep >/dev/null; }
 fi
 cargo build --release --quiet --example gen_store
 cargo build --release --quiet
-memoir="$PWD/target/release/memoir"
+export PATH="$PWD/target/release:$PATH"
 gen="$PWD/target/release/examples/gen_store"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+results="$work/results.tsv"
+: >"$results"
 
-median() { # hyperfine JSON -> median in ms
-  python3 -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["results"][0]["median"]*1000))' "$1"
-}
-time_cmd() { # name, command... -> median ms (warm runs)
-  local out="$work/$1.json"; shift
-  hyperfine -N -w 3 -r 15 --export-json "$out" "$(printf '%q ' "$@")" >/dev/null 2>&1
-  median "$out"
-}
-peak() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1; }
+# Pinned identity and config, as a CI runner would have.
+export GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
+git config --global user.name Bench
+git config --global user.email bench@example.com
+git config --global init.defaultBranch main
 
-echo "| memories | recall (warm) | context query (warm) | rg -il | find -printf (stat floor) | recall cold | peak RSS warm / cold |"
-echo "| --- | --- | --- | --- | --- | --- | --- |"
+# bench SIZE NAME [hyperfine options...] -- COMMAND: records the median (ms)
+# of whole-process time. Commands run through a shell (hyperfine subtracts
+# its start-up) so that they can use $RANDOM and redirections.
+bench() {
+  local n=$1 name=$2; shift 2
+  local opts=(-w 2 -r "$runs")
+  while [ "$1" != -- ]; do
+    # --slow: seconds per run, with a costly --prepare: 3 runs, no warm-up.
+    if [ "$1" = --slow ]; then opts=(-w 0 -r 3); else opts+=("$1"); fi
+    shift
+  done
+  shift
+  local json="$work/$n-$name.json"
+  hyperfine -S bash "${opts[@]}" --export-json "$json" "$*" >/dev/null 2>"$work/err" || {
+    echo "bench $name failed:" >&2; cat "$work/err" >&2; exit 1; }
+  python3 - "$json" "$n" "$name" >>"$results" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))["results"][0]
+print(f"{sys.argv[2]}\t{sys.argv[3]}\t{r['median'] * 1000:.1f}")
+PY
+}
+# peak SIZE NAME COMMAND...: records the peak RSS (MB) of one run.
+peak() {
+  local n=$1 name=$2; shift 2
+  local kb
+  kb=$(/usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -n 1)
+  printf '%s\tpeak:%s\t%s\n' "$n" "$name" "$((kb / 1024))" >>"$results"
+}
+
 for n in "${sizes[@]}"; do
   store="$work/store-$n"
-  "$gen" "$store" "$n" 42 >/dev/null
+  echo "generating $n memories…" >&2
+  "$gen" "$store" "$n" 42 >&2
   cd "$store"
-  index=(.git/memoir/stores/*/index.bin)
-  rm -f "${index[@]}"
-  cold_start=$(date +%s%N)
-  cold_rss=$(peak "$memoir" recall database migration timeout)
-  cold_ms=$(( ($(date +%s%N) - cold_start) / 1000000 ))
-  recall=$(time_cmd "recall-$n" "$memoir" recall database migration timeout)
-  context=$(time_cmd "context-$n" "$memoir" context --budget 1500 database migration timeout)
-  rg_ms=$(time_cmd "rg-$n" rg -il migration memory/)
-  find_ms=$(time_cmd "find-$n" find memory/user memory/project memory/task -name '*.md' -printf '%s %T@\n')
-  warm_rss=$(peak "$memoir" recall database migration timeout)
-  echo "| $n | ${recall} ms | ${context} ms | ${rg_ms} ms | ${find_ms} ms | ${cold_ms} ms | $((warm_rss / 1024)) / $((cold_rss / 1024)) MB |"
+  git add -A >/dev/null && git commit -qm "generated store"
+  git tag base
+  mem="memory/user memory/project memory/task"
+  log="$work/append-$n.txt"
+  # Each run's key and description are new words, so `remember` writes.
+  new_memory='w() { echo $RANDOM$RANDOM | tr 0-9 a-j; }; memoir remember -q "project/bench-$(w)" -d "$(w) $(w) $(w)" -s bench --body "bench body"'
+
+  echo "timing at $n…" >&2
+  bench "$n" note -- "memoir note 'bench note: the deploy needs a warm cache'"
+  bench "$n" printf -- "printf 'bench note: the deploy needs a warm cache\n' >> $log"
+  bench "$n" remember -- "$new_memory"
+  bench "$n" recall -- memoir recall database migration timeout
+  bench "$n" rg -- rg -il migration memory/
+  bench "$n" context -- memoir context --budget 1500 database migration timeout
+  bench "$n" reindex -- memoir reindex
+  bench "$n" cat-memories -- "find $mem -name '*.md' -print0 | xargs -0 cat >/dev/null"
+  bench "$n" check -- memoir check
+  bench "$n" rebuild-check -- memoir rebuild --check
+  bench "$n" rebuild -- memoir rebuild
+  bench "$n" cat-logs -- "find memory/log -name '*.md' -print0 | xargs -0 cat >/dev/null"
+  # Creating files right after deleting as many is slow on ext4 without a
+  # journal (the inode allocator skips recently deleted inodes): the floor
+  # of a rebuild of every view is `cp` of the same files after the same
+  # deletion.
+  views="$work/views-$n" && mkdir -p "$views" && cp -r memory/user memory/project memory/task "$views/"
+  bench "$n" rebuild-deleted --slow --prepare "find $mem -name '*.md' -delete" -- memoir rebuild
+  bench "$n" cp-deleted --slow --prepare "find $mem -name '*.md' -delete" -- "for s in user project task; do cp -r $views/\$s/. memory/\$s/; done"
+  bench "$n" cold-recall --slow --prepare "rm -f .git/memoir/stores/*/index.bin" -- memoir recall database migration timeout
+  git add -A >/dev/null && git commit -qm "bench writes" >/dev/null
+
+  # The pre-commit hook on a commit that stages no store path.
+  memoir hooks install -q
+  bench "$n" commit-hooked --prepare 'echo $RANDOM >> unrelated.txt && git add unrelated.txt' -- git commit -qm unrelated
+  bench "$n" commit-plain --prepare 'echo $RANDOM >> unrelated.txt && git add unrelated.txt' -- git commit -q --no-verify -m unrelated
+  memoir hooks uninstall -q
+  git tag -f before-consolidate >/dev/null
+
+  # consolidate of the pending proposals, against git committing the same files.
+  restore='git reset -q --hard before-consolidate && git clean -fdq memory'
+  bench "$n" consolidate --slow --prepare "$restore" -- memoir consolidate -q --yes
+  bench "$n" git-commit --slow --prepare "$restore && memoir consolidate -q --yes && git reset -q --mixed HEAD~1" -- "git add -A && git commit -qm same-files"
+  eval "$restore"
+
+  peak "$n" note memoir note "peak note"
+  peak "$n" remember bash -c "$new_memory"
+  peak "$n" recall memoir recall database migration timeout
+  peak "$n" context memoir context --budget 1500 database migration timeout
+  peak "$n" reindex memoir reindex
+  peak "$n" check memoir check
+  peak "$n" rebuild-check memoir rebuild --check
+  find $mem -name '*.md' -delete
+  peak "$n" rebuild memoir rebuild
+  rm -f .git/memoir/stores/*/index.bin
+  peak "$n" cold-recall memoir recall database migration timeout
+  eval "$restore"
+  peak "$n" consolidate memoir consolidate -q --yes
   cd - >/dev/null
 done
+
+python3 - "$results" "${sizes[@]}" <<'PY'
+import math, sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+sizes = sys.argv[2:]
+t = {(n, k): float(v) for n, k, v in rows}
+ops = [  # operation, its floor (or alternative), what the floor is
+    ("note", "printf", "printf >> file"),
+    ("remember", "note", "note"),
+    ("recall", "rg", "rg -il WORD memory/"),
+    ("context", "recall", "recall"),
+    ("reindex", "cat-memories", "cat of every memory file"),
+    ("rebuild", "cat-logs", "cat of every log file"),
+    ("rebuild-deleted", "cp-deleted", "cp of the same files after the same deletion"),
+    ("check", "rebuild-check", "rebuild --check"),
+    ("commit-hooked", "commit-plain", "the same commit without hooks"),
+    ("consolidate", "git-commit", "git add -A && git commit, same files"),
+    ("cold-recall", None, ""),
+]
+names = {"rebuild-deleted": "rebuild, every view deleted", "commit-hooked": "commit with pre-commit hook",
+         "cold-recall": "recall, no persistent index"}
+for n in sizes:
+    print(f"\n### {int(n):,} memories, {4 * int(n):,} log events\n")
+    print("| operation | median | floor or alternative | its median | ratio | peak RSS |")
+    print("| --- | --- | --- | --- | --- | --- |")
+    for op, floor, label in ops:
+        if (n, op) not in t:
+            continue
+        m = t[(n, op)]
+        f = t.get((n, floor)) if floor else None
+        ratio = f"{m / f:.2f}×" if f else ""
+        extra = f"+{m - f:.1f} ms" if op == "commit-hooked" and f else ratio
+        pk = t.get((n, "peak:" + op))
+        pk = pk if pk is not None else t.get((n, "peak:" + op.replace("-deleted", "")))
+        print(f"| {names.get(op, op)} | {m:.1f} ms | {label} | {f'{f:.1f} ms' if f else ''} | {extra} | {f'{pk:.0f} MB' if pk is not None else ''} |")
+if len(sizes) > 1:
+    print("\n### Growth: time ∝ size^k\n")
+    pairs = list(zip(sizes, sizes[1:]))
+    print("| operation | " + " | ".join(f"k {int(a):,}→{int(b):,}" for a, b in pairs) + " |")
+    print("| --- |" + " --- |" * len(pairs))
+    for op, _, _ in ops + [("printf", None, ""), ("rg", None, ""), ("cat-memories", None, ""), ("cat-logs", None, ""), ("cp-deleted", None, "")]:
+        ks = []
+        for a, b in pairs:
+            if (a, op) in t and (b, op) in t and t[(a, op)] > 0:
+                ks.append(f"{math.log(t[(b, op)] / t[(a, op)]) / math.log(int(b) / int(a)):.2f}")
+            else:
+                ks.append("")
+        print(f"| {names.get(op, op)} | " + " | ".join(ks) + " |")
+PY

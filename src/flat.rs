@@ -1,23 +1,26 @@
-//! The persistent index's file layout: flat sections a query reads in place.
+//! The persistent index's file layout: flat sections read in place.
 //!
 //! A query must not decode tens of thousands of entries (each a handful of
-//! allocations) just to check their stamps and score a few terms. So the
-//! index is written as fixed-size records and blobs: a query maps the file
-//! into one buffer and reads records, paths and term lists where they lie,
-//! decoding summaries only for its hits. Commands that change the store
-//! decode the whole of it into a [`Cache`].
+//! allocations) just to check their stamps and score a few terms, and a
+//! write must not decode them to look up one memory's heads. So the index
+//! is written as fixed-size records and blobs: a reader loads only the
+//! sections it needs ([`Load`]) and reads records, paths, term lists and key
+//! states where they lie, decoding summaries only for what it shows.
+//! Commands over the whole store decode all of it into a [`Cache`].
 //!
 //! ```text
 //! "MEMOIRIX" | version u32 | section count u32 | (offset u64, length u64) per section | sections
-//! 0 head     postcard Head: log stamps, pending proposals, keys with an open conflict
-//! 1 keys     postcard BTreeMap<key, KeyState>
-//! 2 dict     u32 offsets (n + 1) into 3
-//! 3 terms    the term strings, by id
-//! 4 sorted   u32 term ids in string order (for lookup by binary search)
-//! 5 docs     one 92-byte record per memory file, sorted by path (see Rec)
-//! 6 paths    the paths
-//! 7 postings (id u32, weighted tf u16, field mask u8) per term, per doc
-//! 8 entries  postcard (Option<Summary>, Option<error>) per doc
+//!  0 head     postcard Head: log stamps, pending proposals, keys with an open conflict
+//!  1 keyoffs  u32 offsets (n + 1) into 10
+//!  2 dict     u32 offsets (n + 1) into 3
+//!  3 terms    the term strings, by id
+//!  4 sorted   u32 term ids in string order (for lookup by binary search)
+//!  5 docs     count u32, then one 104-byte record per memory file, sorted by path (see Rec)
+//!  6 paths    the paths
+//!  7 postings (id u32, weighted tf u16, field mask u8) per term, per doc
+//!  8 entries  postcard (Option<Summary>, Option<error>) per doc
+//!  9 descs    u32 ids of each doc's description terms, sorted
+//! 10 keys     postcard (key, KeyState) per memory, sorted by key
 //! ```
 //! All integers little-endian.
 
@@ -27,15 +30,33 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 const MAGIC: &[u8; 8] = b"MEMOIRIX";
-const SECTIONS: usize = 9;
-const REC: usize = 92;
+const SECTIONS: usize = 11;
+const REC: usize = 104;
 const TERM: usize = 7;
-/// Sections in file order: a query reads the file up to the end of 7.
-const PHYSICAL: [usize; SECTIONS] = [0, 2, 3, 4, 5, 6, 7, 8, 1];
-/// Sections a query may leave on disk.
-const LAZY: [usize; 2] = [8, 1];
+/// Sections in file order: what most readers load comes first.
+const PHYSICAL: [usize; SECTIONS] = [0, 2, 3, 4, 5, 6, 9, 1, 7, 8, 10];
 /// Bytes before the first section.
 const HEADER: usize = 16 + SECTIONS * 16;
+/// The description bit of a posting's field mask.
+pub const DESCRIPTION: u8 = 1 << 1;
+
+/// Which sections a reader loads; the others are read from the file on use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Load {
+    /// A search: records, paths, dictionary, postings and key offsets.
+    Query,
+    /// A write: records, paths, dictionary, descriptions and key offsets.
+    Write,
+}
+
+impl Load {
+    fn sections(self) -> &'static [usize] {
+        match self {
+            Load::Query => &[0, 1, 2, 3, 4, 5, 6, 7],
+            Load::Write => &[0, 1, 2, 3, 4, 5, 6, 9],
+        }
+    }
+}
 
 /// What a query needs from the logs' side, small enough to decode each time.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -64,6 +85,10 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
+fn i64_at(b: &[u8], at: usize) -> Option<i64> {
+    Some(i64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+}
+
 /// Encodes a cache as an index file.
 pub fn encode(cache: &Cache, version: u32) -> Vec<u8> {
     let mut out = Vec::new();
@@ -86,7 +111,12 @@ pub fn sections(cache: &Cache) -> Vec<Vec<u8>> {
     };
     let mut sec: Vec<Vec<u8>> = vec![Vec::new(); SECTIONS];
     sec[0] = postcard::to_stdvec(&head).unwrap_or_default();
-    sec[1] = postcard::to_stdvec(&cache.keys).unwrap_or_default();
+    put_u32(&mut sec[1], 0);
+    for entry in &cache.keys {
+        sec[10].extend_from_slice(&postcard::to_stdvec(&entry).unwrap_or_default());
+        let end = sec[10].len() as u32;
+        put_u32(&mut sec[1], end);
+    }
     let mut offset = 0u32;
     put_u32(&mut sec[2], 0);
     for t in &cache.dict.terms {
@@ -103,39 +133,45 @@ pub fn sections(cache: &Cache) -> Vec<Vec<u8>> {
     for (path, e) in &cache.files {
         let entry = postcard::to_stdvec(&(&e.summary, &e.error)).unwrap_or_default();
         let (path_at, terms_at, entry_at) = (sec[6].len(), sec[7].len() / TERM, sec[8].len());
+        let desc_at = sec[9].len() / 4;
+        let mut descs = 0u16;
+        for (id, tf, mask) in &e.terms {
+            sec[7].extend_from_slice(&id.to_le_bytes());
+            sec[7].extend_from_slice(&tf.to_le_bytes());
+            sec[7].push(*mask);
+            if mask & DESCRIPTION != 0 && descs < u16::MAX {
+                put_u32(&mut sec[9], *id);
+                descs += 1;
+            }
+        }
         let rec = &mut sec[5];
         put_u32(rec, path_at as u32);
         put_u32(rec, path.len() as u32);
         put_u64(rec, e.stamp.size);
         rec.extend_from_slice(&e.stamp.mtime.to_le_bytes());
         put_u64(rec, e.hash);
-        let expires = e
-            .summary
-            .as_ref()
-            .and_then(|s| s.expires)
-            .unwrap_or(i64::MAX);
-        rec.extend_from_slice(&expires.to_le_bytes());
+        let s = e.summary.as_ref();
+        rec.extend_from_slice(&s.and_then(|s| s.expires).unwrap_or(i64::MAX).to_le_bytes());
         put_u32(rec, e.len);
         put_u32(rec, terms_at as u32);
         put_u32(rec, e.terms.len() as u32);
         put_u32(rec, entry_at as u32);
         put_u32(rec, entry.len() as u32);
-        put_u32(rec, u32::from(e.summary.is_some()));
-        // What ranking needs, so that a query decodes only the summaries it shows.
-        let s = e.summary.as_ref();
-        rec.extend_from_slice(&(s.map_or(1.0, |s| s.confidence) as f32).to_le_bytes());
+        put_u32(rec, u32::from(s.is_some()));
+        // What ranking and MEMORY.md's cut need, so that readers decode only
+        // the summaries they show.
+        rec.extend_from_slice(&s.map_or(1.0, |s| s.confidence).to_le_bytes());
         rec.extend_from_slice(&s.map_or(0, |s| s.updated).to_le_bytes());
         rec.extend_from_slice(
             &s.and_then(|s| s.review_by)
                 .unwrap_or(i64::MAX)
                 .to_le_bytes(),
         );
+        put_u32(rec, desc_at as u32);
+        rec.extend_from_slice(&descs.to_le_bytes());
+        rec.push(s.map_or(9, |s| crate::index::type_rank(&s.kind)));
+        rec.push(0);
         sec[6].extend_from_slice(path.as_bytes());
-        for (id, tf, mask) in &e.terms {
-            sec[7].extend_from_slice(&id.to_le_bytes());
-            sec[7].extend_from_slice(&tf.to_le_bytes());
-            sec[7].push(*mask);
-        }
         sec[8].extend_from_slice(&entry);
     }
     sec
@@ -151,8 +187,6 @@ pub fn write_sections(
     header.extend_from_slice(MAGIC);
     put_u32(&mut header, version);
     put_u32(&mut header, SECTIONS as u32);
-    // What a query reads comes first; the entries (read only for hits) and
-    // the keys (read only by commands that change the store) come last.
     let mut at = HEADER as u64;
     let mut offsets = [0u64; SECTIONS];
     for &i in &PHYSICAL {
@@ -184,6 +218,7 @@ pub struct Rec {
     pub len: u32,
     terms: (usize, usize),
     entry: (usize, usize),
+    descs: (usize, usize),
     /// It parsed (has a summary).
     pub valid: bool,
     /// Its confidence (1 when absent).
@@ -192,14 +227,48 @@ pub struct Rec {
     pub updated: i64,
     /// `review_by` in days since the epoch (`i64::MAX`: none).
     pub review_by: i64,
+    /// Its type's rank in MEMORY.md's value order.
+    pub rank: u8,
+}
+
+impl Rec {
+    fn parse(docs: &[u8], r: usize) -> Option<Rec> {
+        let field = |o: usize| u32_at(docs, r + o).map(|v| v as usize);
+        Some(Rec {
+            path: (field(0)?, field(4)?),
+            stamp: Stamp {
+                size: u64_at(docs, r + 8)?,
+                mtime: i128::from_le_bytes(docs.get(r + 16..r + 32)?.try_into().ok()?),
+            },
+            hash: u64_at(docs, r + 32)?,
+            expires: i64_at(docs, r + 40)?,
+            len: u32_at(docs, r + 48)?,
+            terms: (field(52)?, field(56)?),
+            entry: (field(60)?, field(64)?),
+            valid: u32_at(docs, r + 68)? != 0,
+            confidence: f64::from_le_bytes(docs.get(r + 72..r + 80)?.try_into().ok()?),
+            updated: i64_at(docs, r + 80)?,
+            review_by: i64_at(docs, r + 88)?,
+            descs: (
+                field(96)?,
+                usize::from(u16::from_le_bytes(
+                    docs.get(r + 100..r + 102)?.try_into().ok()?,
+                )),
+            ),
+            rank: *docs.get(r + 102)?,
+        })
+    }
 }
 
 /// An index file, read in place.
 #[derive(Debug)]
 pub struct View {
-    /// The file, or its first part (up to the lazy sections).
+    /// The file's bytes where a section was loaded; zero pages elsewhere
+    /// (allocated, never touched, so they cost no memory).
     bytes: Vec<u8>,
-    /// The file, for sections beyond `bytes`.
+    /// Which sections `bytes` holds.
+    loaded: [bool; SECTIONS],
+    /// The file, for sections not loaded.
     file: Option<std::fs::File>,
     sec: [(usize, usize); SECTIONS],
     /// The head section, decoded.
@@ -208,68 +277,55 @@ pub struct View {
 }
 
 impl View {
-    /// Opens an index file for a query: reads all but the sections it can
-    /// leave on disk. `None` if it is not one this version wrote, or damaged.
-    pub fn open(path: &std::path::Path, version: u32) -> Option<View> {
-        use std::io::Read;
-        let mut file = std::fs::File::open(path).ok()?;
+    /// Opens an index file, loading the sections `load` names. `None` if it
+    /// is not one this version wrote, or damaged.
+    pub fn open(path: &std::path::Path, version: u32, load: Load) -> Option<View> {
+        use std::os::unix::fs::FileExt;
+        let file = std::fs::File::open(path).ok()?;
         let total = usize::try_from(file.metadata().ok()?.len()).ok()?;
-        let mut header = vec![0u8; HEADER.min(total)];
-        file.read_exact(&mut header).ok()?;
-        let end = (0..SECTIONS)
-            .filter(|i| !LAZY.contains(i))
-            .map(|i| {
-                usize::try_from(
-                    u64_at(&header, 16 + i * 16)?.checked_add(u64_at(&header, 24 + i * 16)?)?,
-                )
-                .ok()
-            })
-            .collect::<Option<Vec<usize>>>()?
-            .into_iter()
-            .max()?
-            .max(HEADER);
-        if end > total {
+        if total < HEADER {
             return None;
         }
-        let mut bytes = header;
-        bytes.resize(end, 0);
-        file.read_exact(&mut bytes[HEADER.min(total)..]).ok()?;
-        View::parse_prefix(bytes, total, Some(file), version)
+        let mut bytes = vec![0u8; total];
+        file.read_exact_at(&mut bytes[..HEADER], 0).ok()?;
+        let sec = section_table(&bytes, total, version)?;
+        let mut loaded = [false; SECTIONS];
+        // One read per run of adjacent wanted sections.
+        let mut run: Option<(usize, usize)> = None;
+        for &i in &PHYSICAL {
+            let (o, l) = sec[i];
+            if !load.sections().contains(&i) {
+                continue;
+            }
+            loaded[i] = true;
+            run = match run {
+                Some((a, b)) if b == o => Some((a, o + l)),
+                Some((a, b)) => {
+                    file.read_exact_at(&mut bytes[a..b], a as u64).ok()?;
+                    Some((o, o + l))
+                }
+                None => Some((o, o + l)),
+            };
+        }
+        if let Some((a, b)) = run {
+            file.read_exact_at(&mut bytes[a..b], a as u64).ok()?;
+        }
+        View::check(bytes, loaded, sec, Some(file))
     }
 
     /// Checks a whole index file and opens it; `None` if it is not one this
     /// version wrote, or is damaged anywhere.
     pub fn parse(bytes: Vec<u8>, version: u32) -> Option<View> {
-        let total = bytes.len();
-        View::parse_prefix(bytes, total, None, version)
+        let sec = section_table(&bytes, bytes.len(), version)?;
+        View::check(bytes, [true; SECTIONS], sec, None)
     }
 
-    fn parse_prefix(
+    fn check(
         bytes: Vec<u8>,
-        total: usize,
+        loaded: [bool; SECTIONS],
+        sec: [(usize, usize); SECTIONS],
         file: Option<std::fs::File>,
-        version: u32,
     ) -> Option<View> {
-        if bytes.get(..8)? != MAGIC
-            || u32_at(&bytes, 8)? != version
-            || u32_at(&bytes, 12)? as usize != SECTIONS
-        {
-            return None;
-        }
-        let mut sec = [(0usize, 0usize); SECTIONS];
-        for (i, s) in sec.iter_mut().enumerate() {
-            let off = usize::try_from(u64_at(&bytes, 16 + i * 16)?).ok()?;
-            let len = usize::try_from(u64_at(&bytes, 24 + i * 16)?).ok()?;
-            let limit = if LAZY.contains(&i) {
-                total
-            } else {
-                bytes.len()
-            };
-            if off.checked_add(len)? > limit {
-                return None;
-            }
-            *s = (off, len);
-        }
         let slice = |i: usize| &bytes[sec[i].0..sec[i].0 + sec[i].1];
         let head: Head = postcard::from_bytes(slice(0)).ok()?;
         let docs = slice(5);
@@ -277,34 +333,14 @@ impl View {
         if docs.len() != 4 + n.checked_mul(REC)? {
             return None;
         }
-        let (paths_len, terms_len, entries_len) = (sec[6].1, sec[7].1 / TERM, sec[8].1);
+        let fits = |(o, l): (usize, usize), max: usize| o.checked_add(l).is_some_and(|e| e <= max);
         let mut recs = Vec::with_capacity(n);
         for i in 0..n {
-            let r = 4 + i * REC;
-            let field = |o: usize| u32_at(docs, r + o).map(|v| v as usize);
-            let rec = Rec {
-                path: (field(0)?, field(4)?),
-                stamp: Stamp {
-                    size: u64_at(docs, r + 8)?,
-                    mtime: i128::from_le_bytes(docs.get(r + 16..r + 32)?.try_into().ok()?),
-                },
-                hash: u64_at(docs, r + 32)?,
-                expires: i64::from_le_bytes(docs.get(r + 40..r + 48)?.try_into().ok()?),
-                len: u32_at(docs, r + 48)?,
-                terms: (field(52)?, field(56)?),
-                entry: (field(60)?, field(64)?),
-                valid: u32_at(docs, r + 68)? != 0,
-                confidence: f64::from(f32::from_le_bytes(
-                    docs.get(r + 72..r + 76)?.try_into().ok()?,
-                )),
-                updated: i64::from_le_bytes(docs.get(r + 76..r + 84)?.try_into().ok()?),
-                review_by: i64::from_le_bytes(docs.get(r + 84..r + 92)?.try_into().ok()?),
-            };
-            let fits =
-                |(o, l): (usize, usize), max: usize| o.checked_add(l).is_some_and(|e| e <= max);
-            if !fits(rec.path, paths_len)
-                || !fits(rec.terms, terms_len)
-                || !fits(rec.entry, entries_len)
+            let rec = Rec::parse(docs, 4 + i * REC)?;
+            if !fits(rec.path, sec[6].1)
+                || !fits(rec.terms, sec[7].1 / TERM)
+                || !fits(rec.entry, sec[8].1)
+                || !fits(rec.descs, sec[9].1 / 4)
             {
                 return None;
             }
@@ -312,6 +348,7 @@ impl View {
         }
         let view = View {
             bytes,
+            loaded,
             file,
             sec,
             head,
@@ -333,19 +370,41 @@ impl View {
         {
             return None;
         }
+        if loaded[1] {
+            // Key offsets rise and stay within the keys section.
+            let offs = view.section(1);
+            let mut last = 0;
+            for at in (0..offs.len()).step_by(4) {
+                let o = u32_at(offs, at)? as usize;
+                if o < last || o > sec[10].1 {
+                    return None;
+                }
+                last = o;
+            }
+            if offs.is_empty() {
+                return None;
+            }
+        }
         Some(view)
     }
 
+    /// A loaded section (empty if it was not loaded).
     fn section(&self, i: usize) -> &[u8] {
+        if !self.loaded[i] {
+            return &[];
+        }
         let (o, l) = self.sec[i];
         self.bytes.get(o..o + l).unwrap_or(&[])
     }
 
     /// Bytes `at..at + len` of section `i`, from memory or from the file.
     fn read(&self, i: usize, at: usize, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        if at.checked_add(len)? > self.sec[i].1 {
+            return None;
+        }
         let start = self.sec[i].0 + at;
-        if let Some(b) = self.bytes.get(start..start + len) {
-            return Some(b.into());
+        if self.loaded[i] {
+            return Some(self.bytes.get(start..start + len)?.into());
         }
         let mut buf = vec![0u8; len];
         std::os::unix::fs::FileExt::read_exact_at(self.file.as_ref()?, &mut buf, start as u64)
@@ -355,7 +414,7 @@ impl View {
 
     fn path_bytes(&self, i: usize) -> &[u8] {
         let (o, l) = self.recs[i].path;
-        &self.section(6)[o..o + l]
+        self.section(6).get(o..o + l).unwrap_or(&[])
     }
 
     /// Memory files indexed.
@@ -378,10 +437,29 @@ impl View {
         std::str::from_utf8(self.path_bytes(i)).unwrap_or("")
     }
 
+    /// The docs whose paths start with `prefix`, as a range of positions.
+    pub fn prefixed(&self, prefix: &str) -> std::ops::Range<usize> {
+        // The first position in lo..hi where `past` turns true (it is monotone).
+        let first = |mut lo: usize, mut hi: usize, past: &dyn Fn(&str) -> bool| {
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if past(self.path(mid)) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        };
+        let lo = first(0, self.len(), &|p| p >= prefix);
+        let hi = first(lo, self.len(), &|p| !p.starts_with(prefix));
+        lo..hi
+    }
+
     /// Doc `i`'s (weighted tf, field mask) for term `id`, if it has it.
     pub fn term(&self, i: usize, id: u32) -> Option<(u16, u8)> {
         let (off, n) = self.recs[i].terms;
-        let terms = &self.section(7)[off * TERM..(off + n) * TERM];
+        let terms = self.section(7).get(off * TERM..(off + n) * TERM)?;
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -394,6 +472,16 @@ impl View {
             }
         }
         None
+    }
+
+    /// The ids of doc `i`'s description terms, sorted (needs [`Load::Write`]).
+    pub fn description_terms(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let (off, n) = self.recs[i].descs;
+        self.section(9)
+            .get(off * 4..(off + n) * 4)
+            .unwrap_or(&[])
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
     /// Doc `i`'s summary (decoded now) and parse error.
@@ -432,10 +520,38 @@ impl View {
         None
     }
 
+    /// Memories with a replayed state.
+    fn key_count(&self) -> usize {
+        (self.sec[1].1 / 4).saturating_sub(1)
+    }
+
+    /// Key state `i` (in key order), decoded now.
+    fn key_entry(&self, i: usize) -> Option<(String, KeyState)> {
+        let offs = self.read(1, i * 4, 8)?;
+        let (a, b) = (u32_at(&offs, 0)? as usize, u32_at(&offs, 4)? as usize);
+        postcard::from_bytes(&self.read(10, a, b.checked_sub(a)?)?).ok()
+    }
+
+    /// A memory's replayed state as of the index, by binary search.
+    pub fn key_state(&self, key: &str) -> Option<KeyState> {
+        let (mut lo, mut hi) = (0, self.key_count());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (k, state) = self.key_entry(mid)?;
+            match k.as_str().cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(state),
+            }
+        }
+        None
+    }
+
     /// Decodes everything into a [`Cache`] that commands can change.
     pub fn into_cache(self, loaded_mtime: i128) -> Option<Cache> {
-        let keys: BTreeMap<String, KeyState> =
-            postcard::from_bytes(&self.read(1, 0, self.sec[1].1)?).ok()?;
+        let keys: BTreeMap<String, KeyState> = (0..self.key_count())
+            .map(|i| self.key_entry(i))
+            .collect::<Option<_>>()?;
         let n_terms = self.sec[2].1 / 4 - 1;
         let terms = (0..n_terms as u32)
             .map(|id| String::from_utf8(self.dict_term(id).to_vec()).ok())
@@ -445,7 +561,7 @@ impl View {
             let r = self.recs[i];
             let (summary, error) = self.entry(i);
             let (off, n) = r.terms;
-            let postings = &self.section(7)[off * TERM..(off + n) * TERM];
+            let postings = self.read(7, off * TERM, n * TERM)?;
             let terms = postings
                 .chunks_exact(TERM)
                 .map(|t| {
@@ -478,6 +594,26 @@ impl View {
             dirty: false,
         })
     }
+}
+
+/// The header's section table, checked against the file's length.
+fn section_table(bytes: &[u8], total: usize, version: u32) -> Option<[(usize, usize); SECTIONS]> {
+    if bytes.get(..8)? != MAGIC
+        || u32_at(bytes, 8)? != version
+        || u32_at(bytes, 12)? as usize != SECTIONS
+    {
+        return None;
+    }
+    let mut sec = [(0usize, 0usize); SECTIONS];
+    for (i, s) in sec.iter_mut().enumerate() {
+        let off = usize::try_from(u64_at(bytes, 16 + i * 16)?).ok()?;
+        let len = usize::try_from(u64_at(bytes, 24 + i * 16)?).ok()?;
+        if off < HEADER || off.checked_add(len)? > total {
+            return None;
+        }
+        *s = (off, len);
+    }
+    Some(sec)
 }
 
 #[cfg(test)]
@@ -549,6 +685,32 @@ mod tests {
             View::parse(encode(&cache, 9), 10).is_none(),
             "another version is refused"
         );
+    }
+
+    #[test]
+    fn a_write_reads_key_states_and_descriptions_in_place() {
+        let cache = sample();
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("index.bin");
+        std::fs::write(&path, encode(&cache, 9)).expect("write");
+        let view = View::open(&path, 9, Load::Write).expect("opens");
+        assert_eq!(
+            view.key_state("project/m0"),
+            cache.keys.get("project/m0").cloned()
+        );
+        assert_eq!(view.key_state("project/m1"), None);
+        assert_eq!(view.key_state("a"), None);
+        assert_eq!(view.prefixed("memory/project/"), 0..3);
+        assert_eq!(view.prefixed("memory/user/"), 3..3);
+        let beta = view.lookup("beta").expect("beta");
+        assert!(view.description_terms(1).any(|id| id == beta));
+        assert!(!view.description_terms(2).any(|id| id == beta));
+        // Postings were not loaded; summaries are read from the file.
+        assert_eq!(view.term(0, beta), None);
+        assert_eq!(view.entry(2).0, cache.files["memory/project/m2.md"].summary);
+        let query = View::open(&path, 9, Load::Query).expect("opens");
+        assert!(query.term(0, beta).is_some());
+        assert_eq!(query.description_terms(1).count(), 0);
     }
 
     #[test]

@@ -40,7 +40,8 @@ pub struct Block {
     pub omitted: usize,
 }
 
-fn type_rank(kind: &str) -> u8 {
+/// A type's rank in the value order: user and feedback first.
+pub fn type_rank(kind: &str) -> u8 {
     match MemoryType::parse(kind) {
         Some(MemoryType::User) | Some(MemoryType::Feedback) => 0,
         _ => 1,
@@ -113,10 +114,18 @@ pub fn render_block<'a>(
     memories: impl IntoIterator<Item = (&'a Key, &'a Summary)>,
     budget: usize,
 ) -> Block {
-    let mut all: Vec<(&Key, &Summary)> = memories.into_iter().collect();
+    let all: Vec<(&Key, &Summary)> = memories.into_iter().collect();
     let total = all.len();
+    render_chosen(all, total, budget)
+}
+
+/// Renders the generated block from `chosen`, which holds every memory when
+/// there are at most `budget` of the `total`, else at least the `budget`
+/// most valuable (by [`value_order`]): a reader that ranks memories without
+/// decoding them all passes only those.
+pub fn render_chosen(mut all: Vec<Item<'_>>, total: usize, budget: usize) -> Block {
     // Every memory takes a line: past the budget in count, skip rendering all.
-    if all.len() <= budget {
+    if total <= budget {
         let (text, lines) = render_groups(&all);
         if lines <= budget {
             return Block {

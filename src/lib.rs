@@ -28,6 +28,7 @@ pub mod replay;
 pub mod resolve;
 pub mod rollback;
 pub mod search;
+pub mod snapshot;
 pub mod state;
 pub mod store;
 pub mod text;

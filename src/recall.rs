@@ -152,9 +152,9 @@ impl Store {
     }
 
     /// What a search runs over. Fast path: the index file read in place,
-    /// with the few memory files changed since read directly; appended log
-    /// entries that change no memory's versions leave it valid. Anything
-    /// more refreshes and rewrites the index first.
+    /// with the few memory files changed since read directly; log entries
+    /// appended since that only move memories forward leave it valid.
+    /// Anything more refreshes and rewrites the index first.
     pub fn corpus(&self) -> Result<(Corpus, Vec<String>), StoreError> {
         if let Some(found) = self.corpus_in_place()? {
             return Ok(found);
@@ -163,7 +163,7 @@ impl Store {
         // (the page cache has it) rather than hold a second copy; encode in
         // memory only if it could not be written.
         let (cache, warnings) = self.read_index()?;
-        let view = match self.state.load_view() {
+        let view = match self.state.load_view(crate::flat::Load::Query) {
             Some((view, _)) if !cache.dirty => Some(view),
             _ => View::parse(
                 crate::flat::encode(&cache, crate::state::CACHE_VERSION),
@@ -187,7 +187,7 @@ impl Store {
         // index is read.
         let (files, view) = std::thread::scope(|s| {
             let files = s.spawn(|| self.memory_files());
-            let view = self.state.load_view();
+            let view = self.state.load_view(crate::flat::Load::Query);
             (files.join(), view)
         });
         let files = files.map_err(|_| StoreError::Io {
@@ -197,7 +197,9 @@ impl Store {
         let Some((view, index_mtime)) = view else {
             return Ok(None);
         };
-        if !self.logs_keep_versions(&view.head.logs)? {
+        // Entries appended since the index was saved change nothing a search
+        // reads (changed files are read below) unless they fork a memory.
+        if self.tail(&view)?.is_none() {
             return Ok(None);
         }
         let mut corpus = Corpus::of(view);
@@ -239,39 +241,6 @@ impl Store {
         }
         corpus.skip = skip;
         Ok(Some((corpus, warnings)))
-    }
-
-    /// Do the logs still say what the index recorded about versions? Yes if
-    /// they are unchanged, or have only grown by entries that are no version
-    /// (notes, proposals).
-    fn logs_keep_versions(
-        &self,
-        recorded: &std::collections::BTreeMap<String, crate::state::Stamp>,
-    ) -> Result<bool, StoreError> {
-        let files = self.log_files()?;
-        if files.len() < recorded.len() {
-            return Ok(false);
-        }
-        for f in &files {
-            let from = match recorded.get(&f.rel) {
-                Some(old) if *old == f.stamp => continue,
-                Some(old) if f.stamp.size > old.size => old.size,
-                None => 0,
-                Some(_) => return Ok(false),
-            };
-            let Some(text) = self.read_from(&f.rel, from) else {
-                return Ok(false);
-            };
-            match parse_log(&text) {
-                Ok(p) if p.torn.is_empty() && p.events.iter().all(|e| !e.op.is_version()) => {}
-                _ => return Ok(false),
-            }
-        }
-        Ok(files
-            .iter()
-            .filter(|f| recorded.contains_key(&f.rel))
-            .count()
-            == recorded.len())
     }
 
     /// A memory file as it is now, for a search.

@@ -3,7 +3,7 @@
 //! Per clone: `clone-id` (random, makes writer ids). Per store (keyed by the
 //! store's absolute path, so worktrees and several stores in one repository
 //! stay apart): `stores/<hash>/lock`, `journal` (what memoir last wrote to
-//! each view file) and `index.json` (the persistent index: file stamps and
+//! each view file) and `index.bin` (the persistent index, laid out in [`crate::flat`]: file stamps and
 //! summaries, and each memory's heads as of the log stamps recorded with
 //! them). The index is a cache: when it is missing or unreadable it is
 //! rebuilt silently; every entry is checked against the file system before
@@ -61,6 +61,19 @@ pub struct KeyState {
     pub view_hash: Option<u64>,
     /// The heads differ.
     pub conflict: bool,
+}
+
+impl KeyState {
+    /// The state after version event `e`, which names every head as `prev`.
+    pub fn after(e: &crate::event::Event) -> KeyState {
+        let content = crate::replay::version_content(e);
+        KeyState {
+            heads: vec![e.id.clone()],
+            view: content.map(|_| e.id.clone()),
+            view_hash: content.map(|c| fingerprint(c.as_bytes())),
+            conflict: false,
+        }
+    }
 }
 
 /// One memory file as last seen.
@@ -178,7 +191,7 @@ pub struct Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 3 * 1000 + crate::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 4 * 1000 + crate::text::TOKENIZER_VERSION;
 
 /// The per-store state directory.
 #[derive(Debug, Clone)]
@@ -268,10 +281,10 @@ impl StateDir {
 
     /// Opens the persistent index for reading in place, with its file's
     /// modification time; `None` if it is missing, damaged or another version's.
-    pub fn load_view(&self) -> Option<(crate::flat::View, i128)> {
+    pub fn load_view(&self, load: crate::flat::Load) -> Option<(crate::flat::View, i128)> {
         let path = self.cache_path();
         let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
-        Some((crate::flat::View::open(&path, CACHE_VERSION)?, mtime))
+        Some((crate::flat::View::open(&path, CACHE_VERSION, load)?, mtime))
     }
 
     /// Loads the persistent index; a missing or unreadable one is empty.

@@ -12,7 +12,7 @@ use crate::index::{self, INDEX_PATH};
 use crate::key::Key;
 use crate::lock::{LockError, StoreLock};
 use crate::memory::{Memory, MemoryError, Summary, MAX_FILE_BYTES};
-use crate::replay::{version_content, Replay};
+use crate::replay::Replay;
 use crate::state::{self, fingerprint, Cache, Dict, FileEntry, KeyState, Stamp, StateDir};
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet};
@@ -130,6 +130,16 @@ pub struct InitReport {
     pub created: Vec<String>,
 }
 
+/// What a command read of the store: per-write commands must read a
+/// bounded number of memory files however large the store is.
+#[derive(Debug, Default)]
+pub struct Stats {
+    /// Memory files read.
+    pub files_read: std::sync::atomic::AtomicUsize,
+    /// Memory files listed with their stamps (a whole-store scan).
+    pub files_listed: std::sync::atomic::AtomicUsize,
+}
+
 /// An open store.
 #[derive(Debug)]
 pub struct Store {
@@ -141,9 +151,9 @@ pub struct Store {
     pub writer: String,
     pub(crate) state: StateDir,
     lock_timeout: Duration,
-    /// Memory files read from disk since the store was opened (shared, so
-    /// that tests can check that per-write commands have a flat cost).
-    pub files_read: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    /// What was read of the store since it was opened (shared, so that
+    /// tests can check that per-write commands have a flat cost).
+    pub stats: std::sync::Arc<Stats>,
     /// Test hook: `after-log-append` stops a write between log and views.
     pub failpoint: Option<String>,
 }
@@ -313,7 +323,7 @@ impl Store {
             config,
             state,
             lock_timeout: Duration::from_secs(10),
-            files_read: Default::default(),
+            stats: Default::default(),
             failpoint: None,
         })
     }
@@ -407,7 +417,8 @@ impl Store {
 
     /// Reads a memory file (bounded, link-refusing).
     pub fn read_memory_file(&self, rel: &str) -> Result<Option<String>, StoreError> {
-        self.files_read
+        self.stats
+            .files_read
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         self.read(rel, Some(MAX_FILE_BYTES as u64))
     }
@@ -640,6 +651,9 @@ impl Store {
                 })
                 .collect()
         });
+        self.stats
+            .files_listed
+            .fetch_add(entries.len(), std::sync::atomic::Ordering::Relaxed);
         let mut out = Vec::with_capacity(entries.len());
         for part in stamped {
             out.extend(part?);
@@ -723,12 +737,32 @@ impl Store {
 
 /// Keeps the index's list of pending proposals in step with an event.
 pub(crate) fn track_pending(cache: &mut Cache, e: &Event) {
+    track_pending_in(&mut cache.pending, e);
+}
+
+/// Keeps a list of pending proposals in step with an event.
+pub(crate) fn track_pending_in(pending: &mut Vec<String>, e: &Event) {
     if e.op == Op::Propose {
-        cache.pending.push(e.id.clone());
+        pending.push(e.id.clone());
     }
     if !e.consumed.is_empty() {
-        cache.pending.retain(|p| !e.consumed.contains(p));
+        pending.retain(|p| !e.consumed.contains(p));
     }
+}
+
+/// A memory's state after version event `e`, if `e` only moves it forward
+/// from `state` (its `prev` are the heads; a first version has none).
+/// `None` for a fork or an unknown `prev`: those need a full replay.
+pub(crate) fn advance(state: Option<&KeyState>, e: &Event) -> Option<KeyState> {
+    let forward = match state {
+        None => e.prev.is_empty(),
+        // Naming every head (even of an open conflict) makes e the only one.
+        Some(ks) => {
+            !e.prev.is_empty()
+                && ks.heads.iter().collect::<BTreeSet<_>>() == e.prev.iter().collect()
+        }
+    };
+    forward.then(|| KeyState::after(e))
 }
 
 /// Applies events that only move memories forward to the index's key
@@ -741,23 +775,10 @@ fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
         }
         let Some(key) = &e.key else { continue };
         let k = key.to_string();
-        let fresh = KeyState {
-            heads: vec![e.id.clone()],
-            view: version_content(&e).map(|_| e.id.clone()),
-            view_hash: version_content(&e).map(|c| fingerprint(c.as_bytes())),
-            conflict: false,
+        let Some(after) = advance(cache.keys.get(&k), &e) else {
+            return false;
         };
-        match cache.keys.get(&k) {
-            None if e.prev.is_empty() => {}
-            Some(ks)
-                if !ks.conflict && !e.prev.is_empty() && {
-                    let heads: BTreeSet<&String> = ks.heads.iter().collect();
-                    let prev: BTreeSet<&String> = e.prev.iter().collect();
-                    heads == prev
-                } => {}
-            _ => return false,
-        }
-        cache.keys.insert(k, fresh);
+        cache.keys.insert(k, after);
     }
     true
 }
@@ -847,12 +868,12 @@ impl Store {
 
     /// Regenerates MEMORY.md from the index's summaries; `true` if it changed.
     pub(crate) fn write_index(&self, cache: &Cache) -> Result<bool, StoreError> {
-        let (current, wanted) = self.index_texts(cache)?;
-        if current.as_deref() == Some(wanted.as_str()) {
-            return Ok(false);
-        }
-        self.write_view(INDEX_PATH, &wanted)?;
-        Ok(true)
+        let summaries = summaries(cache);
+        let block = index::render_block(
+            summaries.iter().map(|(k, s)| (k, *s)),
+            self.config.index_budget,
+        );
+        self.write_index_block(&block.text)
     }
 
     /// MEMORY.md as it is and as it should be.
@@ -870,6 +891,11 @@ impl Store {
         memories: impl IntoIterator<Item = (&'a Key, &'a Summary)>,
     ) -> Result<(Option<String>, String), StoreError> {
         let block = index::render_block(memories, self.config.index_budget);
+        self.index_with(&block.text)
+    }
+
+    /// MEMORY.md as it is and as it is with this generated block.
+    fn index_with(&self, block: &str) -> Result<(Option<String>, String), StoreError> {
         let current = self.read(INDEX_PATH, None)?;
         let mut base = current.clone().unwrap_or_default();
         if crate::merge::has_conflict_markers(&base) {
@@ -877,8 +903,18 @@ impl Store {
             // of the team's text, our side of each conflict is kept.
             base = crate::merge::ours_of_conflicts(&base);
         }
-        let wanted = index::splice(&base, &block.text);
+        let wanted = index::splice(&base, block);
         Ok((current, wanted))
+    }
+
+    /// Writes MEMORY.md with this generated block; `true` if it changed.
+    pub(crate) fn write_index_block(&self, block: &str) -> Result<bool, StoreError> {
+        let (current, wanted) = self.index_with(block)?;
+        if current.as_deref() == Some(wanted.as_str()) {
+            return Ok(false);
+        }
+        self.write_view(INDEX_PATH, &wanted)?;
+        Ok(true)
     }
 
     /// Saves the persistent index; losing it only costs time.
@@ -902,11 +938,10 @@ impl Store {
 }
 
 /// The memory of `scope` (other than `except`) whose description is most
-/// like `description` (Jaccard similarity of their term sets), if at or above
-/// `threshold`. Found through the persistent index: each memory's
-/// description terms are in its posting list (field mask bit 1), as ids, so
-/// no description is re-read or re-tokenized and no pair of memories is
-/// compared by text.
+/// like `description` (see [`Nearest`]). Found through the persistent
+/// index: each memory's description terms are in its posting list (field
+/// mask bit 1), as ids, so no description is re-read or re-tokenized and no
+/// pair of memories is compared by text.
 pub(crate) fn near_duplicate(
     cache: &Cache,
     scope: &str,
@@ -914,47 +949,78 @@ pub(crate) fn near_duplicate(
     description: &str,
     threshold: f64,
 ) -> Option<(Key, f64)> {
-    const DESCRIPTION: u8 = 1 << 1;
     let words: BTreeSet<String> = crate::text::words(description).into_iter().collect();
-    if words.is_empty() {
-        return None;
-    }
+    let mut nearest = Nearest::new(words.len(), except, threshold)?;
     // A term no memory has cannot be shared; it still counts in the union.
     let mine: Vec<u32> = words.iter().filter_map(|w| cache.dict.get(w)).collect();
     let prefix = format!("memory/{scope}/");
-    let mut best: Option<(Key, f64)> = None;
     for (path, e) in cache
         .files
         .range(prefix.clone()..)
         .take_while(|(p, _)| p.starts_with(&prefix))
     {
-        let theirs = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0);
+        let theirs = e
+            .terms
+            .iter()
+            .filter(|t| t.2 & crate::flat::DESCRIPTION != 0);
         let (mut n, mut common) = (0usize, 0usize);
         for t in theirs {
             n += 1;
-            if mine.contains(&t.0) {
-                common += 1;
-            }
+            common += usize::from(mine.contains(&t.0));
         }
+        nearest.offer(path, n, common);
+    }
+    nearest.best()
+}
+
+/// The search for a near-duplicate: the memory whose description's word set
+/// is most like a new description's (Jaccard similarity), at or above a
+/// threshold; ties go to the smaller key.
+pub(crate) struct Nearest<'a> {
+    words: usize,
+    except: Option<&'a Key>,
+    threshold: f64,
+    best: Option<(Key, f64)>,
+}
+
+impl<'a> Nearest<'a> {
+    /// A search for a description of `words` distinct words (none: no search).
+    pub(crate) fn new(words: usize, except: Option<&'a Key>, threshold: f64) -> Option<Self> {
+        (words > 0).then_some(Nearest {
+            words,
+            except,
+            threshold,
+            best: None,
+        })
+    }
+
+    /// A candidate: its path, its description's word count, and how many
+    /// of those words the new description has.
+    pub(crate) fn offer(&mut self, path: &str, theirs: usize, common: usize) {
         if common == 0 {
-            continue;
+            return;
         }
         let Some(key) = Key::from_rel_path(path) else {
-            continue;
+            return;
         };
-        if Some(&key) == except {
-            continue;
+        if Some(&key) == self.except {
+            return;
         }
-        let sim = common as f64 / (words.len() + n - common) as f64;
-        if sim >= threshold
-            && best
+        let sim = common as f64 / (self.words + theirs - common) as f64;
+        if sim >= self.threshold
+            && self
+                .best
                 .as_ref()
                 .is_none_or(|b| sim > b.1 || (sim == b.1 && key < b.0))
         {
-            best = Some((key, sim));
+            self.best = Some((key, sim));
         }
     }
-    best
+
+    /// The best candidate offered.
+    pub(crate) fn best(self) -> Option<(Key, f64)> {
+        self.best
+    }
 }
 
 /// Summaries of every valid memory file in the index, by key.

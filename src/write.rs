@@ -1,19 +1,23 @@
 //! The write commands: `note`, `remember`, `forget`.
 //!
 //! Each checks the write policy before taking the lock, so a refused write
-//! leaves no trace; then, under the lock, reads only the persistent index
-//! and the files it touches (never the whole store), appends its events to
-//! the log, replaces the view files, and regenerates MEMORY.md from the
-//! index.
+//! leaves no trace; then, under the lock, reads only what it needs of the
+//! persistent index (see [`crate::snapshot`]) and the files it touches
+//! (never the whole store), appends its events to the log, replaces the
+//! view files, and regenerates MEMORY.md from the index's records.
 
 use crate::event::{new_id, Event, Op};
 use crate::key::{slugify, Key};
 use crate::memory::{Memory, MemoryType};
 use crate::policy::{self, MAX_DESCRIPTION_CHARS, MAX_NOTE_BYTES, MAX_SOURCE_CHARS};
+use crate::snapshot::Snapshot;
 use crate::state::{fingerprint, Cache, KeyState};
 use crate::store::{entry_for, Ctx, Store, StoreError};
 use crate::text;
 use crate::time::Date;
+
+/// A view a command wrote: its path and content (`None`: removed).
+type Written<'e> = (String, Option<&'e str>);
 
 /// How `remember` treats a collision with an existing memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -271,22 +275,22 @@ impl Store {
     }
 
     /// The current content of a memory's file, which must be what the logs
-    /// say it is (else a hand edit or a crash is pending: refuse).
-    fn current(&self, cache: &Cache, key: &Key) -> Result<Option<String>, StoreError> {
+    /// say it is (else a hand edit or a crash is pending: refuse). The file
+    /// is always read: an index entry could be older than a hand edit.
+    fn current(&self, state: Option<&KeyState>, key: &Key) -> Result<Option<String>, StoreError> {
         let rel = key.rel_path();
-        let state = cache.keys.get(&key.to_string());
-        let file = cache.files.get(&rel);
         let expected = state.and_then(|s| s.view_hash);
-        let actual = file.map(|f| f.hash);
-        if expected != actual {
+        let content = match expected {
+            Some(_) => self.read_memory_file(&rel)?,
+            None if self.path(&rel).symlink_metadata().is_ok() => self.read_memory_file(&rel)?,
+            None => None,
+        };
+        if expected != content.as_deref().map(|c| fingerprint(c.as_bytes())) {
             return Err(StoreError::Decision(format!(
                 "{rel} differs from its last recorded version: run `memoir record` to keep the edit, or `memoir rebuild` to restore it"
             )));
         }
-        match expected {
-            Some(_) => self.read_memory_file(&rel),
-            None => Ok(None),
-        }
+        Ok(content)
     }
 
     /// Creates or replaces a memory, or keeps it as a proposal.
@@ -333,8 +337,8 @@ impl Store {
         check_memory(self, &memory, &content, &key.rel_path())?;
 
         let _lock = self.lock()?;
-        let mut cache = self.refreshed_cache()?;
-        let state = cache.keys.get(&key.to_string()).cloned();
+        let mut snap = self.snapshot()?;
+        let state = snap.key(&key);
         if let Some(expected) = &req.expect {
             let heads = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
             if heads != [expected.clone()] {
@@ -350,7 +354,7 @@ impl Store {
         let current = if conflict {
             None
         } else {
-            self.current(&cache, &key)?
+            self.current(state.as_ref(), &key)?
         };
         let mut replaced = false;
         let mut superseded = Vec::new();
@@ -411,7 +415,7 @@ impl Store {
                 }
                 Collision::Replace => replaced = true,
                 Collision::KeepBoth => {
-                    key = self.free_key(&cache, &key)?;
+                    key = self.free_key(&snap, &key)?;
                     memory.name = key.slug.clone();
                     memory.created = Some(ctx.now);
                     content = memory.render();
@@ -421,7 +425,12 @@ impl Store {
             }
         }
         if !replaced && req.collision != Collision::KeepBoth {
-            if let Some((other, similarity)) = self.near_duplicate(&cache, &key, &memory) {
+            if let Some((other, similarity)) = snap.near_duplicate(
+                &key.scope,
+                Some(&key),
+                &memory.description,
+                self.config.near_duplicate,
+            ) {
                 let orel = other.rel_path();
                 match req.collision {
                     Collision::Ask => {
@@ -441,13 +450,13 @@ impl Store {
                         );
                     }
                     Collision::Replace => {
-                        let ostate = cache.keys.get(&other.to_string()).cloned();
+                        let ostate = snap.key(&other);
                         if ostate.as_ref().is_some_and(|s| s.conflict) {
                             return Err(StoreError::Decision(format!(
                                 "{other} has an open conflict: resolve it before replacing it"
                             )));
                         }
-                        self.current(&cache, &other)?;
+                        self.current(ostate.as_ref(), &other)?;
                         let mut f = self.event(
                             ctx,
                             Op::Forget,
@@ -466,7 +475,7 @@ impl Store {
         let event = self.event(ctx, Op::Remember, Some(key.clone()), prev, content.clone())?;
         let mut events = forget_events;
         events.push(event.clone());
-        self.apply(&mut cache, &events)?;
+        self.apply_to(&mut snap, &events)?;
         Ok(RememberOutcome::Written {
             key,
             id: event.id,
@@ -487,13 +496,12 @@ impl Store {
         }
         check_secrets(reason, "--reason")?;
         let _lock = self.lock()?;
-        let mut cache = self.refreshed_cache()?;
-        let state = cache.keys.get(&key.to_string()).cloned();
-        let Some(state) = state.filter(|s| s.view.is_some() || s.conflict) else {
+        let mut snap = self.snapshot()?;
+        let Some(state) = snap.key(key).filter(|s| s.view.is_some() || s.conflict) else {
             return Err(StoreError::NoSuchMemory(key.to_string()));
         };
         if !state.conflict {
-            self.current(&cache, key)?;
+            self.current(Some(&state), key)?;
         }
         let mut e = self.event(
             ctx,
@@ -503,14 +511,17 @@ impl Store {
             String::new(),
         )?;
         e.reason = Some(reason.to_string());
-        self.apply(&mut cache, std::slice::from_ref(&e))?;
+        self.apply_to(&mut snap, std::slice::from_ref(&e))?;
         Ok(e.id)
     }
 
-    /// Logs version events, then writes their views, the journal, MEMORY.md
-    /// and the persistent index. Events must each move their memory forward
-    /// from its current heads.
-    pub(crate) fn apply(&self, cache: &mut Cache, events: &[Event]) -> Result<(), StoreError> {
+    /// Logs events, then writes their views and the journal: what every
+    /// command that changes memory does first. Returns the log files
+    /// appended to and each view written (`None`: removed), in order.
+    fn write_events<'e>(
+        &self,
+        events: &'e [Event],
+    ) -> Result<(Vec<crate::store::LogFile>, Vec<Written<'e>>), StoreError> {
         let appended = self.append(events)?;
         if self.failpoint.as_deref() == Some("after-log-append") {
             // Tests simulate a crash between the log append and the view write.
@@ -518,14 +529,11 @@ impl Store {
                 "failpoint after-log-append: stopped before writing views".into(),
             ));
         }
-        let mut journal = Vec::new();
-        for e in events {
-            crate::store::track_pending(cache, e);
-        }
+        let mut views = Vec::new();
         for e in events.iter().filter(|e| e.op.is_version()) {
             let Some(key) = &e.key else { continue };
             let rel = key.rel_path();
-            if self.failpoint.as_deref() == Some("mid-view-update") && !journal.is_empty() {
+            if self.failpoint.as_deref() == Some("mid-view-update") && !views.is_empty() {
                 // Tests simulate a crash with some views written and others not.
                 return Err(StoreError::Decision(
                     "failpoint mid-view-update: stopped between views".into(),
@@ -533,32 +541,45 @@ impl Store {
             }
             let content = crate::replay::version_content(e);
             match content {
+                Some(c) => self.write_view(&rel, c)?,
+                None => self.remove_view(&rel)?,
+            }
+            views.push((rel, content));
+        }
+        let journal: Vec<_> = views
+            .iter()
+            .map(|(rel, c)| (rel.clone(), c.map(|c| fingerprint(c.as_bytes()))))
+            .collect();
+        let _ = self.state.journal_append(&journal);
+        Ok((appended, views))
+    }
+
+    /// Writes events (see [`Store::write_events`]) for a command that holds
+    /// the whole index, then MEMORY.md and the persistent index. Events must
+    /// each move their memory forward from its current heads.
+    pub(crate) fn apply(&self, cache: &mut Cache, events: &[Event]) -> Result<(), StoreError> {
+        let (appended, views) = self.write_events(events)?;
+        for e in events {
+            crate::store::track_pending(cache, e);
+        }
+        for (rel, content) in views {
+            match content {
                 Some(c) => {
-                    self.write_view(&rel, c)?;
                     let stamp = std::fs::symlink_metadata(self.path(&rel))
                         .map(|m| crate::state::Stamp::of(&m))
                         .map_err(StoreError::io(self.path(&rel)))?;
                     let entry = entry_for(c, stamp, &rel, &mut cache.dict);
-                    cache.files.insert(rel.clone(), entry);
-                    journal.push((rel, Some(fingerprint(c.as_bytes()))));
+                    cache.files.insert(rel, entry);
                 }
                 None => {
-                    self.remove_view(&rel)?;
                     cache.files.remove(&rel);
-                    journal.push((rel, None));
                 }
             }
-            cache.keys.insert(
-                key.to_string(),
-                KeyState {
-                    heads: vec![e.id.clone()],
-                    view: content.map(|_| e.id.clone()),
-                    view_hash: content.map(|c| fingerprint(c.as_bytes())),
-                    conflict: false,
-                },
-            );
         }
-        let _ = self.state.journal_append(&journal);
+        for e in events.iter().filter(|e| e.op.is_version()) {
+            let Some(key) = &e.key else { continue };
+            cache.keys.insert(key.to_string(), KeyState::after(e));
+        }
         for f in appended {
             cache.logs.insert(f.rel, f.stamp);
         }
@@ -567,8 +588,18 @@ impl Store {
         Ok(())
     }
 
+    /// Writes events (see [`Store::write_events`]) for a per-write command,
+    /// then MEMORY.md from the snapshot. The persistent index is left as it
+    /// is: its readers replay the tail (see [`crate::snapshot`]).
+    fn apply_to(&self, snap: &mut Snapshot, events: &[Event]) -> Result<(), StoreError> {
+        self.write_events(events)?;
+        snap.push(events);
+        self.write_index_from(snap)?;
+        Ok(())
+    }
+
     /// The next free key `<slug>-N` (N from 2) in the key's scope.
-    fn free_key(&self, cache: &Cache, key: &Key) -> Result<Key, StoreError> {
+    fn free_key(&self, snap: &Snapshot, key: &Key) -> Result<Key, StoreError> {
         for n in 2..10_000 {
             let slug = slugify(&format!("{}-{n}", key.slug))
                 .map_err(|e| refused("name", &key.to_string(), None, e.to_string()))?;
@@ -576,11 +607,8 @@ impl Store {
                 scope: key.scope.clone(),
                 slug,
             };
-            let taken = cache
-                .keys
-                .get(&k.to_string())
-                .is_some_and(|s| s.view.is_some() || s.conflict)
-                || cache.files.contains_key(&k.rel_path());
+            let taken = snap.key(&k).is_some_and(|s| s.view.is_some() || s.conflict)
+                || self.path(&k.rel_path()).symlink_metadata().is_ok();
             if !taken {
                 return Ok(k);
             }
@@ -591,18 +619,5 @@ impl Store {
             None,
             "no free key left for --keep-both",
         ))
-    }
-
-    /// The memory most like `m` (another key in the same scope) at or above
-    /// the configured similarity, by the words of their descriptions.
-    fn near_duplicate(&self, cache: &Cache, key: &Key, m: &Memory) -> Option<(Key, f64)> {
-        // Names differ by definition; what a memory says is its description.
-        crate::store::near_duplicate(
-            cache,
-            &key.scope,
-            Some(key),
-            &m.description,
-            self.config.near_duplicate,
-        )
     }
 }

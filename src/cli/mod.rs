@@ -100,8 +100,8 @@ pub struct App {
     cwd: Option<PathBuf>,
     /// Standard output.
     pub out: Output,
-    /// The opened store's count of memory files read (for MEMOIR_DEBUG_STATS).
-    files_read: std::cell::RefCell<Option<std::sync::Arc<std::sync::atomic::AtomicUsize>>>,
+    /// The opened store's counts of what it read (for MEMOIR_DEBUG_STATS).
+    stats: std::cell::RefCell<Option<std::sync::Arc<store::Stats>>>,
 }
 
 impl App {
@@ -118,7 +118,7 @@ impl App {
             }
         };
         let mut s = Store::open(&root)?;
-        *self.files_read.borrow_mut() = Some(s.files_read.clone());
+        *self.stats.borrow_mut() = Some(s.stats.clone());
         if !(self.global.lock_timeout >= 0.0 && self.global.lock_timeout <= 86_400.0) {
             return Err(CliError::Usage(
                 "--lock-timeout must be between 0 and 86400 seconds".into(),
@@ -189,7 +189,7 @@ pub fn main() -> ExitCode {
         global: cli.global,
         cwd: None,
         out,
-        files_read: Default::default(),
+        stats: Default::default(),
     };
     let result = match cli.command {
         Command::Init(a) => init::run(a, &mut app),
@@ -219,10 +219,13 @@ pub fn main() -> ExitCode {
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     // Lets tests check that per-write commands read a bounded number of files.
     if std::env::var_os("MEMOIR_DEBUG_STATS").is_some() {
-        if let Some(n) = app.files_read.borrow().as_ref() {
+        if let Some(stats) = app.stats.borrow().as_ref() {
+            let count =
+                |n: &std::sync::atomic::AtomicUsize| n.load(std::sync::atomic::Ordering::Relaxed);
             eprintln!(
-                "memoir: stats: memory files read: {}",
-                n.load(std::sync::atomic::Ordering::Relaxed)
+                "memoir: stats: memory files read: {}, listed: {}",
+                count(&stats.files_read),
+                count(&stats.files_listed)
             );
         }
     }

@@ -494,8 +494,9 @@ fn events_seen_twice_apply_once_and_unknown_prev_is_a_root() {
     assert!(exists(&env.path("memory/project/x.md")));
 }
 
-/// How many memory files a command read, from MEMOIR_DEBUG_STATS.
-fn files_read(env: &Env, args: &[&str]) -> usize {
+/// How many memory files a command read, and listed with their stamps
+/// (a whole-store scan), from MEMOIR_DEBUG_STATS.
+fn stats(env: &Env, args: &[&str]) -> (usize, usize) {
     let out = env
         .cmd(args)
         .env("MEMOIR_DEBUG_STATS", "1")
@@ -507,10 +508,15 @@ fn files_read(env: &Env, args: &[&str]) -> usize {
         String::from_utf8_lossy(&out.stderr)
     );
     let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    err.lines()
+    let line = err
+        .lines()
         .find_map(|l| l.strip_prefix("memoir: stats: memory files read: "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_else(|| panic!("no stats in {err}"))
+        .unwrap_or_else(|| panic!("no stats in {err}"));
+    let (read, listed) = line.split_once(", listed: ").expect("two counts");
+    (
+        read.trim().parse().expect("count"),
+        listed.trim().parse().expect("count"),
+    )
 }
 
 #[test]
@@ -526,50 +532,66 @@ fn per_write_commands_read_a_bounded_number_of_memory_files() {
     // Let the files' mtimes fall behind the persistent index's, then warm it.
     std::thread::sleep(std::time::Duration::from_millis(20));
     env.ok(&["list"]);
-    assert_eq!(files_read(&env, &["note", "a note"]), 0);
-    assert!(
-        files_read(
-            &env,
-            &[
-                "remember",
-                "project/new-fact",
-                "-d",
-                "a brand new fact",
-                "-s",
-                "s"
-            ]
-        ) <= 2
-    );
-    assert!(
-        files_read(
-            &env,
-            &[
-                "remember",
-                "project/fact-3",
-                "-d",
-                "a changed fact",
-                "-s",
-                "s",
-                "--replace"
-            ]
-        ) <= 2
-    );
-    assert!(files_read(&env, &["forget", "project/fact-4", "--reason", "obsolete"]) <= 2);
-    assert!(
-        files_read(
-            &env,
-            &[
-                "remember",
-                "project/fact-5",
-                "-d",
-                "changed again",
-                "-s",
-                "s"
-            ]
-        ) <= 2
-    );
+    // Neither reads more than the files it replaces, nor lists the store,
+    // however many writes came before it since the index was saved.
+    let flat = |args: &[&str]| {
+        let (read, listed) = stats(&env, args);
+        assert!(
+            read <= 2 && listed == 0,
+            "{args:?}: read {read}, listed {listed}"
+        );
+    };
+    for round in 0..3 {
+        flat(&["note", "a note"]);
+        flat(&[
+            "remember",
+            &format!("project/new-fact-{round}"),
+            "-d",
+            &format!("brand new {round}"),
+            "-s",
+            "s",
+        ]);
+        flat(&[
+            "remember",
+            &format!("project/fact-{round}"),
+            "-d",
+            "a changed fact",
+            "-s",
+            "s",
+            "--replace",
+        ]);
+        flat(&[
+            "forget",
+            &format!("project/fact-{}", 10 + round),
+            "--reason",
+            "obsolete",
+        ]);
+        // A change kept as a proposal reads the file it would change.
+        flat(&[
+            "remember",
+            &format!("project/fact-{}", 20 + round),
+            "-d",
+            "changed again",
+            "-s",
+            "s",
+        ]);
+        flat(&[
+            "remember",
+            &format!("project/fact-{}", 30 + round),
+            "-d",
+            "kept both",
+            "-s",
+            "s",
+            "--keep-both",
+        ]);
+    }
+    // What they wrote is what a full refresh finds: MEMORY.md unchanged by
+    // reindex, and check clean.
+    let index = env.read("MEMORY.md");
+    env.ok(&["reindex"]);
+    assert_eq!(env.read("MEMORY.md"), index);
     // Whole-store commands do read everything.
-    assert!(files_read(&env, &["check"]) >= 60);
+    assert!(stats(&env, &["check"]).0 >= 60);
     env.ok(&["check"]);
 }
 

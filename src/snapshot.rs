@@ -1,0 +1,304 @@
+//! What a write reads of the store: the persistent index in place, and the
+//! log entries appended since it was saved (the tail).
+//!
+//! A write must cost the same at 50 memories and at 50,000, so it neither
+//! decodes the index nor stats every memory file. It loads the index's
+//! records, paths, dictionary, description terms and key offsets
+//! ([`Load::Write`]), replays only the tail, and looks up the few keys it
+//! touches. It does not rewrite the index either: the next reader replays
+//! the tail again, and once the tail passes a bound ([`MAX_TAIL_BYTES`],
+//! [`MAX_TAIL_VERSIONS`]) the next command refreshes the whole index and
+//! saves it (compaction), so that the cost per command stays flat.
+//!
+//! What a write cannot see this way: a memory file edited by hand since the
+//! index was saved is not a near-duplicate candidate until the next full
+//! refresh (any `recall`, `list` or `check` does one). The file a write
+//! replaces is always read, so a hand edit of it is never overwritten.
+
+use crate::event::{parse_log, Event};
+use crate::flat::{Load, View};
+use crate::key::Key;
+use crate::memory::Summary;
+use crate::state::KeyState;
+use crate::store::{advance, Store, StoreError};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Past this many bytes of log appended since the index was saved, the
+/// index is refreshed and saved instead of replaying the tail again.
+pub const MAX_TAIL_BYTES: u64 = 1 << 20;
+/// Past this many version events in the tail, the same.
+pub const MAX_TAIL_VERSIONS: usize = 256;
+
+/// The log entries appended since the index was saved, replayed on top of it.
+#[derive(Debug, Clone, Default)]
+pub struct Tail {
+    /// Memories whose state changed, with their state now.
+    pub keys: BTreeMap<String, KeyState>,
+    /// Views written since, by path: their content (`None`: removed).
+    pub views: BTreeMap<String, Option<String>>,
+    /// Pending proposals now.
+    pub pending: Vec<String>,
+    /// Version events replayed.
+    pub versions: usize,
+}
+
+impl Tail {
+    /// Moves the tail forward by one event; `false` if the event does not
+    /// only move its memory forward (a fork, an unknown `prev`).
+    fn push(&mut self, view: &View, e: &Event) -> bool {
+        crate::store::track_pending_in(&mut self.pending, e);
+        if !e.op.is_version() {
+            return true;
+        }
+        let Some(key) = &e.key else { return true };
+        let k = key.to_string();
+        let before = match self.keys.get(&k) {
+            Some(s) => Some(s.clone()),
+            None => view.key_state(&k),
+        };
+        let Some(after) = advance(before.as_ref(), e) else {
+            return false;
+        };
+        self.record(key, after, e);
+        true
+    }
+
+    fn record(&mut self, key: &Key, state: KeyState, e: &Event) {
+        self.keys.insert(key.to_string(), state);
+        self.views.insert(
+            key.rel_path(),
+            crate::replay::version_content(e).map(str::to_string),
+        );
+        self.versions += 1;
+    }
+}
+
+/// The persistent index and its tail: what a write reads of the store.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The index as saved.
+    pub view: View,
+    /// What the logs added since.
+    pub tail: Tail,
+}
+
+impl Snapshot {
+    /// A memory's state now.
+    pub fn key(&self, key: &Key) -> Option<KeyState> {
+        let k = key.to_string();
+        match self.tail.keys.get(&k) {
+            Some(s) => Some(s.clone()),
+            None => self.view.key_state(&k),
+        }
+    }
+
+    /// Records events this command wrote (after their views were written).
+    pub(crate) fn push(&mut self, events: &[Event]) {
+        for e in events {
+            // This command made each event name its memory's heads.
+            crate::store::track_pending_in(&mut self.tail.pending, e);
+            if let (true, Some(key)) = (e.op.is_version(), &e.key) {
+                self.tail.record(key, KeyState::after(e), e);
+            }
+        }
+    }
+
+    /// Summaries of the views written since the index was saved.
+    fn tail_summaries(&self) -> Vec<(Key, Summary)> {
+        self.tail
+            .views
+            .iter()
+            .filter_map(|(rel, content)| {
+                let m = crate::store::validate_file(content.as_deref()?, rel).ok()?;
+                Some((Key::from_rel_path(rel)?, Summary::of(&m)))
+            })
+            .collect()
+    }
+
+    /// The memory of `scope` (other than `except`) whose description is
+    /// most like `description`, if at or above `threshold` (see
+    /// [`crate::store::Nearest`]).
+    pub fn near_duplicate(
+        &self,
+        scope: &str,
+        except: Option<&Key>,
+        description: &str,
+        threshold: f64,
+    ) -> Option<(Key, f64)> {
+        let words: BTreeSet<String> = crate::text::words(description).into_iter().collect();
+        let mut nearest = crate::store::Nearest::new(words.len(), except, threshold)?;
+        let mine: BTreeSet<u32> = words.iter().filter_map(|w| self.view.lookup(w)).collect();
+        for i in self.view.prefixed(&format!("memory/{scope}/")) {
+            let path = self.view.path(i);
+            if self.tail.views.contains_key(path) {
+                continue;
+            }
+            let (mut n, mut common) = (0, 0);
+            for id in self.view.description_terms(i) {
+                n += 1;
+                common += usize::from(mine.contains(&id));
+            }
+            nearest.offer(path, n, common);
+        }
+        for (key, s) in self.tail_summaries() {
+            if key.scope == scope {
+                let theirs: BTreeSet<String> =
+                    crate::text::words(&s.description).into_iter().collect();
+                nearest.offer(
+                    &key.rel_path(),
+                    theirs.len(),
+                    theirs.intersection(&words).count(),
+                );
+            }
+        }
+        nearest.best()
+    }
+
+    /// MEMORY.md's generated block: the most valuable memories are chosen
+    /// from the index's records, and only theirs are decoded.
+    pub fn index_block(&self, budget: usize) -> crate::index::Block {
+        enum Source {
+            Indexed(usize),
+            Tail(usize),
+        }
+        /// index::value_order's fields: type rank, confidence, updated, scope, slug.
+        type Rank<'a> = (u8, f64, i64, &'a str, &'a str);
+        let tail = self.tail_summaries();
+        let mut ranked: Vec<(Rank<'_>, Source)> = Vec::new();
+        for i in 0..self.view.len() {
+            let r = self.view.rec(i);
+            let path = self.view.path(i);
+            if !r.valid || self.tail.views.contains_key(path) {
+                continue;
+            }
+            let Some((scope, slug)) = split_key(path) else {
+                continue;
+            };
+            ranked.push((
+                (r.rank, r.confidence, r.updated, scope, slug),
+                Source::Indexed(i),
+            ));
+        }
+        for (j, (k, s)) in tail.iter().enumerate() {
+            let rank = crate::index::type_rank(&s.kind);
+            ranked.push((
+                (rank, s.confidence, s.updated, &k.scope, &k.slug),
+                Source::Tail(j),
+            ));
+        }
+        let total = ranked.len();
+        if total > budget {
+            // The same order as index::value_order, on the records alone.
+            ranked.select_nth_unstable_by(budget, |(a, _), (b, _)| {
+                a.0.cmp(&b.0)
+                    .then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
+                    .then(b.2.cmp(&a.2))
+                    .then((a.3, a.4).cmp(&(b.3, b.4)))
+            });
+            ranked.truncate(budget);
+        }
+        let chosen: Vec<(Key, Summary)> = ranked
+            .iter()
+            .filter_map(|(_, source)| match source {
+                Source::Indexed(i) => Some((
+                    Key::from_rel_path(self.view.path(*i))?,
+                    self.view.entry(*i).0?,
+                )),
+                Source::Tail(j) => tail.get(*j).cloned(),
+            })
+            .collect();
+        crate::index::render_chosen(chosen.iter().map(|(k, s)| (k, s)).collect(), total, budget)
+    }
+}
+
+/// `(scope, slug)` of a memory path, as [`Key::from_rel_path`] reads it.
+fn split_key(path: &str) -> Option<(&str, &str)> {
+    let (scope, slug) = path
+        .strip_prefix("memory/")?
+        .strip_suffix(".md")?
+        .split_once('/')?;
+    (!slug.contains('/') && crate::key::check_scope(scope).is_ok()).then_some((scope, slug))
+}
+
+impl Store {
+    /// The log entries appended since `view` was saved, replayed on top of
+    /// it; `None` when they do not only move memories forward, a log was
+    /// rewritten or removed, or the tail is past its bound.
+    pub(crate) fn tail(&self, view: &View) -> Result<Option<Tail>, StoreError> {
+        let recorded = &view.head.logs;
+        let files = self.log_files()?;
+        let mut tail = Tail {
+            pending: view.head.pending.clone(),
+            ..Tail::default()
+        };
+        let mut seen = 0;
+        let mut bytes = 0;
+        for f in &files {
+            let from = match recorded.get(&f.rel) {
+                Some(old) if *old == f.stamp => {
+                    seen += 1;
+                    continue;
+                }
+                Some(old) if f.stamp.size > old.size => {
+                    seen += 1;
+                    old.size
+                }
+                None => 0,
+                Some(_) => return Ok(None),
+            };
+            bytes += f.stamp.size - from;
+            if bytes > MAX_TAIL_BYTES {
+                return Ok(None);
+            }
+            let Some(text) = self.read_from(&f.rel, from) else {
+                return Ok(None);
+            };
+            let parsed = match parse_log(&text) {
+                Ok(p) if p.torn.is_empty() => p,
+                _ => return Ok(None),
+            };
+            for e in &parsed.events {
+                if !tail.push(view, e) || tail.versions > MAX_TAIL_VERSIONS {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok((seen == recorded.len()).then_some(tail))
+    }
+
+    /// The persistent index and its tail. When there is no usable index, or
+    /// the tail cannot be replayed on it, refreshes and saves the index
+    /// first (the one time a write reads the whole store).
+    pub(crate) fn snapshot(&self) -> Result<Snapshot, StoreError> {
+        if let Some((view, _)) = self.state.load_view(Load::Write) {
+            if let Some(tail) = self.tail(&view)? {
+                return Ok(Snapshot { view, tail });
+            }
+        }
+        let cache = self.refreshed_cache()?;
+        let saved = self.state.save_cache(&cache).is_ok();
+        let view = match self.state.load_view(Load::Write) {
+            Some((view, _)) if saved => Some(view),
+            _ => View::parse(
+                crate::flat::encode(&cache, crate::state::CACHE_VERSION),
+                crate::state::CACHE_VERSION,
+            ),
+        };
+        let view = view.ok_or_else(|| StoreError::Invalid {
+            path: "the persistent index".into(),
+            line: None,
+            message: "could not be encoded".into(),
+        })?;
+        let tail = Tail {
+            pending: view.head.pending.clone(),
+            ..Tail::default()
+        };
+        Ok(Snapshot { view, tail })
+    }
+
+    /// Regenerates MEMORY.md from a snapshot; `true` if it changed.
+    pub(crate) fn write_index_from(&self, snap: &Snapshot) -> Result<bool, StoreError> {
+        let block = snap.index_block(self.config.index_budget);
+        self.write_index_block(&block.text)
+    }
+}
