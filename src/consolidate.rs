@@ -213,6 +213,8 @@ impl Store {
     fn plan(&self, replay: &Replay, today: Date, cache: &crate::state::Cache) -> Plan {
         let mut plan = Plan::default();
         let mut planned: std::collections::HashSet<Key> = Default::default();
+        let mut descriptions: std::collections::HashMap<String, crate::store::Descriptions> =
+            Default::default();
         for id in &replay.pending {
             let Some(e) = replay.events.get(id) else {
                 continue;
@@ -254,13 +256,15 @@ impl Store {
                 // A new memory, unless it nearly duplicates another one.
                 // Near-duplicates come from the persistent index's posting lists,
                 // never by comparing all pairs.
-                let near = crate::store::near_duplicate(
-                    cache,
-                    &key.scope,
-                    Some(&key),
-                    &proposed.description,
-                    self.config.near_duplicate,
-                );
+                let near = descriptions
+                    .entry(key.scope.clone())
+                    .or_insert_with(|| crate::store::Descriptions::of(cache, &key.scope))
+                    .nearest(
+                        &cache.dict,
+                        Some(&key),
+                        &proposed.description,
+                        self.config.near_duplicate,
+                    );
                 match near {
                     Some((other, _)) => plan.steps.push(step(
                         Action::Conflict {
@@ -416,9 +420,7 @@ impl Store {
                 content,
             )?);
         }
-        let mut all = self.read_logs()?.events;
-        all.extend(proposals.iter().cloned());
-        let replay = Replay::new(all);
+        let (replay, _) = self.replay_with(proposals.clone())?;
         let mut cache = self.refreshed_cache()?;
         self.save_if_dirty(&mut cache);
         let mut plan = self.plan(&replay, ctx.now.date(), &cache);
@@ -624,23 +626,28 @@ impl Store {
                 }
             }
         }
-        let in_head = git::head_files(
+        let (in_head, clean) = git::store_status(
             workdir,
             &format!("{prefix}{}", crate::index::INDEX_PATH),
             &format!("{prefix}memory/"),
         )?;
         let mut out = Vec::new();
+        let mut present = std::collections::HashSet::new();
         for rel in &files {
             let full = format!("{prefix}{rel}");
-            let bytes = std::fs::read(self.path(rel)).map_err(StoreError::io(self.path(rel)))?;
-            if in_head.get(&full) != Some(&git::blob_id(&bytes)) {
-                out.push(full);
+            // Only files git cannot vouch for are read and hashed.
+            if !clean.contains(&full) {
+                let bytes =
+                    std::fs::read(self.path(rel)).map_err(StoreError::io(self.path(rel)))?;
+                if in_head.get(&full) != Some(&git::blob_id(&bytes)) {
+                    out.push(full.clone());
+                }
             }
+            present.insert(full);
         }
+        let folder = format!("{prefix}memory/");
         for path in in_head.keys() {
-            if path.starts_with(&format!("{prefix}memory/"))
-                && !files.iter().any(|f| format!("{prefix}{f}") == *path)
-            {
+            if path.starts_with(&folder) && !present.contains(path) {
                 out.push(path.clone());
             }
         }

@@ -11,7 +11,7 @@ use crate::event::{Event, Op};
 use crate::index::{self, INDEX_PATH};
 use crate::key::Key;
 use crate::memory::{self, yaml_fields, Memory};
-use crate::replay::Replay;
+use crate::replay::{Keep, Replay};
 use crate::state::fingerprint;
 use crate::store::{validate_file, Ctx, Store, StoreError};
 use crate::write::check_memory;
@@ -99,6 +99,29 @@ pub struct Problem {
     pub message: String,
 }
 
+impl Problem {
+    /// The error a memory file's format or the write policy gives it.
+    fn of_file(path: &str, e: &StoreError) -> Problem {
+        let (line, rule, message) = match e {
+            StoreError::Invalid { line, message, .. } => (*line, "format".into(), message.clone()),
+            StoreError::Refused {
+                rule,
+                line,
+                message,
+                ..
+            } => (*line, format!("policy:{rule}"), message.clone()),
+            e => (None, "format".into(), e.to_string()),
+        };
+        Problem {
+            severity: Severity::Error,
+            path: path.to_string(),
+            line,
+            rule,
+            message,
+        }
+    }
+}
+
 /// What `check` found.
 #[derive(Debug, Clone, Default)]
 pub struct CheckReport {
@@ -145,50 +168,69 @@ pub struct Recorded {
     pub filled: Vec<String>,
 }
 
-/// The store as read in full: logs replayed and every memory file's content.
+/// The store as read in full: logs replayed and every memory file seen.
+/// Files are kept as fingerprints and summaries, not contents, so that a
+/// scan of a large store stays small; what needs a file's text reads it.
 struct Scan {
     replay: Replay,
     warnings: Vec<String>,
-    files: BTreeMap<String, Result<String, StoreError>>,
+    files: BTreeMap<String, Result<Seen, StoreError>>,
     journal: HashMap<String, Option<u64>>,
+    /// Format and policy problems of the files (when asked for).
+    problems: Vec<Problem>,
+}
+
+/// What a scan keeps of one memory file.
+struct Seen {
+    /// Fingerprint of its content.
+    hash: u64,
+    /// It holds git conflict markers.
+    markers: bool,
+    /// What it says, if it is a valid memory.
+    summary: Option<memory::Summary>,
 }
 
 impl Scan {
     fn drifts(&self) -> Vec<Drift> {
         let mut paths: BTreeSet<String> = self.files.keys().cloned().collect();
-        paths.extend(self.replay.views().map(|(k, _)| k.rel_path()));
+        paths.extend(
+            self.replay
+                .memories
+                .iter()
+                .filter(|(_, v)| v.view.is_some())
+                .map(|(k, _)| k.rel_path()),
+        );
         let mut out = Vec::new();
         for rel in paths {
             let Some(key) = Key::from_rel_path(&rel) else {
                 continue;
             };
-            let view = self.replay.view(&key);
+            let view = self.replay.view_print(&key);
             let file = match self.files.get(&rel) {
-                Some(Ok(c)) => Some(c.as_str()),
+                Some(Ok(seen)) => Some(seen),
                 Some(Err(_)) => continue,
                 None => None,
             };
             let journal = self.journal.get(&rel);
-            let memoir_wrote = |c: &str| journal == Some(&Some(fingerprint(c.as_bytes())));
+            let memoir_wrote = |hash: u64| journal == Some(&Some(hash));
             let kind = match (view, file) {
-                (Some(v), Some(f)) if v == f => continue,
-                (Some(_), Some(f)) if memoir_wrote(f) => DriftKind::Stale,
+                (Some(v), Some(f)) if v == f.hash => continue,
+                (Some(_), Some(f)) if memoir_wrote(f.hash) => DriftKind::Stale,
                 // git's text merge (markers), or a fork whose every version
                 // is in the logs: nothing of the file's content can be lost.
                 (Some(_), Some(f))
-                    if crate::merge::has_conflict_markers(f)
-                        || self.replay.memories.get(&key).is_some_and(|v| v.conflict) =>
+                    if f.markers || self.replay.memories.get(&key).is_some_and(|v| v.conflict) =>
                 {
                     DriftKind::Merged
                 }
                 (Some(_), Some(_)) => DriftKind::Edited,
                 (Some(v), None) if memoir_wrote(v) => DriftKind::Deleted,
                 (Some(_), None) => DriftKind::Missing,
-                (None, Some(f)) if memoir_wrote(f) => DriftKind::Leftover,
+                (None, Some(f)) if memoir_wrote(f.hash) => DriftKind::Leftover,
                 (None, Some(_)) => DriftKind::Added,
                 (None, None) => continue,
             };
-            let in_logs = file.is_some_and(|f| self.replay.has_content(&key, f));
+            let in_logs = file.is_some_and(|f| self.replay.has_version(&key, f.hash));
             out.push(Drift {
                 key,
                 path: rel,
@@ -341,25 +383,55 @@ impl Store {
     /// Every memory file that differs from what replaying the logs gives,
     /// with the replay itself: one read of the whole store.
     pub fn drifts(&self) -> Result<(Replay, Vec<Drift>), StoreError> {
-        let scan = self.scan()?;
+        let scan = self.scan(false, Keep::Views)?;
         let drifts = scan.drifts();
         Ok((scan.replay, drifts))
     }
 
-    fn scan(&self) -> Result<Scan, StoreError> {
-        let (replay, warnings) = self.replay()?;
+    /// Replays the logs (keeping the text of `keep`) and reads every memory
+    /// file; with `police`, checks each file's format and write policy as it
+    /// is read.
+    fn scan(&self, police: bool, keep: Keep) -> Result<Scan, StoreError> {
+        let (mut replay, warnings) = self.replay_keeping(Vec::new(), keep)?;
+        if keep == Keep::Views {
+            let missing = replay.missing_views();
+            self.restore(&mut replay, &missing)?;
+        }
         let mut files = BTreeMap::new();
+        let mut problems = Vec::new();
         for (rel, _) in self.memory_files()? {
             let content = self
                 .read_memory_file(&rel)
                 .and_then(|c| c.ok_or_else(|| StoreError::NoSuchMemory(rel.clone())));
-            files.insert(rel, content);
+            let seen = content.map(|c| {
+                let parsed = validate_file(&c, &rel);
+                if police {
+                    match &parsed {
+                        Ok(m) => {
+                            if let Err(e) = check_memory(self, m, &c, &rel) {
+                                problems.push(Problem::of_file(&rel, &e));
+                            }
+                        }
+                        Err(e) => problems.push(Problem::of_file(&rel, e)),
+                    }
+                }
+                Seen {
+                    hash: fingerprint(c.as_bytes()),
+                    markers: crate::merge::has_conflict_markers(&c),
+                    summary: parsed.ok().map(|m| memory::Summary::of(&m)),
+                }
+            });
+            if let (true, Err(e)) = (police, &seen) {
+                problems.push(Problem::of_file(&rel, e));
+            }
+            files.insert(rel, seen);
         }
         Ok(Scan {
             replay,
             warnings,
             files,
             journal: self.state.journal(),
+            problems,
         })
     }
 
@@ -383,7 +455,7 @@ impl Store {
                 message,
             })
         };
-        let scan = match self.scan() {
+        let mut scan = match self.scan(true, Keep::Prints) {
             Ok(s) => s,
             Err(StoreError::Invalid {
                 path,
@@ -430,58 +502,19 @@ impl Store {
                 push(Severity::Error, &f, None, "scope", message.clone());
             }
         }
-        let mut summaries = BTreeMap::new();
-        for (rel, content) in &scan.files {
-            let content = match content {
-                Ok(c) => c,
-                Err(StoreError::Invalid { line, message, .. }) => {
-                    push(Severity::Error, rel, *line, "format", message.clone());
-                    continue;
-                }
-                Err(e) => {
-                    push(Severity::Error, rel, None, "format", e.to_string());
-                    continue;
-                }
-            };
-            match validate_file(content, rel) {
-                Ok(m) => {
-                    if let Err(StoreError::Refused {
-                        rule,
-                        line,
-                        message,
-                        ..
-                    }) = check_memory(self, &m, content, rel)
-                    {
-                        push(
-                            Severity::Error,
-                            rel,
-                            line,
-                            &format!("policy:{rule}"),
-                            message,
-                        );
-                    }
-                    if let Some(key) = Key::from_rel_path(rel) {
-                        summaries.insert(key, memory::Summary::of(&m));
-                    }
-                }
-                Err(StoreError::Invalid { line, message, .. }) => {
-                    push(Severity::Error, rel, line, "format", message)
-                }
-                Err(StoreError::Refused {
-                    rule,
-                    line,
-                    message,
-                    ..
-                }) => push(
-                    Severity::Error,
-                    rel,
-                    line,
-                    &format!("policy:{rule}"),
-                    message,
-                ),
-                Err(e) => push(Severity::Error, rel, None, "format", e.to_string()),
-            }
+        for p in std::mem::take(&mut scan.problems) {
+            push(p.severity, &p.path, p.line, &p.rule, p.message);
         }
+        let summaries: BTreeMap<Key, &memory::Summary> = scan
+            .files
+            .iter()
+            .filter_map(|(rel, seen)| {
+                Some((
+                    Key::from_rel_path(rel)?,
+                    seen.as_ref().ok()?.summary.as_ref()?,
+                ))
+            })
+            .collect();
         report.memories = scan.files.len();
         report.events = scan.replay.events.len();
         for d in scan.drifts() {
@@ -513,7 +546,10 @@ impl Store {
                 );
             }
         }
-        let block = index::render_block(summaries.iter(), self.config.index_budget);
+        let block = index::render_block(
+            summaries.iter().map(|(k, s)| (k, *s)),
+            self.config.index_budget,
+        );
         let current = self.read(INDEX_PATH, None)?;
         match &current {
             None => push(
@@ -572,13 +608,27 @@ impl Store {
         if !dry_run {
             self.remove_temporary_files();
         }
-        let scan = self.scan()?;
+        let mut scan = self.scan(false, Keep::Prints)?;
         let mut report = RebuildReport::default();
         let drifts: HashMap<String, Drift> = scan
             .drifts()
             .into_iter()
             .map(|d| (d.path.clone(), d))
             .collect();
+        // Only the views to write are read back from the logs.
+        let unreadable: Vec<Key> = scan
+            .files
+            .iter()
+            .filter(|(_, f)| f.is_err())
+            .filter_map(|(rel, _)| Key::from_rel_path(rel))
+            .collect();
+        let to_write: std::collections::HashSet<String> = drifts
+            .values()
+            .map(|d| &d.key)
+            .chain(&unreadable)
+            .filter_map(|k| scan.replay.memories.get(k)?.view.clone())
+            .collect();
+        self.restore(&mut scan.replay, &to_write)?;
         let mut writes: Vec<(String, Option<String>)> = Vec::new();
         for (rel, d) in &drifts {
             let safe = force || d.kind.is_memoirs() || d.kind == DriftKind::Deleted || d.in_logs;
@@ -633,26 +683,19 @@ impl Store {
         if dry_run {
             // Predict MEMORY.md from the files as they would be: summaries
             // are all it needs.
-            let mut summaries: BTreeMap<Key, memory::Summary> = BTreeMap::new();
-            let contents = scan
+            let mut summaries: BTreeMap<Key, memory::Summary> = scan
                 .files
-                .iter()
-                .filter_map(|(rel, c)| Some((rel, c.as_ref().ok()?)));
-            for (rel, c) in contents.chain(
-                writes
-                    .iter()
-                    .filter_map(|(rel, c)| Some((rel, c.as_ref()?))),
-            ) {
-                if let (Some(key), Ok(m)) = (Key::from_rel_path(rel), validate_file(c, rel)) {
-                    summaries.insert(key, memory::Summary::of(&m));
-                }
-            }
+                .into_iter()
+                .filter_map(|(rel, seen)| Some((Key::from_rel_path(&rel)?, seen.ok()?.summary?)))
+                .collect();
             for (rel, c) in &writes {
-                if c.is_none() {
-                    if let Some(key) = Key::from_rel_path(rel) {
-                        summaries.remove(&key);
-                    }
-                }
+                let Some(key) = Key::from_rel_path(rel) else {
+                    continue;
+                };
+                match c.as_deref().map(|c| validate_file(c, rel)) {
+                    Some(Ok(m)) => summaries.insert(key, memory::Summary::of(&m)),
+                    _ => summaries.remove(&key),
+                };
             }
             let (current, wanted) = self.index_from(summaries.iter())?;
             report.index_changed = current.as_deref() != Some(wanted.as_str());
@@ -664,8 +707,9 @@ impl Store {
         let pending = scan.replay.pending.clone();
         let views: BTreeMap<String, u64> = scan
             .replay
-            .views()
-            .map(|(k, c)| (k.rel_path(), fingerprint(c.as_bytes())))
+            .memories
+            .keys()
+            .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
             .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel))
             .collect();
         drop(scan);
@@ -718,7 +762,7 @@ impl Store {
                 ),
             });
         }
-        let mut scan = self.scan()?;
+        let mut scan = self.scan(false, Keep::Prints)?;
         // A file memoir cannot read (a link, bad UTF-8, oversized) cannot be recorded.
         let unreadable = scan
             .files
@@ -745,9 +789,9 @@ impl Store {
                     Some(format!("deleted by hand by {}", ctx.actor)),
                 ),
                 _ => {
-                    let content = match scan.files.get(&d.path) {
-                        Some(Ok(c)) => c.clone(),
-                        _ => continue,
+                    let content = match self.read_memory_file(&d.path)? {
+                        Some(c) => c,
+                        None => continue,
                     };
                     if !self.has_scope(&d.key.scope) {
                         continue;

@@ -330,6 +330,63 @@ pub fn head_files(
         .collect())
 }
 
+/// What git says of the store's files: HEAD's blob ids at `file` and under
+/// `dir` (as [`head_files`]), and the paths git's index proves unchanged
+/// since HEAD without reading them: their entry has HEAD's blob id and the
+/// file's stat data still matches the entry, which is not racily clean
+/// (what `git status` trusts).
+pub fn store_status(
+    workdir: &Path,
+    file: &str,
+    dir: &str,
+) -> Result<
+    (
+        std::collections::HashMap<String, String>,
+        std::collections::HashSet<String>,
+    ),
+    GitError,
+> {
+    use gix::bstr::ByteSlice;
+    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let Ok(commit) = repo.head_commit() else {
+        return Ok(Default::default());
+    };
+    let head = tree_files(&repo, &commit.tree().map_err(gix_err)?, file, dir)?;
+    let mut clean = std::collections::HashSet::new();
+    let index_path = repo.index_path();
+    if index_path.exists() {
+        let index =
+            gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
+                .map_err(gix_err)?;
+        let options = gix::index::entry::stat::Options::default();
+        let range = index
+            .prefixed_entries_range(dir.as_bytes().as_bstr())
+            .unwrap_or(0..0);
+        let entries = index.entries()[range]
+            .iter()
+            .chain(index.entry_by_path(file.as_bytes().as_bstr()));
+        for e in entries {
+            let path = e.path(&index).to_str_lossy().into_owned();
+            if head.get(&path) != Some(&e.id) || e.stat.is_racy(index.timestamp(), options) {
+                continue;
+            }
+            let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&workdir.join(&path))
+            else {
+                continue;
+            };
+            if gix::index::entry::Stat::from_fs(&meta).is_ok_and(|st| e.stat.matches(&st, options))
+            {
+                clean.insert(path);
+            }
+        }
+    }
+    let head = head
+        .into_iter()
+        .map(|(p, id)| (p, id.to_string()))
+        .collect();
+    Ok((head, clean))
+}
+
 fn tree_files(
     repo: &gix::Repository,
     tree: &gix::Tree<'_>,

@@ -36,6 +36,9 @@ pub struct Replay {
     pub notes: Vec<String>,
     /// Things a reader should know (unknown `prev`, duplicate ids).
     pub warnings: Vec<String>,
+    /// Fingerprints of the contents of versions whose text a lean replay
+    /// let go (see [`Builder`]), by id.
+    pub shed: HashMap<String, u64>,
 }
 
 /// The content a version event gives its memory: `None` for a tombstone.
@@ -48,22 +51,126 @@ pub fn version_content(e: &Event) -> Option<&str> {
     }
 }
 
+/// Gathers events for a replay, a log at a time.
+///
+/// With [`Keep::Views`], the builder lets go of the text of every version as soon as another
+/// version of the same memory names it as `prev` (keeping its fingerprint):
+/// such a version is no head, and is what a file shows only if it is the
+/// common ancestor of a conflict. So memory is bounded by the memories, not
+/// by the logs' length. Which versions are replaced, and so every memory's
+/// heads and view, does not depend on the text; the few views whose text
+/// was let go are listed by [`Replay::missing_views`] and put back with
+/// [`Replay::restore`] from a second read of the logs.
+#[derive(Debug, Default)]
+pub struct Builder {
+    keep: Keep,
+    r: Replay,
+    /// `prev` links to events not seen yet, with the naming event's key.
+    ahead: HashMap<String, Vec<Key>>,
+}
+
+/// Which versions' text a replay keeps.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Keep {
+    /// Every version's (history needs old versions).
+    #[default]
+    All,
+    /// What can be a view: versions no other version of the memory replaces.
+    Views,
+    /// None: only fingerprints (enough to compare files with the views).
+    Prints,
+}
+
+impl Builder {
+    /// A builder keeping the text of `keep`.
+    pub fn new(keep: Keep) -> Builder {
+        Builder {
+            keep,
+            ..Builder::default()
+        }
+    }
+
+    fn shed(&mut self, id: &str) {
+        if self.r.shed.contains_key(id) {
+            return;
+        }
+        if let Some(e) = self.r.events.get_mut(id) {
+            if let Some(c) = version_content(e) {
+                let print = crate::state::fingerprint(c.as_bytes());
+                e.body = String::new();
+                self.r.shed.insert(id.to_string(), print);
+            }
+        }
+    }
+
+    /// Adds one event (duplicates are applied once).
+    pub fn add(&mut self, e: Event) {
+        if let Some(seen) = self.r.events.get(&e.id) {
+            let same = match self.r.shed.get(&e.id) {
+                Some(print) => {
+                    version_content(&e).map(|c| crate::state::fingerprint(c.as_bytes()))
+                        == Some(*print)
+                        && Event {
+                            body: String::new(),
+                            ..e.clone()
+                        } == *seen
+                }
+                None => *seen == e,
+            };
+            if !same {
+                self.r.warnings.push(format!(
+                    "event {} appears twice with different content; the first copy is used",
+                    e.id
+                ));
+            }
+            return;
+        }
+        let id = e.id.clone();
+        let key = e.key.clone();
+        let lean = self.keep == Keep::Views && e.op.is_version();
+        let prev = if lean { e.prev.clone() } else { Vec::new() };
+        let version = e.op.is_version();
+        self.r.events.insert(id.clone(), e);
+        if self.keep == Keep::Prints && version {
+            self.shed(&id);
+        }
+        if !lean {
+            return;
+        }
+        // Named before it was seen, by a version of its own memory?
+        if let Some(namers) = self.ahead.remove(&id) {
+            if namers.iter().any(|k| Some(k) == key.as_ref()) {
+                self.shed(&id);
+            }
+        }
+        for p in prev {
+            match self.r.events.get(&p).map(|pe| pe.key == key) {
+                Some(true) => self.shed(&p),
+                Some(false) => {}
+                None => self.ahead.entry(p).or_default().extend(key.clone()),
+            }
+        }
+    }
+
+    /// The replay (see [`Replay::missing_views`]).
+    pub fn finish(self) -> Replay {
+        self.r.resolve()
+    }
+}
+
 impl Replay {
     /// Replays events gathered from every log, in any order, duplicates included.
     pub fn new(events: impl IntoIterator<Item = Event>) -> Replay {
-        let mut r = Replay::default();
+        let mut b = Builder::new(Keep::All);
         for e in events {
-            match r.events.get(&e.id) {
-                Some(seen) if *seen != e => r.warnings.push(format!(
-                    "event {} appears twice with different content; the first copy is used",
-                    e.id
-                )),
-                Some(_) => {}
-                None => {
-                    r.events.insert(e.id.clone(), e);
-                }
-            }
+            b.add(e);
         }
+        b.r.resolve()
+    }
+
+    /// Works out every memory's versions from the gathered events.
+    fn resolve(self) -> Replay {
+        let mut r = self;
         let mut order: Vec<&Event> = r.events.values().collect();
         order.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
 
@@ -88,7 +195,7 @@ impl Replay {
         }
         let mut warnings = Vec::new();
         for (key, versions) in by_key {
-            let v = resolve_key(&key, &versions, &r.events, &mut warnings);
+            let v = resolve_key(&key, &versions, &r.events, &r.shed, &mut warnings);
             r.memories.insert(key, v);
         }
         r.warnings.extend(warnings);
@@ -101,6 +208,17 @@ impl Replay {
         version_content(self.events.get(id)?)
     }
 
+    /// The fingerprint of the content the memory's file should have, if it
+    /// should exist (known even where the text was let go).
+    pub fn view_print(&self, key: &Key) -> Option<u64> {
+        let id = self.memories.get(key)?.view.as_ref()?;
+        match self.shed.get(id) {
+            Some(print) => Some(*print),
+            None => version_content(self.events.get(id)?)
+                .map(|c| crate::state::fingerprint(c.as_bytes())),
+        }
+    }
+
     /// Every memory that should have a file, with that file's content.
     pub fn views(&self) -> impl Iterator<Item = (&Key, &str)> {
         self.memories
@@ -108,13 +226,41 @@ impl Replay {
             .filter_map(|k| Some((k, self.view(k)?)))
     }
 
+    /// Views whose text a lean replay let go (the common ancestors of
+    /// conflicts): put them back with [`Replay::restore`].
+    pub fn missing_views(&self) -> HashSet<String> {
+        self.memories
+            .values()
+            .filter_map(|v| v.view.as_ref())
+            .filter(|id| self.shed.contains_key(*id))
+            .cloned()
+            .collect()
+    }
+
+    /// Puts back the text of a version a lean replay let go.
+    pub fn restore(&mut self, e: Event) {
+        if self.shed.remove(&e.id).is_some() {
+            if let Some(seen) = self.events.get_mut(&e.id) {
+                seen.body = e.body;
+            }
+        }
+    }
+
     /// Has any version of `key` had exactly this content?
     pub fn has_content(&self, key: &Key, content: &str) -> bool {
+        self.has_version(key, crate::state::fingerprint(content.as_bytes()))
+    }
+
+    /// Has any version of `key` had content with this fingerprint?
+    pub fn has_version(&self, key: &Key, print: u64) -> bool {
         self.memories.get(key).is_some_and(|v| {
-            v.all
-                .iter()
-                .filter_map(|id| self.events.get(id))
-                .any(|e| version_content(e) == Some(content))
+            v.all.iter().any(|id| match self.shed.get(id) {
+                Some(p) => *p == print,
+                None => self.events.get(id).is_some_and(|e| {
+                    version_content(e).map(|c| crate::state::fingerprint(c.as_bytes()))
+                        == Some(print)
+                }),
+            })
         })
     }
 }
@@ -123,6 +269,7 @@ fn resolve_key(
     key: &Key,
     versions: &[&Event],
     events: &HashMap<String, Event>,
+    shed: &HashMap<String, u64>,
     warnings: &mut Vec<String>,
 ) -> Versions {
     let mine: HashSet<&str> = versions.iter().map(|e| e.id.as_str()).collect();
@@ -155,8 +302,13 @@ fn resolve_key(
         heads.extend(versions.last().map(|e| e.id.as_str()));
     }
     let content = |id: &str| events.get(id).and_then(version_content);
+    // Compared by fingerprint: a replay may have let go of the text.
+    let print = |id: &str| match shed.get(id) {
+        Some(p) => Some(*p),
+        None => content(id).map(|c| crate::state::fingerprint(c.as_bytes())),
+    };
     let first = heads[0];
-    let agree = heads.iter().all(|h| content(h) == content(first));
+    let agree = heads.iter().all(|h| print(h) == print(first));
     let view = if agree {
         // Identical heads are one version; show the newest of them.
         heads.last().copied()
@@ -166,7 +318,7 @@ fn resolve_key(
     Versions {
         all: versions.iter().map(|e| e.id.clone()).collect(),
         heads: heads.iter().map(|s| s.to_string()).collect(),
-        view: view.filter(|id| content(id).is_some()).map(str::to_string),
+        view: view.filter(|id| print(id).is_some()).map(str::to_string),
         conflict: !agree,
     }
 }
@@ -302,6 +454,62 @@ mod tests {
         let r = Replay::new(vec![ev('B', Op::Remember, 2, &['Z'], "b")]);
         assert_eq!(r.view(&key()), Some("b"));
         assert_eq!(r.warnings.len(), 1);
+    }
+
+    fn lean_replay(events: &[Event]) -> Replay {
+        let mut b = Builder::new(Keep::Views);
+        events.iter().cloned().for_each(|e| b.add(e));
+        b.finish()
+    }
+
+    #[test]
+    fn a_lean_replay_lets_go_of_replaced_text_and_agrees_with_a_full_one() {
+        // A chain, a fork at B, a duplicate, and links that arrive before
+        // the events they name (another writer's log read first).
+        let events = vec![
+            ev('D', Op::Remember, 4, &['C'], "d"),
+            ev('A', Op::Remember, 1, &[], "a"),
+            ev('B', Op::Remember, 2, &['A'], "b"),
+            ev('C', Op::Remember, 3, &['B'], "c"),
+            ev('E', Op::Remember, 5, &['B'], "e"),
+            ev('A', Op::Remember, 1, &[], "a"),
+        ];
+        let full = Replay::new(events.clone());
+        let mut lean = lean_replay(&events);
+        assert_eq!(lean.memories, full.memories);
+        let id = |c: char| ev(c, Op::Note, 0, &[], "").id;
+        for replaced in ['A', 'B', 'C'] {
+            assert!(lean.shed.contains_key(&id(replaced)), "{replaced}");
+        }
+        let key = Key::parse("project/x").unwrap().0;
+        for old in ["a", "b", "c", "d", "e"] {
+            assert!(lean.has_content(&key, old), "{old}");
+        }
+        assert!(!lean.has_content(&key, "z"));
+        assert!(lean.warnings.is_empty(), "{:?}", lean.warnings);
+        // The conflict's view is the fork point, whose text was let go:
+        // a second read of the logs puts it back.
+        assert_eq!(lean.missing_views(), HashSet::from([id('B')]));
+        for e in events.clone() {
+            if lean.missing_views().contains(&e.id) {
+                lean.restore(e);
+            }
+        }
+        assert_eq!(lean.view(&key), Some("b"));
+        assert_eq!(lean.view(&key), full.view(&key));
+        assert!(lean.missing_views().is_empty());
+
+        // Keeping fingerprints only gives the same versions, conflict and view.
+        let mut b = Builder::new(Keep::Prints);
+        events.iter().cloned().for_each(|e| b.add(e));
+        let prints = b.finish();
+        assert_eq!(prints.memories, full.memories);
+        assert!(prints.memories[&key].conflict);
+        assert_eq!(
+            prints.view_print(&key),
+            Some(crate::state::fingerprint(b"b"))
+        );
+        assert!(prints.has_content(&key, "e") && !prints.has_content(&key, "z"));
     }
 
     #[test]

@@ -117,7 +117,7 @@ impl Snapshot {
 
     /// The memory of `scope` (other than `except`) whose description is
     /// most like `description`, if at or above `threshold` (see
-    /// [`crate::store::Nearest`]).
+    /// `store::Nearest`).
     pub fn near_duplicate(
         &self,
         scope: &str,

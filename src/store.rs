@@ -15,7 +15,7 @@ use crate::memory::{Memory, MemoryError, Summary, MAX_FILE_BYTES};
 use crate::replay::Replay;
 use crate::state::{self, fingerprint, Cache, Dict, FileEntry, KeyState, Stamp, StateDir};
 use crate::time::Timestamp;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -591,13 +591,71 @@ impl Store {
         Ok(logs)
     }
 
-    /// Replays every log.
-    pub fn replay(&self) -> Result<(Replay, Vec<String>), StoreError> {
-        let logs = self.read_logs()?;
-        let replay = Replay::new(logs.events);
-        let mut warnings = logs.warnings;
+    /// Replays every log, with `extra` events (not logged yet) added. Lean:
+    /// the text of versions that can no longer be a view is let go as the
+    /// logs are read one at a time (see [`crate::replay::Builder`]), so
+    /// memory stays bounded by the memories rather than the logs' length;
+    /// history's old versions need [`Store::read_logs`].
+    pub fn replay_with(&self, extra: Vec<Event>) -> Result<(Replay, Vec<String>), StoreError> {
+        let (mut replay, warnings) = self.replay_keeping(extra, crate::replay::Keep::Views)?;
+        // Conflicts show a common ancestor, whose text was let go: read the
+        // logs again for those versions only.
+        let missing = replay.missing_views();
+        self.restore(&mut replay, &missing)?;
+        Ok((replay, warnings))
+    }
+
+    /// Puts back the text of versions `ids` that a replay let go, from a
+    /// second read of the logs.
+    pub(crate) fn restore(
+        &self,
+        replay: &mut Replay,
+        ids: &std::collections::HashSet<String>,
+    ) -> Result<(), StoreError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        for f in self.log_files()? {
+            let text = self.read(&f.rel, None)?.unwrap_or_default();
+            let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
+            for e in parsed.events {
+                if ids.contains(&e.id) {
+                    replay.restore(e);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Replays every log keeping the text of `keep`, with `extra` events.
+    pub(crate) fn replay_keeping(
+        &self,
+        extra: Vec<Event>,
+        keep: crate::replay::Keep,
+    ) -> Result<(Replay, Vec<String>), StoreError> {
+        let mut b = crate::replay::Builder::new(keep);
+        let mut warnings = Vec::new();
+        for f in self.log_files()? {
+            let text = self.read(&f.rel, None)?.unwrap_or_default();
+            let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
+            drop(text);
+            for line in &parsed.torn {
+                warnings.push(format!(
+                    "{}:{line}: skipped an entry torn by a crash (never acknowledged)",
+                    f.rel
+                ));
+            }
+            parsed.events.into_iter().for_each(|e| b.add(e));
+        }
+        extra.into_iter().for_each(|e| b.add(e));
+        let replay = b.finish();
         warnings.extend(replay.warnings.iter().cloned());
         Ok((replay, warnings))
+    }
+
+    /// Replays every log (lean: see [`Store::replay_with`]).
+    pub fn replay(&self) -> Result<(Replay, Vec<String>), StoreError> {
+        self.replay_with(Vec::new())
     }
 
     /// Memory file paths on disk in configured scopes, with their stamps.
@@ -937,40 +995,72 @@ impl Store {
     }
 }
 
-/// The memory of `scope` (other than `except`) whose description is most
-/// like `description` (see [`Nearest`]). Found through the persistent
-/// index: each memory's description terms are in its posting list (field
-/// mask bit 1), as ids, so no description is re-read or re-tokenized and no
-/// pair of memories is compared by text.
-pub(crate) fn near_duplicate(
-    cache: &Cache,
-    scope: &str,
-    except: Option<&Key>,
-    description: &str,
-    threshold: f64,
-) -> Option<(Key, f64)> {
-    let words: BTreeSet<String> = crate::text::words(description).into_iter().collect();
-    let mut nearest = Nearest::new(words.len(), except, threshold)?;
-    // A term no memory has cannot be shared; it still counts in the union.
-    let mine: Vec<u32> = words.iter().filter_map(|w| cache.dict.get(w)).collect();
-    let prefix = format!("memory/{scope}/");
-    for (path, e) in cache
-        .files
-        .range(prefix.clone()..)
-        .take_while(|(p, _)| p.starts_with(&prefix))
-    {
-        let theirs = e
-            .terms
-            .iter()
-            .filter(|t| t.2 & crate::flat::DESCRIPTION != 0);
-        let (mut n, mut common) = (0usize, 0usize);
-        for t in theirs {
-            n += 1;
-            common += usize::from(mine.contains(&t.0));
+/// The description terms of one scope's memories, inverted: which memories
+/// have each term. Built once from the persistent index (each memory's
+/// description terms are in its posting list, field mask bit 1, as ids), it
+/// answers many near-duplicate questions (a consolidation of a thousand
+/// proposals) without comparing all pairs or re-reading any description.
+pub(crate) struct Descriptions<'a> {
+    /// Path and number of description terms, per memory.
+    docs: Vec<(&'a str, usize)>,
+    /// The memories (positions in `docs`) whose description has each term.
+    by_term: HashMap<u32, Vec<usize>>,
+}
+
+impl<'a> Descriptions<'a> {
+    /// The descriptions of `scope`'s memories in the index.
+    pub(crate) fn of(cache: &'a Cache, scope: &str) -> Descriptions<'a> {
+        let prefix = format!("memory/{scope}/");
+        let mut out = Descriptions {
+            docs: Vec::new(),
+            by_term: HashMap::new(),
+        };
+        for (path, e) in cache
+            .files
+            .range(prefix.clone()..)
+            .take_while(|(p, _)| p.starts_with(&prefix))
+        {
+            let doc = out.docs.len();
+            let mut n = 0;
+            for t in e
+                .terms
+                .iter()
+                .filter(|t| t.2 & crate::flat::DESCRIPTION != 0)
+            {
+                out.by_term.entry(t.0).or_default().push(doc);
+                n += 1;
+            }
+            out.docs.push((path, n));
         }
-        nearest.offer(path, n, common);
+        out
     }
-    nearest.best()
+
+    /// The memory (other than `except`) whose description is most like
+    /// `description`, if at or above `threshold`.
+    pub(crate) fn nearest(
+        &self,
+        dict: &crate::state::Dict,
+        except: Option<&Key>,
+        description: &str,
+        threshold: f64,
+    ) -> Option<(Key, f64)> {
+        let words: BTreeSet<String> = crate::text::words(description).into_iter().collect();
+        let mut nearest = Nearest::new(words.len(), except, threshold)?;
+        // A term no memory has cannot be shared; it still counts in the union.
+        let mut common: HashMap<usize, usize> = HashMap::new();
+        for id in words.iter().filter_map(|w| dict.get(w)) {
+            for doc in self.by_term.get(&id).into_iter().flatten() {
+                *common.entry(*doc).or_default() += 1;
+            }
+        }
+        let mut shared: Vec<(usize, usize)> = common.into_iter().collect();
+        shared.sort_unstable();
+        for (doc, c) in shared {
+            let (path, n) = self.docs[doc];
+            nearest.offer(path, n, c);
+        }
+        nearest.best()
+    }
 }
 
 /// The search for a near-duplicate: the memory whose description's word set
@@ -1000,14 +1090,14 @@ impl<'a> Nearest<'a> {
         if common == 0 {
             return;
         }
+        let sim = common as f64 / (self.words + theirs - common) as f64;
+        if sim < self.threshold {
+            return;
+        }
         let Some(key) = Key::from_rel_path(path) else {
             return;
         };
-        if Some(&key) == self.except {
-            return;
-        }
-        let sim = common as f64 / (self.words + theirs - common) as f64;
-        if sim >= self.threshold
+        if Some(&key) != self.except
             && self
                 .best
                 .as_ref()
@@ -1134,7 +1224,7 @@ pub(crate) fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
         .memories
         .iter()
         .map(|(k, v)| {
-            let view_hash = replay.view(k).map(|c| fingerprint(c.as_bytes()));
+            let view_hash = replay.view_print(k);
             (
                 k.to_string(),
                 KeyState {
