@@ -205,12 +205,12 @@ impl Store {
             .notes
             .iter()
             .filter(|id| !consumed.contains(id))
-            .filter_map(|id| replay.events.get(id).cloned())
+            .filter_map(|id| replay.events.get(id).map(|e| (**e).clone()))
             .collect())
     }
 
     /// Plans the consolidation of what is pending.
-    fn plan(&self, replay: &Replay, today: Date, cache: &crate::state::Cache) -> Plan {
+    fn plan(&self, replay: &Replay, today: Date, snap: &crate::snapshot::Snapshot) -> Plan {
         let mut plan = Plan::default();
         let mut planned: std::collections::HashSet<Key> = Default::default();
         let mut descriptions: std::collections::HashMap<String, crate::store::Descriptions> =
@@ -258,9 +258,9 @@ impl Store {
                 // never by comparing all pairs.
                 let near = descriptions
                     .entry(key.scope.clone())
-                    .or_insert_with(|| crate::store::Descriptions::of(cache, &key.scope))
+                    .or_insert_with(|| snap.descriptions(&key.scope))
                     .nearest(
-                        &cache.dict,
+                        |w| snap.view.lookup(w),
                         Some(&key),
                         &proposed.description,
                         self.config.near_duplicate,
@@ -420,11 +420,11 @@ impl Store {
                 content,
             )?);
         }
+        // The index first: bringing it up to date may replay the logs, and
+        // two replays must not be held at once.
+        let mut snap = self.snapshot()?;
         let (replay, _) = self.replay_with(proposals.clone())?;
-        let mut cache = self.refreshed_cache()?;
-        self.save_if_dirty(&mut cache);
-        let mut plan = self.plan(&replay, ctx.now.date(), &cache);
-        drop(cache);
+        let mut plan = self.plan(&replay, ctx.now.date(), &snap);
         if opts.dry_run {
             return Ok(plan);
         }
@@ -521,7 +521,9 @@ impl Store {
                 if self.changed_store_paths(session.workdir())?.is_empty() {
                     return Ok(plan);
                 }
-                return self.commit_consolidation(ctx, plan, events, consumed, session, sig, opts);
+                return self.commit_consolidation(
+                    ctx, plan, events, consumed, session, sig, opts, &mut snap,
+                );
             };
             self.rebuild_locked(false, false)?;
             let message = format!(
@@ -535,7 +537,8 @@ impl Store {
             plan.commit = session.commit(&paths, &message, &sig)?;
             return Ok(plan);
         }
-        self.commit_consolidation(ctx, plan, events, consumed, session, sig, opts)
+        drop(replay);
+        self.commit_consolidation(ctx, plan, events, consumed, session, sig, opts, &mut snap)
     }
 
     /// Appends the plan's events and its `consolidate` marker, writes the
@@ -550,6 +553,7 @@ impl Store {
         session: git::Session,
         mut sig: git::Signature,
         opts: &Options,
+        snap: &mut crate::snapshot::Snapshot,
     ) -> Result<Plan, ConsolidateError> {
         let (added, changed, forgotten, conflicts) = plan.counts();
         let mut marker = self.event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
@@ -558,8 +562,9 @@ impl Store {
             "{added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
         ));
         events.push(marker.clone());
-        let mut cache = self.refreshed_cache()?;
-        self.apply(&mut cache, &events)?;
+        // Like a write, through the index in place: it is refreshed and
+        // saved by the next command that reads the whole of it.
+        self.apply_to(snap, &events)?;
         plan.event = Some(marker.id.clone());
         // Commit every store path that differs from HEAD: the views and
         // MEMORY.md just written, and the logs (notes included).

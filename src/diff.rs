@@ -158,6 +158,7 @@ impl Store {
             .replay
             .events
             .values()
+            .map(|e| &**e)
             .filter(|e| !known.contains(&e.id))
             .collect();
         new_events.sort_by(|x, y| (x.time, &x.id).cmp(&(y.time, &y.id)));

@@ -392,11 +392,40 @@ impl Store {
     /// file; with `police`, checks each file's format and write policy as it
     /// is read.
     fn scan(&self, police: bool, keep: Keep) -> Result<Scan, StoreError> {
-        let (mut replay, warnings) = self.replay_keeping(Vec::new(), keep)?;
-        if keep == Keep::Views {
-            let missing = replay.missing_views();
-            self.restore(&mut replay, &missing)?;
-        }
+        // The logs and the files are read side by side, on two cores.
+        let (replayed, files) = std::thread::scope(|s| {
+            let files = s.spawn(|| self.scan_files(police));
+            let replayed = self
+                .replay_keeping(Vec::new(), keep)
+                .and_then(|(mut r, w)| {
+                    if keep == Keep::Views {
+                        let missing = r.missing_views();
+                        self.restore(&mut r, &missing)?;
+                    }
+                    Ok((r, w))
+                });
+            (replayed, files.join())
+        });
+        let (replay, warnings) = replayed?;
+        let (files, problems) = files.map_err(|_| StoreError::Io {
+            path: self.path("memory"),
+            source: std::io::Error::other("a thread reading memory files failed"),
+        })??;
+        Ok(Scan {
+            replay,
+            warnings,
+            files,
+            journal: self.state.journal(),
+            problems,
+        })
+    }
+
+    /// Every memory file, as a scan keeps it (see [`Store::scan`]).
+    #[allow(clippy::type_complexity)]
+    fn scan_files(
+        &self,
+        police: bool,
+    ) -> Result<(BTreeMap<String, Result<Seen, StoreError>>, Vec<Problem>), StoreError> {
         let mut files = BTreeMap::new();
         let mut problems = Vec::new();
         for (rel, _) in self.memory_files()? {
@@ -426,13 +455,7 @@ impl Store {
             }
             files.insert(rel, seen);
         }
-        Ok(Scan {
-            replay,
-            warnings,
-            files,
-            journal: self.state.journal(),
-            problems,
-        })
+        Ok((files, problems))
     }
 
     /// Checks the whole store: logs, memory files, drift, index, budget.

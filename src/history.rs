@@ -74,7 +74,7 @@ impl Store {
                     version_content(e)
                 };
                 let before = match e.prev.as_slice() {
-                    [p] => replay.events.get(p).and_then(version_content),
+                    [p] => replay.events.get(p).and_then(|e| version_content(e)),
                     _ => None,
                 };
                 let diff = text::unified_diff(

@@ -27,7 +27,7 @@ pub struct Versions {
 #[derive(Debug, Default)]
 pub struct Replay {
     /// Every distinct event, by id.
-    pub events: HashMap<String, Event>,
+    pub events: HashMap<String, Box<Event>>,
     /// Each memory ever written, by key.
     pub memories: BTreeMap<Key, Versions>,
     /// Ids of `propose` events no later event consumed, oldest first.
@@ -113,9 +113,9 @@ impl Builder {
                         && Event {
                             body: String::new(),
                             ..e.clone()
-                        } == *seen
+                        } == **seen
                 }
-                None => *seen == e,
+                None => **seen == e,
             };
             if !same {
                 self.r.warnings.push(format!(
@@ -130,7 +130,7 @@ impl Builder {
         let lean = self.keep == Keep::Views && e.op.is_version();
         let prev = if lean { e.prev.clone() } else { Vec::new() };
         let version = e.op.is_version();
-        self.r.events.insert(id.clone(), e);
+        self.r.events.insert(id.clone(), Box::new(e));
         if self.keep == Keep::Prints && version {
             self.shed(&id);
         }
@@ -171,7 +171,7 @@ impl Replay {
     /// Works out every memory's versions from the gathered events.
     fn resolve(self) -> Replay {
         let mut r = self;
-        let mut order: Vec<&Event> = r.events.values().collect();
+        let mut order: Vec<&Event> = r.events.values().map(|e| &**e).collect();
         order.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
 
         let mut by_key: BTreeMap<Key, Vec<&Event>> = BTreeMap::new();
@@ -268,7 +268,7 @@ impl Replay {
 fn resolve_key(
     key: &Key,
     versions: &[&Event],
-    events: &HashMap<String, Event>,
+    events: &HashMap<String, Box<Event>>,
     shed: &HashMap<String, u64>,
     warnings: &mut Vec<String>,
 ) -> Versions {
@@ -301,7 +301,7 @@ fn resolve_key(
         warnings.push(format!("{key}: its versions replace each other in a cycle"));
         heads.extend(versions.last().map(|e| e.id.as_str()));
     }
-    let content = |id: &str| events.get(id).and_then(version_content);
+    let content = |id: &str| events.get(id).and_then(|e| version_content(e));
     // Compared by fingerprint: a replay may have let go of the text.
     let print = |id: &str| match shed.get(id) {
         Some(p) => Some(*p),

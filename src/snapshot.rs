@@ -154,6 +154,43 @@ impl Snapshot {
         nearest.best()
     }
 
+    /// The descriptions of `scope`'s memories, for many near-duplicate
+    /// questions (see `store::Descriptions`); the tail's are tokenized now.
+    pub(crate) fn descriptions(&self, scope: &str) -> crate::store::Descriptions<'_> {
+        let indexed = self
+            .view
+            .prefixed(&format!("memory/{scope}/"))
+            .map(|i| (self.view.path(i), i))
+            .filter(|(path, _)| !self.tail.views.contains_key(*path))
+            .map(|(path, i)| (path, self.view.description_terms(i).collect(), None));
+        // Words the index has not seen yet get ids past its dictionary's.
+        let mut extra: std::collections::HashMap<String, u32> = Default::default();
+        let mut tail = Vec::new();
+        for (rel, content) in &self.tail.views {
+            let Some(m) = content
+                .as_deref()
+                .and_then(|c| crate::store::validate_file(c, rel).ok())
+            else {
+                continue;
+            };
+            if Key::from_rel_path(rel).is_none_or(|k| k.scope != scope) {
+                continue;
+            }
+            let words: BTreeSet<String> = crate::text::words(&m.description).into_iter().collect();
+            let ids = words
+                .iter()
+                .map(|w| {
+                    self.view.lookup(w).unwrap_or_else(|| {
+                        let next = u32::MAX - extra.len() as u32;
+                        *extra.entry(w.clone()).or_insert(next)
+                    })
+                })
+                .collect();
+            tail.push((rel.as_str(), ids, None));
+        }
+        crate::store::Descriptions::from_docs(indexed.chain(tail), extra)
+    }
+
     /// MEMORY.md's generated block: the most valuable memories are chosen
     /// from the index's records, and only theirs are decoded.
     pub fn index_block(&self, budget: usize) -> crate::index::Block {

@@ -1005,32 +1005,28 @@ pub(crate) struct Descriptions<'a> {
     docs: Vec<(&'a str, usize)>,
     /// The memories (positions in `docs`) whose description has each term.
     by_term: HashMap<u32, Vec<usize>>,
+    /// Ids of terms the index's dictionary does not have yet.
+    extra: HashMap<String, u32>,
 }
 
 impl<'a> Descriptions<'a> {
-    /// The descriptions of `scope`'s memories in the index.
-    pub(crate) fn of(cache: &'a Cache, scope: &str) -> Descriptions<'a> {
-        let prefix = format!("memory/{scope}/");
+    /// The descriptions of memories given as path, description term ids and
+    /// (if not their number) how many words the description has.
+    pub(crate) fn from_docs(
+        docs: impl Iterator<Item = (&'a str, Vec<u32>, Option<usize>)>,
+        extra: HashMap<String, u32>,
+    ) -> Descriptions<'a> {
         let mut out = Descriptions {
             docs: Vec::new(),
             by_term: HashMap::new(),
+            extra,
         };
-        for (path, e) in cache
-            .files
-            .range(prefix.clone()..)
-            .take_while(|(p, _)| p.starts_with(&prefix))
-        {
+        for (path, ids, words) in docs {
             let doc = out.docs.len();
-            let mut n = 0;
-            for t in e
-                .terms
-                .iter()
-                .filter(|t| t.2 & crate::flat::DESCRIPTION != 0)
-            {
-                out.by_term.entry(t.0).or_default().push(doc);
-                n += 1;
+            for id in &ids {
+                out.by_term.entry(*id).or_default().push(doc);
             }
-            out.docs.push((path, n));
+            out.docs.push((path, words.unwrap_or(ids.len())));
         }
         out
     }
@@ -1039,7 +1035,7 @@ impl<'a> Descriptions<'a> {
     /// `description`, if at or above `threshold`.
     pub(crate) fn nearest(
         &self,
-        dict: &crate::state::Dict,
+        lookup: impl Fn(&str) -> Option<u32>,
         except: Option<&Key>,
         description: &str,
         threshold: f64,
@@ -1048,7 +1044,10 @@ impl<'a> Descriptions<'a> {
         let mut nearest = Nearest::new(words.len(), except, threshold)?;
         // A term no memory has cannot be shared; it still counts in the union.
         let mut common: HashMap<usize, usize> = HashMap::new();
-        for id in words.iter().filter_map(|w| dict.get(w)) {
+        for id in words
+            .iter()
+            .filter_map(|w| lookup(w).or_else(|| self.extra.get(w).copied()))
+        {
             for doc in self.by_term.get(&id).into_iter().flatten() {
                 *common.entry(*doc).or_default() += 1;
             }

@@ -591,7 +591,7 @@ impl Store {
     /// Writes events (see [`Store::write_events`]) for a per-write command,
     /// then MEMORY.md from the snapshot. The persistent index is left as it
     /// is: its readers replay the tail (see [`crate::snapshot`]).
-    fn apply_to(&self, snap: &mut Snapshot, events: &[Event]) -> Result<(), StoreError> {
+    pub(crate) fn apply_to(&self, snap: &mut Snapshot, events: &[Event]) -> Result<(), StoreError> {
         self.write_events(events)?;
         snap.push(events);
         self.write_index_from(snap)?;
