@@ -539,7 +539,7 @@ impl Store {
             })
             .collect();
         report.memories = scan.files.len();
-        report.events = scan.replay.events.len();
+        report.events = scan.replay.event_count();
         for d in scan.drifts() {
             let message = match d.kind {
                 DriftKind::Stale => "stale view left by an interrupted write; `memoir rebuild` repairs it".to_string(),

@@ -39,6 +39,8 @@ pub struct Replay {
     /// Fingerprints of the contents of versions whose text a lean replay
     /// let go (see [`Builder`]), by id.
     pub shed: HashMap<String, u64>,
+    /// Notes a [`Keep::Prints`] replay only counted (fingerprint by id).
+    pub counted_notes: HashMap<String, u64>,
 }
 
 /// The content a version event gives its memory: `None` for a tombstone.
@@ -77,7 +79,8 @@ pub enum Keep {
     All,
     /// What can be a view: versions no other version of the memory replaces.
     Views,
-    /// None: only fingerprints (enough to compare files with the views).
+    /// None: only fingerprints (enough to compare files with the views);
+    /// notes are counted, not kept.
     Prints,
 }
 
@@ -105,6 +108,21 @@ impl Builder {
 
     /// Adds one event (duplicates are applied once).
     pub fn add(&mut self, e: Event) {
+        if self.keep == Keep::Prints && e.op == Op::Note {
+            // Notes change no memory: a fingerprint tells duplicates apart.
+            let print = crate::state::fingerprint(e.render().as_bytes());
+            match self.r.counted_notes.get(&e.id) {
+                Some(p) if *p != print => self.r.warnings.push(format!(
+                    "event {} appears twice with different content; the first copy is used",
+                    e.id
+                )),
+                Some(_) => {}
+                None => {
+                    self.r.counted_notes.insert(e.id, print);
+                }
+            }
+            return;
+        }
         if let Some(seen) = self.r.events.get(&e.id) {
             let same = match self.r.shed.get(&e.id) {
                 Some(print) => {
@@ -206,6 +224,11 @@ impl Replay {
     pub fn view(&self, key: &Key) -> Option<&str> {
         let id = self.memories.get(key)?.view.as_ref()?;
         version_content(self.events.get(id)?)
+    }
+
+    /// Distinct events replayed (counted notes included).
+    pub fn event_count(&self) -> usize {
+        self.events.len() + self.counted_notes.len()
     }
 
     /// The fingerprint of the content the memory's file should have, if it
