@@ -760,7 +760,8 @@ impl Store {
             }
         }
         cache.dirty = true;
-        let (replay, _) = self.replay()?;
+        // Heads and the views' fingerprints are all the index keeps.
+        let (replay, _) = self.replay_keeping(Vec::new(), crate::replay::Keep::Prints)?;
         cache.keys = key_states(&replay);
         cache.pending = replay.pending.clone();
         cache.logs = files.into_iter().map(|f| (f.rel, f.stamp)).collect();
