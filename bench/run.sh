@@ -70,6 +70,9 @@ for n in "${sizes[@]}"; do
   cd "$store"
   git add -A >/dev/null && git commit -qm "generated store"
   git tag base
+  # Let the kernel finish writing the new files back: timings taken during
+  # writeback are half as fast again.
+  sync
   mem="memory/user memory/project memory/task"
   log="$work/append-$n.txt"
   # Each run's key and description are new words, so `remember` writes.
@@ -157,10 +160,10 @@ for n in sizes:
         m = t[(n, op)]
         f = t.get((n, floor)) if floor else None
         ratio = f"{m / f:.2f}×" if f else ""
-        extra = f"+{m - f:.1f} ms" if op == "commit-hooked" and f else ratio
+        extra = f"+{m - f:.1f} ms" if op == "commit-hooked" and f is not None else ratio
         pk = t.get((n, "peak:" + op))
         pk = pk if pk is not None else t.get((n, "peak:" + op.replace("-deleted", "")))
-        print(f"| {names.get(op, op)} | {m:.1f} ms | {label} | {f'{f:.1f} ms' if f else ''} | {extra} | {f'{pk:.0f} MB' if pk is not None else ''} |")
+        print(f"| {names.get(op, op)} | {m:.1f} ms | {label} | {f'{f:.1f} ms' if f is not None else ''} | {extra} | {f'{pk:.0f} MB' if pk is not None else ''} |")
 if len(sizes) > 1:
     print("\n### Growth: time ∝ size^k\n")
     pairs = list(zip(sizes, sizes[1:]))

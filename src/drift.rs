@@ -652,23 +652,22 @@ impl Store {
             .filter_map(|k| scan.replay.memories.get(k)?.view.clone())
             .collect();
         self.restore(&mut scan.replay, &to_write)?;
-        let mut writes: Vec<(String, Option<String>)> = Vec::new();
+        // Each view to write, by path and key: its text stays in the replay.
+        let mut writes: Vec<(String, Key)> = Vec::new();
         for (rel, d) in &drifts {
             let safe = force || d.kind.is_memoirs() || d.kind == DriftKind::Deleted || d.in_logs;
             if !safe {
                 report.refused.push(d.clone());
                 continue;
             }
-            writes.push((rel.clone(), scan.replay.view(&d.key).map(str::to_string)));
+            writes.push((rel.clone(), d.key.clone()));
         }
         // A file that could not be read at all (a link, bad UTF-8) is replaced only with --force.
         for (rel, content) in &scan.files {
             if content.is_err() {
                 let key = Key::from_rel_path(rel);
                 match (force, key) {
-                    (true, Some(k)) => {
-                        writes.push((rel.clone(), scan.replay.view(&k).map(str::to_string)))
-                    }
+                    (true, Some(k)) => writes.push((rel.clone(), k)),
                     (_, Some(k)) => report.refused.push(Drift {
                         key: k,
                         path: rel.clone(),
@@ -680,7 +679,8 @@ impl Store {
             }
         }
         writes.sort();
-        for (rel, content) in &writes {
+        for (rel, key) in &writes {
+            let content = scan.replay.view(key);
             match content {
                 Some(c) => {
                     report.written.push(rel.clone());
@@ -711,13 +711,10 @@ impl Store {
                 .into_iter()
                 .filter_map(|(rel, seen)| Some((Key::from_rel_path(&rel)?, seen.ok()?.summary?)))
                 .collect();
-            for (rel, c) in &writes {
-                let Some(key) = Key::from_rel_path(rel) else {
-                    continue;
-                };
-                match c.as_deref().map(|c| validate_file(c, rel)) {
-                    Some(Ok(m)) => summaries.insert(key, memory::Summary::of(&m)),
-                    _ => summaries.remove(&key),
+            for (rel, key) in &writes {
+                match scan.replay.view(key).map(|c| validate_file(c, rel)) {
+                    Some(Ok(m)) => summaries.insert(key.clone(), memory::Summary::of(&m)),
+                    _ => summaries.remove(key),
                 };
             }
             let (current, wanted) = self.index_from(summaries.iter())?;
