@@ -70,13 +70,14 @@ for n in "${sizes[@]}"; do
   cd "$store"
   git add -A >/dev/null && git commit -qm "generated store"
   git tag base
-  # Let the kernel finish writing the new files back: timings taken during
-  # writeback are half as fast again.
-  sync
+  # Let the kernel finish writing the new files back and settle: timings
+  # taken in the first minute after writing 300 MB are up to 1.5x slower.
+  sync && sleep 60
   mem="memory/user memory/project memory/task"
   log="$work/append-$n.txt"
-  # Each run's key and description are new words, so `remember` writes.
-  new_memory='w() { echo $RANDOM$RANDOM | tr 0-9 a-j; }; memoir remember -q "project/bench-$(w)" -d "$(w) $(w) $(w)" -s bench --body "bench body"'
+  # Each run's key and description are new words, so `remember` writes;
+  # they are made without starting a process (four `tr` would add 25 ms).
+  new_memory='w() { local n=$((RANDOM * 32768 + RANDOM)) s=; while ((n)); do s+=${L:n%26:1}; ((n /= 26)); done; W=$s; }; L=abcdefghijklmnopqrstuvwxyz; w; k=$W; w; a=$W; w; b=$W; w; memoir remember -q "project/bench-$k" -d "$a $b $W" -s bench --body "bench body"'
 
   echo "timing at $n…" >&2
   bench "$n" note -- "memoir note 'bench note: the deploy needs a warm cache'"
@@ -172,7 +173,7 @@ if len(sizes) > 1:
     for op, _, _ in ops + [("printf", None, ""), ("rg", None, ""), ("cat-memories", None, ""), ("cat-logs", None, ""), ("cp-deleted", None, "")]:
         ks = []
         for a, b in pairs:
-            if (a, op) in t and (b, op) in t and t[(a, op)] > 0:
+            if t.get((a, op), 0) > 0 and t.get((b, op), 0) > 0:
                 ks.append(f"{math.log(t[(b, op)] / t[(a, op)]) / math.log(int(b) / int(a)):.2f}")
             else:
                 ks.append("")
