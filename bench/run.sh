@@ -109,8 +109,10 @@ for n in "${sizes[@]}"; do
   memoir hooks uninstall -q
   git tag -f before-consolidate >/dev/null
 
-  # consolidate of the pending proposals, against git committing the same files.
-  restore='git reset -q --hard before-consolidate && git clean -fdq memory'
+  # consolidate of the pending proposals, against git committing the same
+  # files. The reset truncates the logs, so the restore also brings the
+  # persistent index up to date, as it is on a store that only grows.
+  restore='git reset -q --hard before-consolidate && git clean -fdq memory && memoir reindex -q'
   bench "$n" consolidate --slow --prepare "$restore" -- memoir consolidate -q --yes
   bench "$n" git-commit --slow --prepare "$restore && memoir consolidate -q --yes && git reset -q --mixed HEAD~1" -- "git add -A && git commit -qm same-files"
   eval "$restore"

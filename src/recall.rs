@@ -162,15 +162,22 @@ impl Store {
         // read_index saved the refreshed index: read it back from the file
         // (the page cache has it) rather than hold a second copy; encode in
         // memory only if it could not be written.
-        let (cache, warnings) = self.read_index()?;
-        let view = match self.state.load_view(crate::flat::Load::Query) {
-            Some((view, _)) if !cache.dirty => Some(view),
-            _ => View::parse(
-                crate::flat::encode(&cache, crate::state::CACHE_VERSION),
-                crate::state::CACHE_VERSION,
-            ),
+        let encoded = |cache: &Cache| {
+            let version = crate::state::CACHE_VERSION;
+            View::parse(crate::flat::encode(cache, version), version)
         };
-        drop(cache);
+        let (cache, warnings) = self.read_index()?;
+        let view = if cache.dirty {
+            encoded(&cache)
+        } else {
+            // Let go of the decoded index before reading the file back.
+            drop(cache);
+            match self.state.load_view(crate::flat::Load::Query) {
+                Some((view, _)) => Some(view),
+                // Replaced or removed by another process meanwhile.
+                None => encoded(&self.read_index()?.0),
+            }
+        };
         let view = view.ok_or_else(|| StoreError::Invalid {
             path: "the persistent index".into(),
             line: None,
