@@ -19,6 +19,7 @@ runs=${RUNS:-10}
 if ! command -v hyperfine >/dev/null || ! command -v rg >/dev/null; then
   apt-get install -y hyperfine ripgrep >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y hyperfine ripgrep >/dev/null; }
 fi
+root=$PWD
 cargo build --release --quiet --example gen_store
 cargo build --release --quiet
 export PATH="$PWD/target/release:$PATH"
@@ -85,6 +86,9 @@ for n in "${sizes[@]}"; do
   bench "$n" remember -- "$new_memory"
   bench "$n" recall -- memoir recall database migration timeout
   bench "$n" rg -- rg -il migration memory/
+  # The simplest alternative: every memory in one JSON file, keyword search.
+  python3 "$root/bench/json_store.py" build . "$work/store-$n.json"
+  bench "$n" json-store -- python3 "$root/bench/json_store.py" search "$work/store-$n.json" database migration timeout
   bench "$n" context -- memoir context --budget 1500 database migration timeout
   bench "$n" reindex -- memoir reindex
   bench "$n" cat-memories -- "find $mem -name '*.md' -print0 | xargs -0 cat >/dev/null"
@@ -142,6 +146,7 @@ ops = [  # operation, its floor (or alternative), what the floor is
     ("note", "printf", "printf >> file"),
     ("remember", "note", "note"),
     ("recall", "rg", "rg -il WORD memory/"),
+    ("recall", "json-store", "keyword search of one JSON file (bench/json_store.py)"),
     ("context", "recall", "recall"),
     ("reindex", "cat-memories", "cat of every memory file"),
     ("rebuild", "cat-logs", "cat of every log file"),
@@ -172,7 +177,8 @@ if len(sizes) > 1:
     pairs = list(zip(sizes, sizes[1:]))
     print("| operation | " + " | ".join(f"k {int(a):,}→{int(b):,}" for a, b in pairs) + " |")
     print("| --- |" + " --- |" * len(pairs))
-    for op, _, _ in ops + [("printf", None, ""), ("rg", None, ""), ("cat-memories", None, ""), ("cat-logs", None, ""), ("cp-deleted", None, "")]:
+    floors = ["printf", "rg", "json-store", "cat-memories", "cat-logs", "cp-deleted"]
+    for op in dict.fromkeys([op for op, _, _ in ops] + floors):
         ks = []
         for a, b in pairs:
             if t.get((a, op), 0) > 0 and t.get((b, op), 0) > 0:
