@@ -27,10 +27,36 @@ pub struct Finding {
 
 struct Rule {
     id: &'static str,
-    re: Regex,
+    pattern: &'static str,
+    /// Compiled on first use (see [`NEEDLES`]).
+    re: OnceLock<Option<Regex>>,
     /// Minimum Shannon entropy of the captured value (group 1), if gated.
     entropy: Option<f64>,
+    /// Text a line must contain for the rule to apply.
+    needle: Option<&'static str>,
 }
+
+impl Rule {
+    fn regex(&self) -> Option<&Regex> {
+        self.re
+            .get_or_init(|| {
+                // Secrets are ASCII: ASCII classes and word boundaries compile
+                // far faster than Unicode ones, and this runs on every `note`
+                // (a pattern that needs Unicode keeps it). The patterns are
+                // constants, covered by tests; a bad one is skipped, not a
+                // panic.
+                let ascii = regex::RegexBuilder::new(self.pattern)
+                    .unicode(false)
+                    .build();
+                ascii.or_else(|_| Regex::new(self.pattern)).ok()
+            })
+            .as_ref()
+    }
+}
+
+/// Rules whose Unicode classes take milliseconds to compile, with a literal
+/// every match contains: they are compiled only for a line that has it.
+const NEEDLES: &[(&str, &str)] = &[("url-credentials", "://")];
 
 const PATTERNS: &[(&str, &str, Option<f64>)] = &[
     (
@@ -216,13 +242,15 @@ fn rules() -> &'static [Rule] {
     RULES.get_or_init(|| {
         PATTERNS
             .iter()
-            .filter_map(|(id, pattern, entropy)| {
-                // The patterns are constants, covered by tests; a bad one is skipped, not a panic.
-                Regex::new(pattern).ok().map(|re| Rule {
-                    id,
-                    re,
-                    entropy: *entropy,
-                })
+            .map(|(id, pattern, entropy)| Rule {
+                id,
+                pattern,
+                re: OnceLock::new(),
+                entropy: *entropy,
+                needle: NEEDLES
+                    .iter()
+                    .find(|(n, _)| n == id)
+                    .map(|(_, needle)| *needle),
             })
             .collect()
     })
@@ -280,11 +308,15 @@ pub fn find_secrets(text: &str) -> Vec<Finding> {
             continue;
         }
         for rule in rules() {
-            // Most lines match no rule: ask cheaply before building captures.
-            if !rule.re.is_match(line) {
+            if rule.needle.is_some_and(|n| !line.contains(n)) {
                 continue;
             }
-            let hit = rule.re.captures_iter(line).any(|c| {
+            let Some(re) = rule.regex() else { continue };
+            // Most lines match no rule: ask cheaply before building captures.
+            if !re.is_match(line) {
+                continue;
+            }
+            let hit = re.captures_iter(line).any(|c| {
                 let value = c.get(1).map_or("", |m| m.as_str());
                 match rule.entropy {
                     None => true,
@@ -310,6 +342,11 @@ mod tests {
     #[test]
     fn every_pattern_compiles() {
         assert_eq!(rules().len(), PATTERNS.len());
+        assert!(rules().iter().all(|r| r.regex().is_some()));
+        for (id, needle) in NEEDLES {
+            let rule = rules().iter().find(|r| r.id == *id).expect("rule");
+            assert!(rule.pattern.contains(needle), "{id}");
+        }
     }
 
     #[test]
