@@ -175,7 +175,7 @@ impl Store {
                 conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
             })
             .collect();
-        let (current, wanted) = self.index_texts(&cache)?;
+        let (current, wanted) = self.index_with(&block.text)?;
         st.index_stale = current.as_deref() != Some(wanted.as_str());
         Ok(st)
     }

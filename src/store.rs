@@ -935,15 +935,6 @@ impl Store {
         self.write_index_block(&block.text)
     }
 
-    /// MEMORY.md as it is and as it should be.
-    pub(crate) fn index_texts(
-        &self,
-        cache: &Cache,
-    ) -> Result<(Option<String>, String), StoreError> {
-        let summaries = summaries(cache);
-        self.index_from(summaries.iter().map(|(k, s)| (k, *s)))
-    }
-
     /// MEMORY.md as it is and as it should be for these memories.
     pub(crate) fn index_from<'a>(
         &self,
@@ -954,7 +945,7 @@ impl Store {
     }
 
     /// MEMORY.md as it is and as it is with this generated block.
-    fn index_with(&self, block: &str) -> Result<(Option<String>, String), StoreError> {
+    pub(crate) fn index_with(&self, block: &str) -> Result<(Option<String>, String), StoreError> {
         let current = self.read(INDEX_PATH, None)?;
         let mut base = current.clone().unwrap_or_default();
         if crate::merge::has_conflict_markers(&base) {
