@@ -91,117 +91,209 @@ fn i64_at(b: &[u8], at: usize) -> Option<i64> {
 
 /// Encodes a cache as an index file.
 pub fn encode(cache: &Cache, version: u32) -> Vec<u8> {
-    let mut out = Vec::new();
-    write_sections(&mut out, &sections(cache), version)
-        .map(|_| out)
+    let mut out = std::io::Cursor::new(Vec::new());
+    write(&mut out, cache, version)
+        .map(|_| out.into_inner())
         .unwrap_or_default()
 }
 
-/// The sections of an index file, by section number.
-pub fn sections(cache: &Cache) -> Vec<Vec<u8>> {
-    let head = Head {
-        logs: cache.logs.clone(),
-        pending: cache.pending.clone(),
-        conflicts: cache
-            .keys
-            .iter()
-            .filter(|(_, k)| k.conflict)
-            .map(|(k, _)| k.clone())
-            .collect(),
-    };
-    let mut sec: Vec<Vec<u8>> = vec![Vec::new(); SECTIONS];
-    sec[0] = postcard::to_stdvec(&head).unwrap_or_default();
-    put_u32(&mut sec[1], 0);
-    for entry in &cache.keys {
-        sec[10].extend_from_slice(&postcard::to_stdvec(&entry).unwrap_or_default());
-        let end = sec[10].len() as u32;
-        put_u32(&mut sec[1], end);
-    }
-    let mut offset = 0u32;
-    put_u32(&mut sec[2], 0);
-    for t in &cache.dict.terms {
-        sec[3].extend_from_slice(t.as_bytes());
-        offset += t.len() as u32;
-        put_u32(&mut sec[2], offset);
-    }
-    let mut sorted: Vec<u32> = (0..cache.dict.terms.len() as u32).collect();
-    sorted.sort_by(|a, b| cache.dict.terms[*a as usize].cmp(&cache.dict.terms[*b as usize]));
-    for id in sorted {
-        put_u32(&mut sec[4], id);
-    }
-    put_u32(&mut sec[5], cache.files.len() as u32);
-    for (path, e) in &cache.files {
-        let entry = postcard::to_stdvec(&(&e.summary, &e.error)).unwrap_or_default();
-        let (path_at, terms_at, entry_at) = (sec[6].len(), sec[7].len() / TERM, sec[8].len());
-        let desc_at = sec[9].len() / 4;
-        let mut descs = 0u16;
-        for (id, tf, mask) in &e.terms {
-            sec[7].extend_from_slice(&id.to_le_bytes());
-            sec[7].extend_from_slice(&tf.to_le_bytes());
-            sec[7].push(*mask);
-            if mask & DESCRIPTION != 0 && descs < u16::MAX {
-                put_u32(&mut sec[9], *id);
-                descs += 1;
-            }
-        }
-        let rec = &mut sec[5];
-        put_u32(rec, path_at as u32);
-        put_u32(rec, path.len() as u32);
-        put_u64(rec, e.stamp.size);
-        rec.extend_from_slice(&e.stamp.mtime.to_le_bytes());
-        put_u64(rec, e.hash);
-        let s = e.summary.as_ref();
-        rec.extend_from_slice(&s.and_then(|s| s.expires).unwrap_or(i64::MAX).to_le_bytes());
-        put_u32(rec, e.len);
-        put_u32(rec, terms_at as u32);
-        put_u32(rec, e.terms.len() as u32);
-        put_u32(rec, entry_at as u32);
-        put_u32(rec, entry.len() as u32);
-        put_u32(rec, u32::from(s.is_some()));
-        // What ranking and MEMORY.md's cut need, so that readers decode only
-        // the summaries they show.
-        rec.extend_from_slice(&s.map_or(1.0, |s| s.confidence).to_le_bytes());
-        rec.extend_from_slice(&s.map_or(0, |s| s.updated).to_le_bytes());
-        rec.extend_from_slice(
-            &s.and_then(|s| s.review_by)
-                .unwrap_or(i64::MAX)
-                .to_le_bytes(),
-        );
-        put_u32(rec, desc_at as u32);
-        rec.extend_from_slice(&descs.to_le_bytes());
-        rec.push(s.map_or(9, |s| crate::index::type_rank(&s.kind)));
-        rec.push(0);
-        sec[6].extend_from_slice(path.as_bytes());
-        sec[8].extend_from_slice(&entry);
-    }
-    sec
+/// Counts what goes through it.
+struct Counting<'a, W> {
+    inner: &'a mut W,
+    n: u64,
 }
 
-/// Writes an encoded index: the header, then the sections in file order.
-pub fn write_sections(
-    w: &mut impl std::io::Write,
-    sec: &[Vec<u8>],
+impl<W: std::io::Write> std::io::Write for Counting<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Writes a cache as an index file, a section at a time straight to `w`
+/// (never the whole encoded index in memory: it is tens of megabytes at
+/// 50,000 memories, on top of the cache), then the header.
+pub fn write(
+    w: &mut (impl std::io::Write + std::io::Seek),
+    cache: &Cache,
     version: u32,
 ) -> std::io::Result<()> {
+    let start = w.stream_position()?;
+    w.write_all(&[0u8; HEADER])?;
+    let mut table = [(0u64, 0u64); SECTIONS];
+    let mut at = HEADER as u64;
+    for &i in &PHYSICAL {
+        let mut counting = Counting { inner: w, n: 0 };
+        write_section(&mut counting, cache, i)?;
+        table[i] = (at, counting.n);
+        at += counting.n;
+    }
     let mut header = Vec::with_capacity(HEADER);
     header.extend_from_slice(MAGIC);
     put_u32(&mut header, version);
     put_u32(&mut header, SECTIONS as u32);
-    let mut at = HEADER as u64;
-    let mut offsets = [0u64; SECTIONS];
-    for &i in &PHYSICAL {
-        offsets[i] = at;
-        at += sec[i].len() as u64;
+    for (offset, len) in table {
+        put_u64(&mut header, offset);
+        put_u64(&mut header, len);
     }
-    for (i, s) in sec.iter().enumerate() {
-        put_u64(&mut header, offsets[i]);
-        put_u64(&mut header, s.len() as u64);
-    }
+    w.seek(std::io::SeekFrom::Start(start))?;
     w.write_all(&header)?;
-    for &i in &PHYSICAL {
-        w.write_all(&sec[i])?;
-    }
+    w.seek(std::io::SeekFrom::Start(start + at))?;
     Ok(())
+}
+
+/// A file's entry section record: its summary and parse error.
+fn entry_bytes(e: &FileEntry) -> Vec<u8> {
+    postcard::to_stdvec(&(&e.summary, &e.error)).unwrap_or_default()
+}
+
+/// How many description terms a doc's record lists (at most `u16::MAX`).
+fn description_count(e: &FileEntry) -> u16 {
+    let n = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0).count();
+    n.min(usize::from(u16::MAX)) as u16
+}
+
+/// Writes section `i` of the index file for `cache`.
+fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::io::Result<()> {
+    let mut buf = Vec::new();
+    // Small pieces are gathered in `buf` and written when it fills.
+    let mut flush = |buf: &mut Vec<u8>, force: bool| -> std::io::Result<()> {
+        if force || buf.len() >= 1 << 16 {
+            w.write_all(buf)?;
+            buf.clear();
+        }
+        Ok(())
+    };
+    match i {
+        0 => {
+            let head = Head {
+                logs: cache.logs.clone(),
+                pending: cache.pending.clone(),
+                conflicts: cache
+                    .keys
+                    .iter()
+                    .filter(|(_, k)| k.conflict)
+                    .map(|(k, _)| k.clone())
+                    .collect(),
+            };
+            buf = postcard::to_stdvec(&head).unwrap_or_default();
+        }
+        1 | 10 => {
+            let mut offset = 0u32;
+            if i == 1 {
+                put_u32(&mut buf, 0);
+            }
+            for entry in &cache.keys {
+                let bytes = postcard::to_stdvec(&entry).unwrap_or_default();
+                offset += bytes.len() as u32;
+                match i {
+                    1 => put_u32(&mut buf, offset),
+                    _ => buf.extend_from_slice(&bytes),
+                }
+                flush(&mut buf, false)?;
+            }
+        }
+        2 => {
+            let mut offset = 0u32;
+            put_u32(&mut buf, 0);
+            for t in &cache.dict.terms {
+                offset += t.len() as u32;
+                put_u32(&mut buf, offset);
+                flush(&mut buf, false)?;
+            }
+        }
+        3 => {
+            for t in &cache.dict.terms {
+                buf.extend_from_slice(t.as_bytes());
+                flush(&mut buf, false)?;
+            }
+        }
+        4 => {
+            let terms = &cache.dict.terms;
+            let mut sorted: Vec<u32> = (0..terms.len() as u32).collect();
+            sorted.sort_by(|a, b| terms[*a as usize].cmp(&terms[*b as usize]));
+            for id in sorted {
+                put_u32(&mut buf, id);
+                flush(&mut buf, false)?;
+            }
+        }
+        5 => {
+            put_u32(&mut buf, cache.files.len() as u32);
+            let (mut path_at, mut terms_at, mut entry_at, mut desc_at) = (0, 0, 0, 0);
+            for (path, e) in &cache.files {
+                let entry_len = entry_bytes(e).len();
+                let descs = description_count(e);
+                put_u32(&mut buf, path_at as u32);
+                put_u32(&mut buf, path.len() as u32);
+                put_u64(&mut buf, e.stamp.size);
+                buf.extend_from_slice(&e.stamp.mtime.to_le_bytes());
+                put_u64(&mut buf, e.hash);
+                let s = e.summary.as_ref();
+                buf.extend_from_slice(&s.and_then(|s| s.expires).unwrap_or(i64::MAX).to_le_bytes());
+                put_u32(&mut buf, e.len);
+                put_u32(&mut buf, terms_at as u32);
+                put_u32(&mut buf, e.terms.len() as u32);
+                put_u32(&mut buf, entry_at as u32);
+                put_u32(&mut buf, entry_len as u32);
+                put_u32(&mut buf, u32::from(s.is_some()));
+                // What ranking and MEMORY.md's cut need, so that readers
+                // decode only the summaries they show.
+                buf.extend_from_slice(&s.map_or(1.0, |s| s.confidence).to_le_bytes());
+                buf.extend_from_slice(&s.map_or(0, |s| s.updated).to_le_bytes());
+                buf.extend_from_slice(
+                    &s.and_then(|s| s.review_by)
+                        .unwrap_or(i64::MAX)
+                        .to_le_bytes(),
+                );
+                put_u32(&mut buf, desc_at as u32);
+                buf.extend_from_slice(&descs.to_le_bytes());
+                buf.push(s.map_or(9, |s| crate::index::type_rank(&s.kind)));
+                buf.push(0);
+                path_at += path.len();
+                terms_at += e.terms.len();
+                entry_at += entry_len;
+                desc_at += usize::from(descs);
+                flush(&mut buf, false)?;
+            }
+        }
+        6 => {
+            for path in cache.files.keys() {
+                buf.extend_from_slice(path.as_bytes());
+                flush(&mut buf, false)?;
+            }
+        }
+        7 => {
+            for e in cache.files.values() {
+                for (id, tf, mask) in &e.terms {
+                    buf.extend_from_slice(&id.to_le_bytes());
+                    buf.extend_from_slice(&tf.to_le_bytes());
+                    buf.push(*mask);
+                }
+                flush(&mut buf, false)?;
+            }
+        }
+        8 => {
+            for e in cache.files.values() {
+                buf.extend_from_slice(&entry_bytes(e));
+                flush(&mut buf, false)?;
+            }
+        }
+        9 => {
+            for e in cache.files.values() {
+                let ids = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0);
+                for (id, _, _) in ids.take(usize::from(description_count(e))) {
+                    put_u32(&mut buf, *id);
+                }
+                flush(&mut buf, false)?;
+            }
+        }
+        _ => {}
+    }
+    flush(&mut buf, true)
 }
 
 /// One memory file's record.

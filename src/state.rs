@@ -300,11 +300,10 @@ impl StateDir {
 
     /// Saves the persistent index (atomically; a failure only costs speed).
     pub fn save_cache(&self, cache: &Cache) -> io::Result<()> {
-        let sections = crate::flat::sections(cache);
         let path = self.cache_path();
         let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
         let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
-        crate::flat::write_sections(&mut w, &sections, CACHE_VERSION)?;
+        crate::flat::write(&mut w, cache, CACHE_VERSION)?;
         w.into_inner().map_err(io::IntoInnerError::into_error)?;
         fs::rename(&tmp, path)
     }
