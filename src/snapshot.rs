@@ -262,31 +262,23 @@ impl Store {
     /// it; `None` when they do not only move memories forward, a log was
     /// rewritten or removed, or the tail is past its bound.
     pub(crate) fn tail(&self, view: &View) -> Result<Option<Tail>, StoreError> {
-        let recorded = &view.head.logs;
         let files = self.log_files()?;
+        let Some(grown) = crate::store::log_growth(&files, &view.head.logs) else {
+            return Ok(None);
+        };
+        if grown
+            .iter()
+            .map(|(f, from)| f.stamp.size - from)
+            .sum::<u64>()
+            > MAX_TAIL_BYTES
+        {
+            return Ok(None);
+        }
         let mut tail = Tail {
             pending: view.head.pending.clone(),
             ..Tail::default()
         };
-        let mut seen = 0;
-        let mut bytes = 0;
-        for f in &files {
-            let from = match recorded.get(&f.rel) {
-                Some(old) if *old == f.stamp => {
-                    seen += 1;
-                    continue;
-                }
-                Some(old) if f.stamp.size > old.size => {
-                    seen += 1;
-                    old.size
-                }
-                None => 0,
-                Some(_) => return Ok(None),
-            };
-            bytes += f.stamp.size - from;
-            if bytes > MAX_TAIL_BYTES {
-                return Ok(None);
-            }
+        for (f, from) in grown {
             let Some(text) = self.read_from(&f.rel, from) else {
                 return Ok(None);
             };
@@ -300,7 +292,7 @@ impl Store {
                 }
             }
         }
-        Ok((seen == recorded.len()).then_some(tail))
+        Ok(Some(tail))
     }
 
     /// The persistent index and its tail. When there is no usable index, or

@@ -734,24 +734,11 @@ impl Store {
     /// (a rewritten or removed log, a fork) replays everything.
     pub(crate) fn refresh_logs(&self, cache: &mut Cache) -> Result<(), StoreError> {
         let files = self.log_files()?;
-        let now: BTreeMap<&str, Stamp> = files.iter().map(|f| (f.rel.as_str(), f.stamp)).collect();
-        let same_set = now.len() >= cache.logs.len()
-            && cache.logs.keys().all(|k| now.contains_key(k.as_str()));
-        if same_set {
-            let mut appended = Vec::new();
-            let mut ok = true;
-            for f in &files {
-                match cache.logs.get(&f.rel) {
-                    Some(old) if *old == f.stamp => {}
-                    Some(old) if f.stamp.size > old.size => appended.push((f, old.size)),
-                    None => appended.push((f, 0)),
-                    Some(_) => ok = false,
-                }
-            }
-            if ok && appended.is_empty() {
+        if let Some(appended) = log_growth(&files, &cache.logs) {
+            if appended.is_empty() {
                 return Ok(());
             }
-            if ok && self.apply_appended(cache, &appended)? {
+            if self.apply_appended(cache, &appended)? {
                 for f in &files {
                     cache.logs.insert(f.rel.clone(), f.stamp);
                 }
@@ -792,6 +779,30 @@ impl Store {
         }
         Ok(true)
     }
+}
+
+/// The logs that grew since `recorded` (their stamps when last read), each
+/// with the offset it grew from (0 for a new log); `None` when a recorded
+/// log was removed or rewritten (anything but grown), which needs a full
+/// replay.
+pub(crate) fn log_growth<'a>(
+    files: &'a [LogFile],
+    recorded: &BTreeMap<String, Stamp>,
+) -> Option<Vec<(&'a LogFile, u64)>> {
+    let mut grown = Vec::new();
+    let mut seen = 0;
+    for f in files {
+        match recorded.get(&f.rel) {
+            Some(old) if *old == f.stamp => seen += 1,
+            Some(old) if f.stamp.size > old.size => {
+                seen += 1;
+                grown.push((f, old.size));
+            }
+            None => grown.push((f, 0)),
+            Some(_) => return None,
+        }
+    }
+    (seen == recorded.len()).then_some(grown)
 }
 
 /// Keeps the index's list of pending proposals in step with an event.
