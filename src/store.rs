@@ -575,20 +575,35 @@ impl Store {
     /// Reads and parses every log.
     pub fn read_logs(&self) -> Result<Logs, StoreError> {
         let mut logs = Logs::default();
+        self.each_log(&mut logs.warnings, |rel, events| {
+            let start = logs.events.len();
+            logs.events.extend(events);
+            logs.files.push((rel.to_string(), start..logs.events.len()));
+        })?;
+        Ok(logs)
+    }
+
+    /// Reads and parses every log, one at a time (its text let go before
+    /// the next is read), handing each one's events to `each`; entries torn
+    /// by a crash become warnings.
+    fn each_log(
+        &self,
+        warnings: &mut Vec<String>,
+        mut each: impl FnMut(&str, Vec<Event>),
+    ) -> Result<(), StoreError> {
         for f in self.log_files()? {
             let text = self.read(&f.rel, None)?.unwrap_or_default();
             let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
+            drop(text);
             for line in &parsed.torn {
-                logs.warnings.push(format!(
+                warnings.push(format!(
                     "{}:{line}: skipped an entry torn by a crash (never acknowledged)",
                     f.rel
                 ));
             }
-            let start = logs.events.len();
-            logs.events.extend(parsed.events);
-            logs.files.push((f.rel, start..logs.events.len()));
+            each(&f.rel, parsed.events);
         }
-        Ok(logs)
+        Ok(())
     }
 
     /// Replays every log, with `extra` events (not logged yet) added. Lean:
@@ -615,16 +630,11 @@ impl Store {
         if ids.is_empty() {
             return Ok(());
         }
-        for f in self.log_files()? {
-            let text = self.read(&f.rel, None)?.unwrap_or_default();
-            let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
-            for e in parsed.events {
-                if ids.contains(&e.id) {
-                    replay.restore(e);
-                }
+        self.each_log(&mut Vec::new(), |_, events| {
+            for e in events.into_iter().filter(|e| ids.contains(&e.id)) {
+                replay.restore(e);
             }
-        }
-        Ok(())
+        })
     }
 
     /// Replays every log keeping the text of `keep`, with `extra` events.
@@ -635,18 +645,9 @@ impl Store {
     ) -> Result<(Replay, Vec<String>), StoreError> {
         let mut b = crate::replay::Builder::new(keep);
         let mut warnings = Vec::new();
-        for f in self.log_files()? {
-            let text = self.read(&f.rel, None)?.unwrap_or_default();
-            let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
-            drop(text);
-            for line in &parsed.torn {
-                warnings.push(format!(
-                    "{}:{line}: skipped an entry torn by a crash (never acknowledged)",
-                    f.rel
-                ));
-            }
-            parsed.events.into_iter().for_each(|e| b.add(e));
-        }
+        self.each_log(&mut warnings, |_, events| {
+            events.into_iter().for_each(|e| b.add(e))
+        })?;
         extra.into_iter().for_each(|e| b.add(e));
         let replay = b.finish();
         warnings.extend(replay.warnings.iter().cloned());
