@@ -9,11 +9,12 @@
 //! Applying appends the events (with a `consolidate` event listing what it
 //! consumed), writes the views and MEMORY.md, then commits the store paths.
 
-use crate::event::Op;
+use crate::event::{Event, Op};
 use crate::git::{self, CommitError};
 use crate::key::Key;
 use crate::memory::Memory;
 use crate::replay::Replay;
+use crate::snapshot::Snapshot;
 use crate::store::{Ctx, Store, StoreError};
 use crate::text;
 use crate::time::Date;
@@ -160,6 +161,129 @@ fn normalized(m: &Memory) -> Memory {
     }
 }
 
+/// What a plan reads of the store. A replay of every log is exact, and
+/// costs seconds on a store of 50,000 memories and 200,000 events; the
+/// persistent index and its tail answer the same questions from the index's
+/// records (the files as last indexed) and read only the files a step acts
+/// on, each checked against the fingerprint the logs give its memory.
+enum Basis<'a> {
+    /// Every log replayed.
+    Replay(&'a Replay),
+    /// The persistent index and the log entries since it was saved.
+    Index(&'a Store, &'a Snapshot),
+}
+
+/// A file the index cannot vouch for (edited by hand, or missing): plan
+/// from a replay instead.
+#[derive(Debug)]
+struct Unsure;
+
+/// A memory as expiry and capacity weigh it.
+struct Standing {
+    key: Key,
+    /// MEMORY.md's value rank: type rank, confidence, last change.
+    rank: (u8, f64, i64),
+    /// `expires`, days since the epoch.
+    expires: Option<i64>,
+    /// `review_by`, days since the epoch.
+    review_by: Option<i64>,
+}
+
+impl Standing {
+    fn of(key: Key, s: &crate::memory::Summary) -> Standing {
+        Standing {
+            rank: (crate::index::type_rank(&s.kind), s.confidence, s.updated),
+            expires: s.expires,
+            review_by: s.review_by,
+            key,
+        }
+    }
+}
+
+impl Basis<'_> {
+    /// The content the logs give `key`'s file now (`None`: no file).
+    fn current(&self, key: &Key) -> Result<Option<String>, Unsure> {
+        let (store, snap) = match self {
+            Basis::Replay(replay) => return Ok(replay.view(key).map(str::to_string)),
+            Basis::Index(store, snap) => (store, snap),
+        };
+        let rel = key.rel_path();
+        if let Some(content) = snap.tail.views.get(&rel) {
+            return Ok(content.clone());
+        }
+        let Some(state) = snap.key(key) else {
+            return Ok(None);
+        };
+        let Some(want) = state.view_hash.filter(|_| state.view.is_some()) else {
+            return Ok(None);
+        };
+        let content = store.read_memory_file(&rel).ok().flatten().ok_or(Unsure)?;
+        if crate::state::fingerprint(content.as_bytes()) == want {
+            Ok(Some(content))
+        } else {
+            Err(Unsure)
+        }
+    }
+
+    /// `key`'s heads, and whether they disagree (an open conflict).
+    fn state(&self, key: &Key) -> (Vec<String>, bool) {
+        match self {
+            Basis::Replay(replay) => replay
+                .memories
+                .get(key)
+                .map(|v| (v.heads.clone(), v.conflict))
+                .unwrap_or_default(),
+            Basis::Index(_, snap) => snap
+                .key(key)
+                .map(|s| (s.heads, s.conflict))
+                .unwrap_or_default(),
+        }
+    }
+
+    /// Every memory, as expiry and capacity weigh it.
+    fn standings(&self) -> Vec<Standing> {
+        match self {
+            Basis::Replay(replay) => replay
+                .views()
+                .filter_map(|(key, content)| {
+                    let m = Memory::parse(content).ok()?;
+                    Some(Standing::of(key.clone(), &crate::memory::Summary::of(&m)))
+                })
+                .collect(),
+            Basis::Index(_, snap) => {
+                let view = &snap.view;
+                let mut out: Vec<Standing> = (0..view.len())
+                    .filter(|&i| view.rec(i).valid && !snap.tail.views.contains_key(view.path(i)))
+                    .filter_map(|i| {
+                        let r = view.rec(i);
+                        let date = |d: i64| (d != i64::MAX).then_some(d);
+                        Some(Standing {
+                            key: Key::from_rel_path(view.path(i))?,
+                            rank: (r.rank, r.confidence, r.updated),
+                            expires: date(r.expires),
+                            review_by: date(r.review_by),
+                        })
+                    })
+                    .collect();
+                for (rel, content) in &snap.tail.views {
+                    let Some(m) = content
+                        .as_deref()
+                        .and_then(|c| crate::store::validate_file(c, rel).ok())
+                    else {
+                        continue;
+                    };
+                    if let Some(key) = Key::from_rel_path(rel) {
+                        out.push(Standing::of(key, &crate::memory::Summary::of(&m)));
+                    }
+                }
+                // In key order, as a replay gives them (paths sort otherwise).
+                out.sort_unstable_by(|a, b| a.key.cmp(&b.key));
+                out
+            }
+        }
+    }
+}
+
 impl Store {
     /// Starts a change that ends in a commit: the store lock first, so that
     /// a second one waits for the first (or gives up with exit 5); then,
@@ -193,7 +317,7 @@ impl Store {
 
     /// Notes no consolidation has consumed yet, oldest first: what an
     /// extractor reads.
-    pub fn pending_notes(&self) -> Result<Vec<crate::event::Event>, StoreError> {
+    pub fn pending_notes(&self) -> Result<Vec<Event>, StoreError> {
         let (replay, _) = self.replay()?;
         let consumed: std::collections::HashSet<&String> = replay
             .events
@@ -209,26 +333,29 @@ impl Store {
             .collect())
     }
 
-    /// Plans the consolidation of what is pending.
-    fn plan(&self, replay: &Replay, today: Date, snap: &crate::snapshot::Snapshot) -> Plan {
+    /// Plans the consolidation of `pending` (proposals, oldest first).
+    fn plan(
+        &self,
+        basis: &Basis<'_>,
+        pending: &[&Event],
+        today: Date,
+        snap: &Snapshot,
+    ) -> Result<Plan, Unsure> {
         let mut plan = Plan::default();
         let mut planned: std::collections::HashSet<Key> = Default::default();
         let mut descriptions: std::collections::HashMap<String, crate::store::Descriptions> =
             Default::default();
-        for id in &replay.pending {
-            let Some(e) = replay.events.get(id) else {
-                continue;
-            };
+        for e in pending {
             let Some(key) = e.key.clone() else { continue };
             let Ok(proposed) = Memory::parse(&e.body) else {
                 continue;
             };
-            let current = replay.view(&key).map(str::to_string);
-            let conflict_open = replay.memories.get(&key).is_some_and(|v| v.conflict);
+            let current = basis.current(&key)?;
+            let conflict_open = basis.state(&key).1;
             let step = |action, after: Option<String>| Step {
                 key: key.clone(),
                 action,
-                proposal: Some(id.clone()),
+                proposal: Some(e.id.clone()),
                 before: current.clone(),
                 after,
             };
@@ -323,31 +450,34 @@ impl Store {
             }
             planned.insert(key);
         }
-        for (key, content) in replay.views() {
-            let Ok(m) = Memory::parse(content) else {
-                continue;
-            };
-            if m.expires.is_some_and(|d| d < today) && !planned.contains(key) {
+        let standings = basis.standings();
+        for m in &standings {
+            if m.expires.is_some_and(|d| d < today.0) && !planned.contains(&m.key) {
                 plan.steps.push(Step {
-                    key: key.clone(),
+                    key: m.key.clone(),
                     action: Action::Expire,
                     proposal: None,
-                    before: Some(content.to_string()),
+                    before: Some(basis.current(&m.key)?.ok_or(Unsure)?),
                     after: None,
                 });
             }
-            if m.review_by.is_some_and(|d| d < today) {
-                plan.stale.push(key.clone());
+            if m.review_by.is_some_and(|d| d < today.0) {
+                plan.stale.push(m.key.clone());
             }
         }
-        self.plan_capacity(replay, &mut plan);
-        plan
+        self.plan_capacity(basis, standings, &mut plan)?;
+        Ok(plan)
     }
 
     /// Evicts the least valuable memories of each scope over its capacity
     /// (value order of MEMORY.md: user and feedback first, then confidence,
     /// then recency); what this plan adds is never evicted.
-    fn plan_capacity(&self, replay: &Replay, plan: &mut Plan) {
+    fn plan_capacity(
+        &self,
+        basis: &Basis<'_>,
+        standings: Vec<Standing>,
+        plan: &mut Plan,
+    ) -> Result<(), Unsure> {
         for (scope, cap) in &self.config.capacity {
             let leaving = |k: &Key| {
                 plan.steps
@@ -359,32 +489,78 @@ impl Store {
                 .iter()
                 .filter(|s| s.key.scope == *scope && s.action == Action::Add)
                 .count();
-            let mut kept: Vec<(Key, crate::memory::Summary, String)> = replay
-                .views()
-                .filter(|(k, _)| k.scope == *scope && !leaving(k))
-                .filter_map(|(k, c)| {
-                    Some((
-                        k.clone(),
-                        crate::memory::Summary::of(&Memory::parse(c).ok()?),
-                        c.to_string(),
-                    ))
-                })
+            let mut kept: Vec<(u8, f64, i64, &Key)> = standings
+                .iter()
+                .filter(|m| m.key.scope == *scope && !leaving(&m.key))
+                .map(|m| (m.rank.0, m.rank.1, m.rank.2, &m.key))
                 .collect();
             let over = (kept.len() + adding).saturating_sub(*cap);
             if over == 0 {
                 continue;
             }
-            kept.sort_by(|a, b| crate::index::value_order(&(&a.0, &a.1), &(&b.0, &b.1)));
-            for (key, _, content) in kept.into_iter().rev().take(over) {
+            kept.sort_by(crate::index::rank_order);
+            for (_, _, _, key) in kept.into_iter().rev().take(over) {
                 plan.steps.push(Step {
-                    key,
+                    key: key.clone(),
                     action: Action::Evict,
                     proposal: None,
-                    before: Some(content),
+                    before: Some(basis.current(key)?.ok_or(Unsure)?),
                     after: None,
                 });
             }
         }
+        Ok(())
+    }
+
+    /// The events that apply a plan: a version per step that changes a
+    /// memory, each naming its memory's heads. Consumed proposals are
+    /// added to `consumed`.
+    fn plan_events(
+        &self,
+        ctx: &Ctx,
+        basis: &Basis<'_>,
+        plan: &Plan,
+        consumed: &mut Vec<String>,
+    ) -> Result<Vec<Event>, StoreError> {
+        let mut events = Vec::new();
+        for step in &plan.steps {
+            let heads = basis.state(&step.key).0;
+            let mut e = match &step.action {
+                Action::Add | Action::Merge => self.event(
+                    ctx,
+                    Op::Remember,
+                    Some(step.key.clone()),
+                    heads,
+                    step.after.clone().unwrap_or_default(),
+                )?,
+                Action::Expire | Action::Evict => {
+                    let mut e = self.event(
+                        ctx,
+                        Op::Forget,
+                        Some(step.key.clone()),
+                        heads,
+                        String::new(),
+                    )?;
+                    e.reason = Some(if step.action == Action::Expire {
+                        "expired".into()
+                    } else {
+                        format!("evicted: {} is over its capacity", step.key.scope)
+                    });
+                    e
+                }
+                Action::Duplicate => {
+                    consumed.extend(step.proposal.clone());
+                    continue;
+                }
+                Action::Conflict { .. } | Action::Decided { .. } => continue,
+            };
+            if let Some(p) = &step.proposal {
+                e.consumed = vec![p.clone()];
+                consumed.push(p.clone());
+            }
+            events.push(e);
+        }
+        Ok(events)
     }
 
     /// Plans and (unless `dry_run`) applies a consolidation, then commits
@@ -423,8 +599,48 @@ impl Store {
         // The index first: bringing it up to date may replay the logs, and
         // two replays must not be held at once.
         let mut snap = self.snapshot()?;
+        // Planned from the index and its tail when they can answer (a human
+        // deciding conflicts now needs the versions' history: a replay).
+        let fast = match snap.pending_events() {
+            Some(mut pending) if opts.decisions.is_empty() => {
+                pending.extend(proposals.iter().cloned());
+                let pending: Vec<&Event> = pending.iter().collect();
+                let basis = Basis::Index(self, &snap);
+                match self.plan(&basis, &pending, ctx.now.date(), &snap) {
+                    Ok(plan) if opts.dry_run => return Ok(plan),
+                    Ok(plan) => {
+                        let mut consumed = opts.notes.clone();
+                        let mut events = proposals.clone();
+                        events.extend(self.plan_events(ctx, &basis, &plan, &mut consumed)?);
+                        Some((plan, events, consumed))
+                    }
+                    Err(Unsure) => None,
+                }
+            }
+            _ => None,
+        };
+        if let Some((plan, events, consumed)) = fast {
+            // With nothing to apply, an interrupted consolidation may need
+            // finishing: that takes the replay below.
+            if !events.is_empty() || !consumed.is_empty() {
+                let Some((session, sig)) = session else {
+                    return Ok(plan);
+                };
+                return self.commit_consolidation(
+                    ctx, plan, events, consumed, session, sig, opts, &mut snap,
+                );
+            }
+        }
         let (replay, _) = self.replay_with(proposals.clone())?;
-        let mut plan = self.plan(&replay, ctx.now.date(), &snap);
+        let basis = Basis::Replay(&replay);
+        let pending: Vec<&Event> = replay
+            .pending
+            .iter()
+            .filter_map(|id| replay.events.get(id).map(|e| &**e))
+            .collect();
+        let Ok(mut plan) = self.plan(&basis, &pending, ctx.now.date(), &snap) else {
+            return Err(StoreError::Decision("a replay could not plan".into()).into());
+        };
         if opts.dry_run {
             return Ok(plan);
         }
@@ -433,47 +649,7 @@ impl Store {
         };
         let mut events = proposals;
         let mut consumed = opts.notes.clone();
-        for step in &plan.steps {
-            let heads = replay
-                .memories
-                .get(&step.key)
-                .map(|v| v.heads.clone())
-                .unwrap_or_default();
-            let mut e = match &step.action {
-                Action::Add | Action::Merge => self.event(
-                    ctx,
-                    Op::Remember,
-                    Some(step.key.clone()),
-                    heads,
-                    step.after.clone().unwrap_or_default(),
-                )?,
-                Action::Expire | Action::Evict => {
-                    let mut e = self.event(
-                        ctx,
-                        Op::Forget,
-                        Some(step.key.clone()),
-                        heads,
-                        String::new(),
-                    )?;
-                    e.reason = Some(if step.action == Action::Expire {
-                        "expired".into()
-                    } else {
-                        format!("evicted: {} is over its capacity", step.key.scope)
-                    });
-                    e
-                }
-                Action::Duplicate => {
-                    consumed.extend(step.proposal.clone());
-                    continue;
-                }
-                Action::Conflict { .. } | Action::Decided { .. } => continue,
-            };
-            if let Some(p) = &step.proposal {
-                e.consumed = vec![p.clone()];
-                consumed.push(p.clone());
-            }
-            events.push(e);
-        }
+        events.extend(self.plan_events(ctx, &basis, &plan, &mut consumed)?);
         // Conflicts decided by a human during this consolidation.
         for (key, decision) in &opts.decisions {
             if !plan
@@ -548,12 +724,12 @@ impl Store {
         &self,
         ctx: &Ctx,
         mut plan: Plan,
-        mut events: Vec<crate::event::Event>,
+        mut events: Vec<Event>,
         consumed: Vec<String>,
         session: git::Session,
         mut sig: git::Signature,
         opts: &Options,
-        snap: &mut crate::snapshot::Snapshot,
+        snap: &mut Snapshot,
     ) -> Result<Plan, ConsolidateError> {
         let (added, changed, forgotten, conflicts) = plan.counts();
         let mut marker = self.event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;

@@ -724,7 +724,7 @@ impl Store {
         // What the logs say, kept; the files' contents let go before the
         // persistent index is loaded (peak memory on a large store).
         let keys = crate::store::key_states(&scan.replay);
-        let pending = scan.replay.pending.clone();
+        let pending = scan.replay.pending_events();
         let views: BTreeMap<String, u64> = scan
             .replay
             .memories

@@ -21,6 +21,7 @@
 //!  8 entries  postcard (Option<Summary>, Option<error>) per doc
 //!  9 descs    u32 ids of each doc's description terms, sorted
 //! 10 keys     postcard (key, KeyState) per memory, sorted by key
+//! 11 proposals the pending proposals, oldest first, as log entries (a log's format)
 //! ```
 //! All integers little-endian.
 
@@ -30,11 +31,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 const MAGIC: &[u8; 8] = b"MEMOIRIX";
-const SECTIONS: usize = 11;
+const SECTIONS: usize = 12;
 const REC: usize = 104;
 const TERM: usize = 7;
 /// Sections in file order: what most readers load comes first.
-const PHYSICAL: [usize; SECTIONS] = [0, 2, 3, 4, 5, 6, 9, 1, 7, 8, 10];
+const PHYSICAL: [usize; SECTIONS] = [0, 2, 3, 4, 5, 6, 9, 1, 7, 8, 10, 11];
 /// Bytes before the first section.
 const HEADER: usize = 16 + SECTIONS * 16;
 /// The description bit of a posting's field mask.
@@ -172,7 +173,7 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
         0 => {
             let head = Head {
                 logs: cache.logs.clone(),
-                pending: cache.pending.clone(),
+                pending: cache.pending.iter().map(|e| e.id.clone()).collect(),
                 conflicts: cache
                     .keys
                     .iter()
@@ -288,6 +289,12 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
                 for (id, _, _) in ids.take(usize::from(description_count(e))) {
                     put_u32(&mut buf, *id);
                 }
+                flush(&mut buf, false)?;
+            }
+        }
+        11 => {
+            for e in &cache.pending {
+                buf.extend_from_slice(e.render().as_bytes());
                 flush(&mut buf, false)?;
             }
         }
@@ -639,6 +646,16 @@ impl View {
         None
     }
 
+    /// The pending proposals, whole (read from the file: only consolidation
+    /// and whole-index readers need them); `None` if damaged.
+    pub fn proposals(&self) -> Option<Vec<crate::event::Event>> {
+        let bytes = self.read(11, 0, self.sec[11].1)?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let parsed = crate::event::parse_log(text).ok()?;
+        let ids = parsed.events.iter().map(|e| &e.id);
+        (parsed.torn.is_empty() && ids.eq(self.head.pending.iter())).then_some(parsed.events)
+    }
+
     /// Decodes everything into a [`Cache`] that commands can change.
     pub fn into_cache(self, loaded_mtime: i128) -> Option<Cache> {
         let keys: BTreeMap<String, KeyState> = (0..self.key_count())
@@ -679,7 +696,7 @@ impl View {
         Some(Cache {
             logs: self.head.logs.clone(),
             keys,
-            pending: self.head.pending.clone(),
+            pending: self.proposals()?,
             files,
             dict: Dict::from_terms(terms),
             loaded_mtime,

@@ -50,15 +50,20 @@ pub fn type_rank(kind: &str) -> u8 {
 
 /// The value order used when the budget cuts: most valuable first.
 pub fn value_order(a: &(&Key, &Summary), b: &(&Key, &Summary)) -> Ordering {
-    type_rank(&a.1.kind)
-        .cmp(&type_rank(&b.1.kind))
-        .then(
-            b.1.confidence
-                .partial_cmp(&a.1.confidence)
-                .unwrap_or(Ordering::Equal),
-        )
-        .then(b.1.updated.cmp(&a.1.updated))
-        .then(a.0.cmp(b.0))
+    rank_order(
+        &(type_rank(&a.1.kind), a.1.confidence, a.1.updated, a.0),
+        &(type_rank(&b.1.kind), b.1.confidence, b.1.updated, b.0),
+    )
+}
+
+/// [`value_order`] on what it compares: type rank, then higher confidence,
+/// then the more recent change, then the key (for readers that rank
+/// memories from the index's records without decoding summaries).
+pub fn rank_order<K: Ord>(a: &(u8, f64, i64, K), b: &(u8, f64, i64, K)) -> Ordering {
+    a.0.cmp(&b.0)
+        .then(b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal))
+        .then(b.2.cmp(&a.2))
+        .then(a.3.cmp(&b.3))
 }
 
 fn one_line(s: &str) -> String {

@@ -120,7 +120,7 @@ impl Store {
         let mut cache = self.refreshed_cache()?;
         self.save_if_dirty(&mut cache);
         let mut st = Status {
-            proposals: cache.pending.clone(),
+            proposals: cache.pending.iter().map(|e| e.id.clone()).collect(),
             ..Status::default()
         };
         let all = summaries(&cache);

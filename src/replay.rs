@@ -242,6 +242,14 @@ impl Replay {
         }
     }
 
+    /// The pending proposals, whole, oldest first.
+    pub fn pending_events(&self) -> Vec<Event> {
+        self.pending
+            .iter()
+            .filter_map(|id| self.events.get(id).map(|e| (**e).clone()))
+            .collect()
+    }
+
     /// Every memory that should have a file, with that file's content.
     pub fn views(&self) -> impl Iterator<Item = (&Key, &str)> {
         self.memories

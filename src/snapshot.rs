@@ -38,6 +38,8 @@ pub struct Tail {
     pub views: BTreeMap<String, Option<String>>,
     /// Pending proposals now.
     pub pending: Vec<String>,
+    /// The proposals the tail added, whole (pending or not).
+    pub proposals: Vec<Event>,
     /// Version events replayed.
     pub versions: usize,
 }
@@ -46,7 +48,7 @@ impl Tail {
     /// Moves the tail forward by one event; `false` if the event does not
     /// only move its memory forward (a fork, an unknown `prev`).
     fn push(&mut self, view: &View, e: &Event) -> bool {
-        crate::store::track_pending_in(&mut self.pending, e);
+        self.track_pending(e);
         if !e.op.is_version() {
             return true;
         }
@@ -61,6 +63,13 @@ impl Tail {
         };
         self.record(key, after, e);
         true
+    }
+
+    fn track_pending(&mut self, e: &Event) {
+        crate::store::track_pending_in(&mut self.pending, e);
+        if e.op == crate::event::Op::Propose {
+            self.proposals.push(e.clone());
+        }
     }
 
     fn record(&mut self, key: &Key, state: KeyState, e: &Event) {
@@ -96,11 +105,28 @@ impl Snapshot {
     pub(crate) fn push(&mut self, events: &[Event]) {
         for e in events {
             // This command made each event name its memory's heads.
-            crate::store::track_pending_in(&mut self.tail.pending, e);
+            self.tail.track_pending(e);
             if let (true, Some(key)) = (e.op.is_version(), &e.key) {
                 self.tail.record(key, KeyState::after(e), e);
             }
         }
+    }
+
+    /// The pending proposals, whole, oldest first: the index's and the
+    /// tail's. `None` if the index's are damaged.
+    pub fn pending_events(&self) -> Option<Vec<Event>> {
+        let mut by_id: std::collections::HashMap<String, Event> = self
+            .view
+            .proposals()?
+            .into_iter()
+            .chain(self.tail.proposals.iter().cloned())
+            .map(|e| (e.id.clone(), e))
+            .collect();
+        self.tail
+            .pending
+            .iter()
+            .map(|id| by_id.remove(id))
+            .collect()
     }
 
     /// Summaries of the views written since the index was saved.
@@ -198,8 +224,8 @@ impl Snapshot {
             Indexed(usize),
             Tail(usize),
         }
-        /// index::value_order's fields: type rank, confidence, updated, scope, slug.
-        type Rank<'a> = (u8, f64, i64, &'a str, &'a str);
+        /// index::value_order's fields: type rank, confidence, updated, (scope, slug).
+        type Rank<'a> = (u8, f64, i64, (&'a str, &'a str));
         let tail = self.tail_summaries();
         let mut ranked: Vec<(Rank<'_>, Source)> = Vec::new();
         for i in 0..self.view.len() {
@@ -212,26 +238,21 @@ impl Snapshot {
                 continue;
             };
             ranked.push((
-                (r.rank, r.confidence, r.updated, scope, slug),
+                (r.rank, r.confidence, r.updated, (scope, slug)),
                 Source::Indexed(i),
             ));
         }
         for (j, (k, s)) in tail.iter().enumerate() {
             let rank = crate::index::type_rank(&s.kind);
             ranked.push((
-                (rank, s.confidence, s.updated, &k.scope, &k.slug),
+                (rank, s.confidence, s.updated, (&k.scope, &k.slug)),
                 Source::Tail(j),
             ));
         }
         let total = ranked.len();
         if total > budget {
             // The same order as index::value_order, on the records alone.
-            ranked.select_nth_unstable_by(budget, |(a, _), (b, _)| {
-                a.0.cmp(&b.0)
-                    .then(b.1.partial_cmp(&a.1).unwrap_or(std::cmp::Ordering::Equal))
-                    .then(b.2.cmp(&a.2))
-                    .then((a.3, a.4).cmp(&(b.3, b.4)))
-            });
+            ranked.select_nth_unstable_by(budget, |(a, _), (b, _)| crate::index::rank_order(a, b));
             ranked.truncate(budget);
         }
         let chosen: Vec<(Key, Summary)> = ranked
@@ -249,7 +270,7 @@ impl Snapshot {
 }
 
 /// `(scope, slug)` of a memory path, as [`Key::from_rel_path`] reads it.
-fn split_key(path: &str) -> Option<(&str, &str)> {
+pub(crate) fn split_key(path: &str) -> Option<(&str, &str)> {
     let (scope, slug) = path
         .strip_prefix("memory/")?
         .strip_suffix(".md")?

@@ -178,7 +178,7 @@ pub struct Cache {
     /// Replayed state of each memory, by key (`scope/slug`).
     pub keys: BTreeMap<String, KeyState>,
     /// Pending proposals, oldest first.
-    pub pending: Vec<String>,
+    pub pending: Vec<crate::event::Event>,
     /// Memory files by store-relative path.
     pub files: BTreeMap<String, FileEntry>,
     /// The search terms the files' entries refer to.
@@ -191,7 +191,7 @@ pub struct Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 4 * 1000 + crate::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 5 * 1000 + crate::text::TOKENIZER_VERSION;
 
 /// The per-store state directory.
 #[derive(Debug, Clone)]

@@ -138,6 +138,8 @@ pub struct Stats {
     pub files_read: std::sync::atomic::AtomicUsize,
     /// Memory files listed with their stamps (a whole-store scan).
     pub files_listed: std::sync::atomic::AtomicUsize,
+    /// Passes over every log (a full replay).
+    pub replays: std::sync::atomic::AtomicUsize,
 }
 
 /// An open store.
@@ -591,6 +593,9 @@ impl Store {
         warnings: &mut Vec<String>,
         mut each: impl FnMut(&str, Vec<Event>),
     ) -> Result<(), StoreError> {
+        self.stats
+            .replays
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         for f in self.log_files()? {
             let text = self.read(&f.rel, None)?.unwrap_or_default();
             let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
@@ -751,7 +756,7 @@ impl Store {
         // Heads and the views' fingerprints are all the index keeps.
         let (replay, _) = self.replay_keeping(Vec::new(), crate::replay::Keep::Prints)?;
         cache.keys = key_states(&replay);
-        cache.pending = replay.pending.clone();
+        cache.pending = replay.pending_events();
         cache.logs = files.into_iter().map(|f| (f.rel, f.stamp)).collect();
         Ok(())
     }
@@ -806,9 +811,14 @@ pub(crate) fn log_growth<'a>(
     (seen == recorded.len()).then_some(grown)
 }
 
-/// Keeps the index's list of pending proposals in step with an event.
+/// Keeps the index's pending proposals in step with an event.
 pub(crate) fn track_pending(cache: &mut Cache, e: &Event) {
-    track_pending_in(&mut cache.pending, e);
+    if e.op == Op::Propose {
+        cache.pending.push(e.clone());
+    }
+    if !e.consumed.is_empty() {
+        cache.pending.retain(|p| !e.consumed.contains(&p.id));
+    }
 }
 
 /// Keeps a list of pending proposals in step with an event.

@@ -223,9 +223,10 @@ pub fn main() -> ExitCode {
             let count =
                 |n: &std::sync::atomic::AtomicUsize| n.load(std::sync::atomic::Ordering::Relaxed);
             eprintln!(
-                "memoir: stats: memory files read: {}, listed: {}",
+                "memoir: stats: memory files read: {}, listed: {}, log replays: {}",
                 count(&stats.files_read),
-                count(&stats.files_listed)
+                count(&stats.files_listed),
+                count(&stats.replays)
             );
         }
     }

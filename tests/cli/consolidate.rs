@@ -594,3 +594,68 @@ fn an_index_lock_left_by_a_dead_memoir_is_removed() {
     assert!(!state.join("git-index-lock-owner").exists());
     env.assert_store_committed("after");
 }
+
+#[test]
+fn consolidation_plans_from_the_index_and_reads_only_what_it_changes() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    for i in 0..30 {
+        let (code, _, err) = env.remember(
+            &format!("project/fact-{i}"),
+            &format!("distinct fact {i} about zone {i}"),
+            &["--tags", "t"],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    env.ok(&["consolidate"]);
+    let old = &["--expires", "2020-01-01"];
+    assert_eq!(env.remember("project/old", "an old fact", old).0, 0);
+    let review = &["--review-by", "2020-01-01"];
+    assert_eq!(env.remember("project/stale", "a stale fact", review).0, 0);
+    env.ok(&["list"]);
+    let propose = |key: &str, description: &str, tags: &str| {
+        let (code, _, err) = env.remember(key, description, &["--tags", tags, "--propose"]);
+        assert_eq!(code, 0, "{err}");
+    };
+    propose("project/new", "a brand new fact", "t");
+    propose("project/fact-1", "distinct fact 1 about zone 1", "t,more");
+    propose("project/fact-2", "a different fact two", "t");
+    propose("project/zone", "distinct fact 3 about zone 3 again", "t");
+    let stats = env.stats(&["consolidate"]);
+    assert_eq!(stats.replays, 0, "{stats:?}");
+    assert_eq!(stats.listed, 0, "{stats:?}");
+    // The merged, the conflicting and the expired memory; nothing else.
+    assert!(stats.read <= 3, "{stats:?}");
+    let log = env.git(&["log", "-1", "--format=%B"]);
+    for line in ["+ project/new", "~ project/fact-1", "- project/old"] {
+        assert!(log.contains(line), "{line}: {log}");
+    }
+    assert!(env
+        .read("memory/project/fact-1.md")
+        .contains("- t\n- more\n"));
+    assert_eq!(env.pending_proposals(), 2, "the two conflicts wait");
+    env.assert_store_committed("after consolidate");
+    env.ok(&["check"]);
+    let (_, out, _) = env.run(&["consolidate", "--dry-run"]);
+    assert!(
+        out.contains("project/fact-2: differs from the current version"),
+        "{out}"
+    );
+    assert!(
+        out.contains("project/zone: nearly duplicates project/fact-3"),
+        "{out}"
+    );
+    assert!(out.contains("project/stale"), "past review_by: {out}");
+
+    // A file edited by hand is not what the logs say: the plan is made
+    // from a replay, which merges into the logged version.
+    propose("project/fact-5", "distinct fact 5 about zone 5", "t,again");
+    let edited = env
+        .read("memory/project/fact-5.md")
+        .replace("zone 5", "zone five");
+    env.write("memory/project/fact-5.md", &edited);
+    let stats = env.stats(&["consolidate", "--dry-run"]);
+    assert!(stats.replays >= 1, "{stats:?}");
+    let (_, out, _) = env.run(&["consolidate", "--dry-run"]);
+    assert!(out.contains("merge project/fact-5"), "{out}");
+}

@@ -494,31 +494,6 @@ fn events_seen_twice_apply_once_and_unknown_prev_is_a_root() {
     assert!(exists(&env.path("memory/project/x.md")));
 }
 
-/// How many memory files a command read, and listed with their stamps
-/// (a whole-store scan), from MEMOIR_DEBUG_STATS.
-fn stats(env: &Env, args: &[&str]) -> (usize, usize) {
-    let out = env
-        .cmd(args)
-        .env("MEMOIR_DEBUG_STATS", "1")
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success() || out.status.code() == Some(4),
-        "{args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    let line = err
-        .lines()
-        .find_map(|l| l.strip_prefix("memoir: stats: memory files read: "))
-        .unwrap_or_else(|| panic!("no stats in {err}"));
-    let (read, listed) = line.split_once(", listed: ").expect("two counts");
-    (
-        read.trim().parse().expect("count"),
-        listed.trim().parse().expect("count"),
-    )
-}
-
 #[test]
 fn per_write_commands_read_a_bounded_number_of_memory_files() {
     let env = Env::new();
@@ -535,10 +510,10 @@ fn per_write_commands_read_a_bounded_number_of_memory_files() {
     // Neither reads more than the files it replaces, nor lists the store,
     // however many writes came before it since the index was saved.
     let flat = |args: &[&str]| {
-        let (read, listed) = stats(&env, args);
+        let s = env.stats(args);
         assert!(
-            read <= 2 && listed == 0,
-            "{args:?}: read {read}, listed {listed}"
+            s.read <= 2 && s.listed == 0 && s.replays == 0,
+            "{args:?}: {s:?}"
         );
     };
     for round in 0..3 {
@@ -591,7 +566,7 @@ fn per_write_commands_read_a_bounded_number_of_memory_files() {
     env.ok(&["reindex"]);
     assert_eq!(env.read("MEMORY.md"), index);
     // Whole-store commands do read everything.
-    assert!(stats(&env, &["check"]).0 >= 60);
+    assert!(env.stats(&["check"]).read >= 60);
     env.ok(&["check"]);
 }
 

@@ -10,6 +10,17 @@ pub struct Env {
     pub now: String,
 }
 
+/// What a command says it read (MEMOIR_DEBUG_STATS).
+#[derive(Debug)]
+pub struct Stats {
+    /// Memory files read.
+    pub read: usize,
+    /// Memory files listed with their stamps.
+    pub listed: usize,
+    /// Full replays of the logs.
+    pub replays: usize,
+}
+
 impl Env {
     /// A fresh repository with `memoir init` run.
     pub fn new() -> Env {
@@ -62,6 +73,36 @@ impl Env {
         self.pin(&mut cmd);
         cmd.args(args);
         cmd
+    }
+
+    /// Runs memoir (which must succeed, or exit 4) with MEMOIR_DEBUG_STATS
+    /// and returns what it says it read.
+    pub fn stats(&self, args: &[&str]) -> Stats {
+        let out = self
+            .cmd(args)
+            .env("MEMOIR_DEBUG_STATS", "1")
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success() || out.status.code() == Some(4),
+            "{args:?}: {err}"
+        );
+        let line = err
+            .lines()
+            .find_map(|l| l.strip_prefix("memoir: stats: "))
+            .unwrap_or_else(|| panic!("no stats in {err}"));
+        let count = |name: &str| -> usize {
+            line.split(", ")
+                .find_map(|part| part.strip_prefix(name))
+                .and_then(|n| n.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no `{name}` in {line}"))
+        };
+        Stats {
+            read: count("memory files read: "),
+            listed: count("listed: "),
+            replays: count("log replays: "),
+        }
     }
 
     /// Runs memoir and returns (exit code, stdout, stderr).
