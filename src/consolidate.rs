@@ -792,26 +792,42 @@ impl Store {
         workdir: &std::path::Path,
     ) -> Result<Vec<String>, StoreError> {
         let prefix = self.workdir_prefix(workdir);
-        let mut files = vec![crate::index::INDEX_PATH.to_string()];
-        for entry in walkdir::WalkDir::new(self.path("memory")).follow_links(false) {
-            let entry = entry.map_err(|e| StoreError::Io {
-                path: self.path("memory"),
-                source: std::io::Error::other(e.to_string()),
-            })?;
-            let name = entry.file_name().to_string_lossy();
-            // Temporary files of an interrupted write are not the store's.
-            let hidden = name.starts_with('.') && name != ".gitkeep";
-            if entry.file_type().is_file() && !hidden {
-                if let Ok(rel) = entry.path().strip_prefix(&self.root) {
-                    files.push(rel.to_string_lossy().replace('\\', "/"));
+        let walk = || -> Result<Vec<String>, StoreError> {
+            let mut files = vec![crate::index::INDEX_PATH.to_string()];
+            for entry in walkdir::WalkDir::new(self.path("memory")).follow_links(false) {
+                let entry = entry.map_err(|e| StoreError::Io {
+                    path: self.path("memory"),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+                let name = entry.file_name().to_string_lossy();
+                // Temporary files of an interrupted write are not the store's.
+                let hidden = name.starts_with('.') && name != ".gitkeep";
+                if entry.file_type().is_file() && !hidden {
+                    if let Ok(rel) = entry.path().strip_prefix(&self.root) {
+                        files.push(rel.to_string_lossy().replace('\\', "/"));
+                    }
                 }
             }
-        }
-        let (in_head, clean) = git::store_status(
-            workdir,
-            &format!("{prefix}{}", crate::index::INDEX_PATH),
-            &format!("{prefix}memory/"),
-        )?;
+            Ok(files)
+        };
+        // The listing and git's view of the store are independent: the
+        // listing runs beside it.
+        let (files, status) = std::thread::scope(|scope| {
+            let listing = scope.spawn(walk);
+            let status = git::store_status(
+                workdir,
+                &format!("{prefix}{}", crate::index::INDEX_PATH),
+                &format!("{prefix}memory/"),
+            );
+            let files = listing.join().unwrap_or_else(|_| {
+                Err(StoreError::Io {
+                    path: self.path("memory"),
+                    source: std::io::Error::other("the thread listing the store failed"),
+                })
+            });
+            (files, status)
+        });
+        let (files, (in_head, clean)) = (files?, status?);
         let mut out = Vec::new();
         let mut present = std::collections::HashSet::new();
         for rel in &files {

@@ -381,23 +381,43 @@ pub fn store_status(
         let range = index
             .prefixed_entries_range(dir.as_bytes().as_bstr())
             .unwrap_or(0..0);
-        let entries = index.entries()[range]
+        let entries: Vec<(String, &gix::index::Entry)> = index.entries()[range]
             .iter()
-            .chain(index.entry_by_path(file.as_bytes().as_bstr()));
-        for e in entries {
-            let path = e.path(&index).to_str_lossy().into_owned();
-            if head.get(&path) != Some(&e.id) || e.stat.is_racy(index.timestamp(), options) {
-                continue;
+            .chain(index.entry_by_path(file.as_bytes().as_bstr()))
+            .map(|e| (e.path(&index).to_str_lossy().into_owned(), e))
+            .filter(|(path, e)| {
+                head.get(path) == Some(&e.id) && !e.stat.is_racy(index.timestamp(), options)
+            })
+            .collect();
+        // One lstat per file is most of this on a large store: spread them
+        // over the cores, as `git status` does.
+        let unchanged = |(path, e): &(String, &gix::index::Entry)| {
+            gix::index::fs::Metadata::from_path_no_follow(&workdir.join(path))
+                .ok()
+                .and_then(|meta| gix::index::entry::Stat::from_fs(&meta).ok())
+                .is_some_and(|st| e.stat.matches(&st, options))
+        };
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(4);
+        let chunk = entries.len().div_ceil(threads).max(1024);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = entries
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .filter(|entry| unchanged(entry))
+                            .map(|(path, _)| path.clone())
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            // A worker that panicked vouches for nothing: its files are read.
+            for w in workers {
+                clean.extend(w.join().unwrap_or_default());
             }
-            let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&workdir.join(&path))
-            else {
-                continue;
-            };
-            if gix::index::entry::Stat::from_fs(&meta).is_ok_and(|st| e.stat.matches(&st, options))
-            {
-                clean.insert(path);
-            }
-        }
+        });
     }
     let head = head
         .into_iter()

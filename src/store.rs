@@ -1056,21 +1056,37 @@ impl<'a> Descriptions<'a> {
     ) -> Option<(Key, f64)> {
         let words: BTreeSet<String> = crate::text::words(description).into_iter().collect();
         let mut nearest = Nearest::new(words.len(), except, threshold)?;
-        // A term no memory has cannot be shared; it still counts in the union.
-        let mut common: HashMap<usize, usize> = HashMap::new();
-        for id in words
+        // Each word's posting list (docs in ascending order); a word no
+        // memory has cannot be shared, but it still counts in the union.
+        let mut postings: Vec<&[usize]> = words
             .iter()
-            .filter_map(|w| lookup(w).or_else(|| self.extra.get(w).copied()))
-        {
-            for doc in self.by_term.get(&id).into_iter().flatten() {
-                *common.entry(*doc).or_default() += 1;
-            }
+            .map(|w| {
+                lookup(w)
+                    .or_else(|| self.extra.get(w).copied())
+                    .and_then(|id| self.by_term.get(&id))
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .collect();
+        // Prefix filtering: a memory at or above the threshold shares at
+        // least ceil(threshold x words) of the words, so it is in the
+        // postings of any (words - that + 1) of them: only the docs in the
+        // rarest words' postings are candidates. Shared words are counted
+        // in a dense array (a hash map per proposal was most of a
+        // consolidation of 1,000 proposals).
+        postings.sort_by_key(|p| p.len());
+        let need = ((threshold * words.len() as f64) - 1e-9).ceil().max(1.0) as usize;
+        let prefix = (words.len() + 1).saturating_sub(need).min(postings.len());
+        let mut common = vec![0u32; self.docs.len()];
+        for &doc in postings.iter().flat_map(|p| p.iter()) {
+            common[doc] += 1;
         }
-        let mut shared: Vec<(usize, usize)> = common.into_iter().collect();
-        shared.sort_unstable();
-        for (doc, c) in shared {
-            let (path, n) = self.docs[doc];
-            nearest.offer(path, n, c);
+        for &doc in postings[..prefix].iter().flat_map(|p| p.iter()) {
+            // Zeroed once offered: each candidate is offered once.
+            let c = std::mem::take(&mut common[doc]);
+            if c > 0 {
+                let (path, n) = self.docs[doc];
+                nearest.offer(path, n, c as usize);
+            }
         }
         nearest.best()
     }
@@ -1249,4 +1265,53 @@ pub(crate) fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The nearest memory by comparing the description with every other.
+    fn brute_force(descs: &[String], description: &str, threshold: f64) -> Option<(Key, f64)> {
+        let words: BTreeSet<String> = crate::text::words(description).into_iter().collect();
+        let mut nearest = Nearest::new(words.len(), None, threshold)?;
+        for (i, d) in descs.iter().enumerate() {
+            let theirs: BTreeSet<String> = crate::text::words(d).into_iter().collect();
+            let common = theirs.intersection(&words).count();
+            nearest.offer(&format!("memory/project/m{i}.md"), theirs.len(), common);
+        }
+        nearest.best()
+    }
+
+    proptest! {
+        /// Prefix filtering finds what comparing all pairs finds.
+        #[test]
+        fn nearest_matches_all_pairs(
+            descs in prop::collection::vec(prop::collection::vec(0u8..12, 1..7), 1..40),
+            query in prop::collection::vec(0u8..14, 1..7),
+            threshold in prop::sample::select(vec![0.0, 0.3, 0.5, 0.8, 1.0]),
+        ) {
+            let text = |ws: &[u8]| ws.iter().map(|w| format!("w{w}")).collect::<Vec<_>>().join(" ");
+            let descs: Vec<String> = descs.iter().map(|d| text(d)).collect();
+            let paths: Vec<String> = (0..descs.len()).map(|i| format!("memory/project/m{i}.md")).collect();
+            let mut dict: HashMap<String, u32> = HashMap::new();
+            let docs: Vec<(&str, Vec<u32>, Option<usize>)> = descs
+                .iter()
+                .zip(&paths)
+                .map(|(d, p)| {
+                    let words: BTreeSet<String> = crate::text::words(d).into_iter().collect();
+                    let ids = words.iter().map(|w| {
+                        let next = dict.len() as u32;
+                        *dict.entry(w.clone()).or_insert(next)
+                    }).collect();
+                    (p.as_str(), ids, None)
+                })
+                .collect();
+            let d = Descriptions::from_docs(docs.into_iter(), HashMap::new());
+            let q = text(&query);
+            let found = d.nearest(|w| dict.get(w).copied(), None, &q, threshold);
+            prop_assert_eq!(found, brute_force(&descs, &q, threshold));
+        }
+    }
 }
