@@ -598,7 +598,7 @@ impl Store {
         }
         // The index first: bringing it up to date may replay the logs, and
         // two replays must not be held at once.
-        let mut snap = self.snapshot()?;
+        let mut snap = self.snapshot(crate::flat::Load::Plan)?;
         // Planned from the index and its tail when they can answer (a human
         // deciding conflicts now needs the versions' history: a replay).
         let fast = match snap.pending_events() {

@@ -48,6 +48,10 @@ pub enum Load {
     Query,
     /// A write: records, paths, dictionary, descriptions and key offsets.
     Write,
+    /// A consolidation: a write's sections, the key states and the pending
+    /// proposals (it looks up many keys: a read per probe would be tens of
+    /// thousands of reads).
+    Plan,
 }
 
 impl Load {
@@ -55,6 +59,7 @@ impl Load {
         match self {
             Load::Query => &[0, 1, 2, 3, 4, 5, 6, 7],
             Load::Write => &[0, 1, 2, 3, 4, 5, 6, 9],
+            Load::Plan => &[0, 1, 2, 3, 4, 5, 6, 9, 10, 11],
         }
     }
 }

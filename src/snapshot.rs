@@ -319,15 +319,15 @@ impl Store {
     /// The persistent index and its tail. When there is no usable index, or
     /// the tail cannot be replayed on it, refreshes and saves the index
     /// first (the one time a write reads the whole store).
-    pub(crate) fn snapshot(&self) -> Result<Snapshot, StoreError> {
-        if let Some((view, _)) = self.state.load_view(Load::Write) {
+    pub(crate) fn snapshot(&self, load: Load) -> Result<Snapshot, StoreError> {
+        if let Some((view, _)) = self.state.load_view(load) {
             if let Some(tail) = self.tail(&view)? {
                 return Ok(Snapshot { view, tail });
             }
         }
         let cache = self.refreshed_cache()?;
         let saved = self.state.save_cache(&cache).is_ok();
-        let view = match self.state.load_view(Load::Write) {
+        let view = match self.state.load_view(load) {
             Some((view, _)) if saved => Some(view),
             _ => View::parse(
                 crate::flat::encode(&cache, crate::state::CACHE_VERSION),

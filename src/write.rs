@@ -337,7 +337,7 @@ impl Store {
         check_memory(self, &memory, &content, &key.rel_path())?;
 
         let _lock = self.lock()?;
-        let mut snap = self.snapshot()?;
+        let mut snap = self.snapshot(crate::flat::Load::Write)?;
         let state = snap.key(&key);
         if let Some(expected) = &req.expect {
             let heads = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
@@ -496,7 +496,7 @@ impl Store {
         }
         check_secrets(reason, "--reason")?;
         let _lock = self.lock()?;
-        let mut snap = self.snapshot()?;
+        let mut snap = self.snapshot(crate::flat::Load::Write)?;
         let Some(state) = snap.key(key).filter(|s| s.view.is_some() || s.conflict) else {
             return Err(StoreError::NoSuchMemory(key.to_string()));
         };
