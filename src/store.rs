@@ -158,6 +158,9 @@ pub struct Store {
     pub stats: std::sync::Arc<Stats>,
     /// Test hook: `after-log-append` stops a write between log and views.
     pub failpoint: Option<String>,
+    /// Folders this command already checked (no symlink on the way) and
+    /// created: a consolidation writes a thousand views into a few.
+    ready_dirs: std::sync::Mutex<std::collections::HashSet<String>>,
 }
 
 /// The lines `init` puts in .gitattributes: no line-ending conversion for
@@ -326,6 +329,7 @@ impl Store {
             state,
             lock_timeout: Duration::from_secs(10),
             stats: Default::default(),
+            ready_dirs: Default::default(),
             failpoint: None,
         })
     }
@@ -442,10 +446,17 @@ impl Store {
     /// Replaces a view file atomically (temp file in the same folder, rename).
     /// No fsync: the log, written first, can always rebuild it.
     pub(crate) fn write_view(&self, rel: &str, content: &str) -> Result<(), StoreError> {
-        self.check_dirs(rel)?;
         let path = self.path(rel);
-        if let Some(dir) = path.parent() {
-            fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+        let folder = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
+        let ready = |dirs: &std::collections::HashSet<String>| dirs.contains(folder);
+        if !self.ready_dirs.lock().is_ok_and(|d| ready(&d)) {
+            self.check_dirs(rel)?;
+            if let Some(dir) = path.parent() {
+                fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+            }
+            if let Ok(mut dirs) = self.ready_dirs.lock() {
+                dirs.insert(folder.to_string());
+            }
         }
         let name = path
             .file_name()
