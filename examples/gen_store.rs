@@ -537,6 +537,23 @@ mod tests {
             .count();
         assert_eq!(live, 60);
         assert_eq!(replay.pending.len(), mix.proposals);
+        // With no index yet, the logs are read once, a day at a time and in
+        // time order across the three writers, to the replay's key states.
+        for e in walkdir::WalkDir::new(a.join(".git")).into_iter().flatten() {
+            if e.file_name() == "index.bin" {
+                std::fs::remove_file(e.path()).expect("removes the index");
+            }
+        }
+        let cold = memoir::store::Store::open(&a).expect("opens");
+        let cache = cold.refreshed_cache().expect("indexes");
+        let replays = cold
+            .stats
+            .replays
+            .load(std::sync::atomic::Ordering::Relaxed);
+        assert_eq!(replays, 0, "no full replay");
+        assert_eq!(cache.keys, memoir::store::key_states(&replay));
+        let pending: Vec<&String> = cache.pending.iter().map(|e| &e.id).collect();
+        assert_eq!(pending, replay.pending.iter().collect::<Vec<_>>());
         assert!(
             mix.updates > 0 && mix.forgets > 0 && mix.notes > 0 && mix.proposals > 0,
             "{mix:?}"

@@ -15,7 +15,7 @@ use crate::memory::{Memory, MemoryError, Summary, MAX_FILE_BYTES};
 use crate::replay::Replay;
 use crate::state::{self, fingerprint, Cache, Dict, FileEntry, KeyState, Stamp, StateDir};
 use crate::time::Timestamp;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -764,6 +764,9 @@ impl Store {
             }
         }
         cache.dirty = true;
+        // What a failed incremental pass applied goes before the replay.
+        cache.keys.clear();
+        cache.pending.clear();
         // Heads and the views' fingerprints are all the index keeps.
         let (replay, _) = self.replay_keeping(Vec::new(), crate::replay::Keep::Prints)?;
         cache.keys = key_states(&replay);
@@ -779,19 +782,31 @@ impl Store {
         cache: &mut Cache,
         appended: &[(&LogFile, u64)],
     ) -> Result<bool, StoreError> {
-        // One file at a time, so that a cold start never holds every log.
-        // (Returning false part-way is fine: the full replay resets it all.)
-        for (f, from) in appended {
-            let Some(text) = self.read_from(&f.rel, *from) else {
-                return Ok(false);
-            };
-            match event::parse_log(&text) {
-                Ok(p) if p.torn.is_empty() => {
-                    if !apply_events(cache, p.events) {
-                        return Ok(false);
-                    }
+        // A day at a time (logs are `memory/log/<day>/<writer>.md`), so that
+        // a cold start never holds every log; within a day, the writers'
+        // entries in time order, so that one naming another writer's
+        // version of the same day comes after it. (Returning false part-way
+        // is fine: the full replay resets it all.)
+        let day = |f: &LogFile| f.rel.rsplit_once('/').map(|(d, _)| d.to_string());
+        let mut at = 0;
+        while at < appended.len() {
+            let this = day(appended[at].0);
+            let mut events = Vec::new();
+            while at < appended.len() && day(appended[at].0) == this {
+                let (f, from) = appended[at];
+                at += 1;
+                let Some(text) = self.read_from(&f.rel, from) else {
+                    return Ok(false);
+                };
+                match event::parse_log(&text) {
+                    Ok(p) if p.torn.is_empty() => events.extend(p.events),
+                    _ => return Ok(false),
                 }
-                _ => return Ok(false),
+            }
+            // Stable: entries of one time keep their order in their log.
+            events.sort_by_key(|e| e.time);
+            if !apply_events(cache, events) {
+                return Ok(false);
             }
         }
         Ok(true)
@@ -860,8 +875,20 @@ pub(crate) fn advance(state: Option<&KeyState>, e: &Event) -> Option<KeyState> {
 /// Applies events that only move memories forward to the index's key
 /// states; `false` when one does not (a fork, an unknown `prev`).
 fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
+    // What the batch consumes, wherever in it: entries of one time from
+    // several writers are not in causal order.
+    let consumed: HashSet<&str> = events
+        .iter()
+        .flat_map(|e| e.consumed.iter().map(String::as_str))
+        .collect();
+    cache.pending.retain(|p| !consumed.contains(p.id.as_str()));
+    let proposals: Vec<Event> = events
+        .iter()
+        .filter(|e| e.op == Op::Propose && !consumed.contains(e.id.as_str()))
+        .cloned()
+        .collect();
+    cache.pending.extend(proposals);
     for e in events {
-        track_pending(cache, &e);
         if !e.op.is_version() {
             continue;
         }
@@ -1259,7 +1286,7 @@ pub fn validate_file(content: &str, rel: &str) -> Result<Memory, StoreError> {
 }
 
 /// The persistent index's view of a replay.
-pub(crate) fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
+pub fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
     replay
         .memories
         .iter()
