@@ -631,77 +631,94 @@ impl Store {
         if !dry_run {
             self.remove_temporary_files();
         }
-        let mut scan = self.scan(false, Keep::Prints)?;
+        let scan = self.scan(false, Keep::Prints)?;
         let mut report = RebuildReport::default();
         let drifts: HashMap<String, Drift> = scan
             .drifts()
             .into_iter()
             .map(|d| (d.path.clone(), d))
             .collect();
-        // Only the views to write are read back from the logs.
-        let unreadable: Vec<Key> = scan
-            .files
-            .iter()
-            .filter(|(_, f)| f.is_err())
-            .filter_map(|(rel, _)| Key::from_rel_path(rel))
-            .collect();
-        let to_write: std::collections::HashSet<String> = drifts
-            .values()
-            .map(|d| &d.key)
-            .chain(&unreadable)
-            .filter_map(|k| scan.replay.memories.get(k)?.view.clone())
-            .collect();
-        self.restore(&mut scan.replay, &to_write)?;
-        // Each view to write, by path and key: its text stays in the replay.
-        let mut writes: Vec<(String, Key)> = Vec::new();
+        // Each view to write, by path and key.
+        let mut writes: Vec<(&str, &Key)> = Vec::new();
         for (rel, d) in &drifts {
             let safe = force || d.kind.is_memoirs() || d.kind == DriftKind::Deleted || d.in_logs;
             if !safe {
                 report.refused.push(d.clone());
                 continue;
             }
-            writes.push((rel.clone(), d.key.clone()));
+            writes.push((rel, &d.key));
         }
         // A file that could not be read at all (a link, bad UTF-8) is replaced only with --force.
-        for (rel, content) in &scan.files {
-            if content.is_err() {
-                let key = Key::from_rel_path(rel);
-                match (force, key) {
-                    (true, Some(k)) => writes.push((rel.clone(), k)),
-                    (_, Some(k)) => report.refused.push(Drift {
-                        key: k,
-                        path: rel.clone(),
-                        kind: DriftKind::Edited,
-                        in_logs: false,
-                    }),
-                    _ => {}
-                }
+        let unreadable: Vec<(&str, Key)> = scan
+            .files
+            .iter()
+            .filter(|(_, content)| content.is_err())
+            .filter_map(|(rel, _)| Some((rel.as_str(), Key::from_rel_path(rel)?)))
+            .collect();
+        for (rel, key) in &unreadable {
+            if force {
+                writes.push((rel, key));
+            } else {
+                report.refused.push(Drift {
+                    key: key.clone(),
+                    path: rel.to_string(),
+                    kind: DriftKind::Edited,
+                    in_logs: false,
+                });
             }
         }
         writes.sort();
-        for (rel, key) in &writes {
-            let content = scan.replay.view(key);
-            match content {
-                Some(c) => {
-                    report.written.push(rel.clone());
-                    if !dry_run {
-                        if let Ok(m) = std::fs::symlink_metadata(self.path(rel)) {
-                            if m.file_type().is_symlink() {
-                                std::fs::remove_file(self.path(rel))
-                                    .map_err(StoreError::io(self.path(rel)))?;
-                            }
-                        }
-                        self.write_view(rel, c)?;
-                    }
-                }
+        // The views' texts are read back from the logs and written as they
+        // are found, never all held at once (a rebuild after every view was
+        // deleted writes tens of thousands).
+        let mut by_version: HashMap<&str, Vec<(&str, &Key)>> = HashMap::new();
+        // What a dry run would write: MEMORY.md is predicted from it.
+        let mut predicted: Vec<(Key, Option<memory::Summary>)> = Vec::new();
+        for &(rel, key) in &writes {
+            match scan
+                .replay
+                .memories
+                .get(key)
+                .and_then(|v| v.view.as_deref())
+            {
+                Some(id) => by_version.entry(id).or_default().push((rel, key)),
                 None => {
-                    report.removed.push(rel.clone());
+                    report.removed.push(rel.to_string());
+                    predicted.push((key.clone(), None));
                     if !dry_run {
                         self.remove_view(rel)?;
                     }
                 }
             }
         }
+        self.each_event(|e| {
+            // The first copy of a version only.
+            let Some(targets) = by_version.remove(e.id.as_str()) else {
+                return Ok(());
+            };
+            let Some(content) = crate::replay::version_content(&e) else {
+                return Ok(());
+            };
+            for (rel, key) in targets {
+                report.written.push(rel.to_string());
+                if dry_run {
+                    let summary = validate_file(content, rel)
+                        .ok()
+                        .map(|m| memory::Summary::of(&m));
+                    predicted.push((key.clone(), summary));
+                    continue;
+                }
+                if let Ok(m) = std::fs::symlink_metadata(self.path(rel)) {
+                    if m.file_type().is_symlink() {
+                        std::fs::remove_file(self.path(rel))
+                            .map_err(StoreError::io(self.path(rel)))?;
+                    }
+                }
+                self.write_view(rel, content)?;
+            }
+            Ok(())
+        })?;
+        report.written.sort();
         report.refused.sort_by(|a, b| a.path.cmp(&b.path));
         if dry_run {
             // Predict MEMORY.md from the files as they would be: summaries
@@ -711,10 +728,10 @@ impl Store {
                 .into_iter()
                 .filter_map(|(rel, seen)| Some((Key::from_rel_path(&rel)?, seen.ok()?.summary?)))
                 .collect();
-            for (rel, key) in &writes {
-                match scan.replay.view(key).map(|c| validate_file(c, rel)) {
-                    Some(Ok(m)) => summaries.insert(key.clone(), memory::Summary::of(&m)),
-                    _ => summaries.remove(key),
+            for (key, summary) in predicted {
+                match summary {
+                    Some(s) => summaries.insert(key, s),
+                    None => summaries.remove(&key),
                 };
             }
             let (current, wanted) = self.index_from(summaries.iter())?;
@@ -732,8 +749,9 @@ impl Store {
             .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
             .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel))
             .collect();
-        drop(scan);
         drop(writes);
+        drop(unreadable);
+        drop(scan);
         let mut cache = self.state.load_cache();
         cache.keys = keys;
         cache.pending = pending;

@@ -646,11 +646,29 @@ impl Store {
         if ids.is_empty() {
             return Ok(());
         }
-        self.each_log(&mut Vec::new(), |_, events| {
-            for e in events.into_iter().filter(|e| ids.contains(&e.id)) {
+        self.each_event(|e| {
+            if ids.contains(&e.id) {
                 replay.restore(e);
             }
+            Ok(())
         })
+    }
+
+    /// Hands every logged event to `each`, from a read of the logs a file at
+    /// a time; stops at `each`'s first error.
+    pub(crate) fn each_event(
+        &self,
+        mut each: impl FnMut(Event) -> Result<(), StoreError>,
+    ) -> Result<(), StoreError> {
+        let mut failed = None;
+        self.each_log(&mut Vec::new(), |_, events| {
+            for e in events {
+                if failed.is_none() {
+                    failed = each(e).err();
+                }
+            }
+        })?;
+        failed.map_or(Ok(()), Err)
     }
 
     /// Replays every log keeping the text of `keep`, with `extra` events.
