@@ -695,64 +695,89 @@ impl Store {
 
     /// Memory file paths on disk in configured scopes, with their stamps.
     pub(crate) fn memory_files(&self) -> Result<Vec<(String, Stamp)>, StoreError> {
-        let mut entries = Vec::new();
         for scope in &self.config.scopes {
             let rel_dir = format!("memory/{scope}");
-            let dir = self.path(&rel_dir);
-            refuse_symlink(&dir, &rel_dir)?;
-            let Ok(listing) = fs::read_dir(&dir) else {
-                continue;
-            };
-            for e in listing.flatten() {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                if name.ends_with(".md") && !name.starts_with('.') {
-                    entries.push((format!("{rel_dir}/{name}"), e));
-                }
-            }
+            refuse_symlink(&self.path(&rel_dir), &rel_dir)?;
         }
-        // One lstat per file is most of a query's time on a large store:
-        // spread them over the cores. DirEntry::metadata is an lstat relative
-        // to the open folder (no path walk per file; links not followed).
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(4);
-        let chunk = entries.len().div_ceil(threads).max(1024);
-        let stamped: Vec<Result<Vec<(String, Stamp)>, StoreError>> = std::thread::scope(|scope| {
-            let workers: Vec<_> = entries
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|(rel, e)| {
-                                let meta = e.metadata().map_err(StoreError::io(e.path()))?;
-                                Ok((rel.clone(), Stamp::of(&meta)))
-                            })
-                            .collect()
-                    })
-                })
+        // Listing a folder and one lstat per file are most of a query's time
+        // on a large store, nearly all of it in the kernel: each folder is
+        // listed and its files stat'd on a thread of its own (DirEntry::metadata
+        // is an lstat relative to the open folder: no path walk per file, no
+        // link followed), and a large folder's files are split over the cores.
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        // Threads per folder: the cores the folders leave over.
+        let split = (cores / self.config.scopes.len().max(1)).clamp(1, 4);
+        let listed: Vec<Result<Vec<(String, Stamp)>, StoreError>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = self
+                .config
+                .scopes
+                .iter()
+                .map(|s| scope.spawn(move || self.list_folder(&format!("memory/{s}"), split)))
                 .collect();
             workers
                 .into_iter()
-                .map(|w| {
-                    w.join().unwrap_or_else(|_| {
-                        Err(StoreError::Io {
-                            path: self.path("memory"),
-                            source: io::Error::other("a thread listing memory files failed"),
-                        })
-                    })
-                })
+                .map(|w| w.join().unwrap_or_else(|_| Err(self.thread_failed())))
                 .collect()
         });
-        self.stats
-            .files_listed
-            .fetch_add(entries.len(), std::sync::atomic::Ordering::Relaxed);
-        let mut out = Vec::with_capacity(entries.len());
-        for part in stamped {
+        let mut out = Vec::new();
+        for part in listed {
             out.extend(part?);
         }
+        self.stats
+            .files_listed
+            .fetch_add(out.len(), std::sync::atomic::Ordering::Relaxed);
         out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
+    }
+
+    /// The memory files of one folder with their stamps; a missing folder
+    /// has none.
+    fn list_folder(&self, rel_dir: &str, split: usize) -> Result<Vec<(String, Stamp)>, StoreError> {
+        let Ok(listing) = fs::read_dir(self.path(rel_dir)) else {
+            return Ok(Vec::new());
+        };
+        let entries: Vec<fs::DirEntry> = listing
+            .flatten()
+            .filter(|e| {
+                let name = e.file_name();
+                let name = name.to_string_lossy();
+                name.ends_with(".md") && !name.starts_with('.')
+            })
+            .collect();
+        let stamp = |part: &[fs::DirEntry]| -> Result<Vec<(String, Stamp)>, StoreError> {
+            part.iter()
+                .map(|e| {
+                    let meta = e.metadata().map_err(StoreError::io(e.path()))?;
+                    let name = e.file_name();
+                    Ok((
+                        format!("{rel_dir}/{}", name.to_string_lossy()),
+                        Stamp::of(&meta),
+                    ))
+                })
+                .collect()
+        };
+        let chunk = entries.len().div_ceil(split).max(4096);
+        if entries.len() <= chunk {
+            return stamp(&entries);
+        }
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = entries
+                .chunks(chunk)
+                .map(|part| scope.spawn(move || stamp(part)))
+                .collect();
+            let mut out = Vec::with_capacity(entries.len());
+            for w in workers {
+                out.extend(w.join().unwrap_or_else(|_| Err(self.thread_failed()))?);
+            }
+            Ok(out)
+        })
+    }
+
+    fn thread_failed(&self) -> StoreError {
+        StoreError::Io {
+            path: self.path("memory"),
+            source: io::Error::other("a thread listing memory files failed"),
+        }
     }
 
     /// Loads the persistent index and brings it up to date with the logs
