@@ -17,11 +17,13 @@
 //!  4 sorted   u32 term ids in string order (for lookup by binary search)
 //!  5 docs     count u32, then one 104-byte record per memory file, sorted by path (see Rec)
 //!  6 paths    the paths
-//!  7 postings (id u32, weighted tf u16, field mask u8) per term, per doc
+//!  7 postings (doc u32, weighted tf u16, field mask u8) per doc, per term (term-major:
+//!             a query reads only its terms' lists)
 //!  8 entries  postcard (Option<Summary>, Option<error>) per doc
 //!  9 descs    u32 ids of each doc's description terms, sorted
 //! 10 keys     postcard (key, KeyState) per memory, sorted by key
 //! 11 proposals the pending proposals, oldest first, as log entries (a log's format)
+//! 12 postoffs u32 offsets (n + 1) into 7, in postings, by term id
 //! ```
 //! All integers little-endian.
 
@@ -31,11 +33,11 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 const MAGIC: &[u8; 8] = b"MEMOIRIX";
-const SECTIONS: usize = 12;
+const SECTIONS: usize = 13;
 const REC: usize = 104;
 const TERM: usize = 7;
 /// Sections in file order: what most readers load comes first.
-const PHYSICAL: [usize; SECTIONS] = [0, 2, 3, 4, 5, 6, 9, 1, 7, 8, 10, 11];
+const PHYSICAL: [usize; SECTIONS] = [0, 2, 3, 4, 5, 6, 9, 12, 1, 7, 8, 10, 11];
 /// Bytes before the first section.
 const HEADER: usize = 16 + SECTIONS * 16;
 /// The description bit of a posting's field mask.
@@ -44,7 +46,8 @@ pub const DESCRIPTION: u8 = 1 << 1;
 /// Which sections a reader loads; the others are read from the file on use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Load {
-    /// A search: records, paths, dictionary, postings and key offsets.
+    /// A search: records, paths, dictionary, posting offsets and key
+    /// offsets (its terms' postings are read on use).
     Query,
     /// A write: records, paths, dictionary, descriptions and key offsets.
     Write,
@@ -57,7 +60,7 @@ pub enum Load {
 impl Load {
     fn sections(self) -> &'static [usize] {
         match self {
-            Load::Query => &[0, 1, 2, 3, 4, 5, 6, 7],
+            Load::Query => &[0, 1, 2, 3, 4, 5, 6, 12],
             Load::Write => &[0, 1, 2, 3, 4, 5, 6, 9],
             Load::Plan => &[0, 1, 2, 3, 4, 5, 6, 9, 10, 11],
         }
@@ -163,6 +166,19 @@ fn description_count(e: &FileEntry) -> u16 {
     n.min(usize::from(u16::MAX)) as u16
 }
 
+/// How many docs have each term, by term id.
+fn posting_counts(cache: &Cache) -> Vec<usize> {
+    let mut counts = vec![0usize; cache.dict.terms.len()];
+    for e in cache.files.values() {
+        for (id, _, _) in &e.terms {
+            if let Some(c) = counts.get_mut(*id as usize) {
+                *c += 1;
+            }
+        }
+    }
+    counts
+}
+
 /// Writes section `i` of the index file for `cache`.
 fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::io::Result<()> {
     let mut buf = Vec::new();
@@ -229,7 +245,7 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
         }
         5 => {
             put_u32(&mut buf, cache.files.len() as u32);
-            let (mut path_at, mut terms_at, mut entry_at, mut desc_at) = (0, 0, 0, 0);
+            let (mut path_at, mut entry_at, mut desc_at) = (0, 0, 0);
             for (path, e) in &cache.files {
                 let entry_len = entry_bytes(e).len();
                 let descs = description_count(e);
@@ -241,7 +257,7 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
                 let s = e.summary.as_ref();
                 buf.extend_from_slice(&s.and_then(|s| s.expires).unwrap_or(i64::MAX).to_le_bytes());
                 put_u32(&mut buf, e.len);
-                put_u32(&mut buf, terms_at as u32);
+                put_u32(&mut buf, 0);
                 put_u32(&mut buf, e.terms.len() as u32);
                 put_u32(&mut buf, entry_at as u32);
                 put_u32(&mut buf, entry_len as u32);
@@ -260,7 +276,6 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
                 buf.push(s.map_or(9, |s| crate::index::type_rank(&s.kind)));
                 buf.push(0);
                 path_at += path.len();
-                terms_at += e.terms.len();
                 entry_at += entry_len;
                 desc_at += usize::from(descs);
                 flush(&mut buf, false)?;
@@ -273,12 +288,44 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
             }
         }
         7 => {
-            for e in cache.files.values() {
-                for (id, tf, mask) in &e.terms {
-                    buf.extend_from_slice(&id.to_le_bytes());
-                    buf.extend_from_slice(&tf.to_le_bytes());
-                    buf.push(*mask);
+            // Term-major from the docs' term lists, a range of terms per pass
+            // over them, so that saving never holds a second copy of every
+            // posting (tens of megabytes at 50,000 memories).
+            let counts = posting_counts(cache);
+            let mut lo = 0;
+            while lo < counts.len() {
+                let (mut hi, mut n) = (lo, 0usize);
+                while hi < counts.len() && (hi == lo || n + counts[hi] <= 1 << 20) {
+                    n += counts[hi];
+                    hi += 1;
                 }
+                let mut lists: Vec<Vec<u8>> = counts[lo..hi]
+                    .iter()
+                    .map(|c| Vec::with_capacity(c * TERM))
+                    .collect();
+                for (doc, e) in cache.files.values().enumerate() {
+                    let from = e.terms.partition_point(|t| (t.0 as usize) < lo);
+                    for (id, tf, mask) in e.terms[from..].iter().take_while(|t| (t.0 as usize) < hi)
+                    {
+                        let list = &mut lists[*id as usize - lo];
+                        list.extend_from_slice(&(doc as u32).to_le_bytes());
+                        list.extend_from_slice(&tf.to_le_bytes());
+                        list.push(*mask);
+                    }
+                }
+                for list in lists {
+                    buf.extend_from_slice(&list);
+                    flush(&mut buf, false)?;
+                }
+                lo = hi;
+            }
+        }
+        12 => {
+            let mut offset = 0u32;
+            put_u32(&mut buf, 0);
+            for c in posting_counts(cache) {
+                offset += c as u32;
+                put_u32(&mut buf, offset);
                 flush(&mut buf, false)?;
             }
         }
@@ -320,7 +367,6 @@ pub struct Rec {
     pub expires: i64,
     /// Weighted length.
     pub len: u32,
-    terms: (usize, usize),
     entry: (usize, usize),
     descs: (usize, usize),
     /// It parsed (has a summary).
@@ -347,7 +393,6 @@ impl Rec {
             hash: u64_at(docs, r + 32)?,
             expires: i64_at(docs, r + 40)?,
             len: u32_at(docs, r + 48)?,
-            terms: (field(52)?, field(56)?),
             entry: (field(60)?, field(64)?),
             valid: u32_at(docs, r + 68)? != 0,
             confidence: f64::from_le_bytes(docs.get(r + 72..r + 80)?.try_into().ok()?),
@@ -442,7 +487,6 @@ impl View {
         for i in 0..n {
             let rec = Rec::parse(docs, 4 + i * REC)?;
             if !fits(rec.path, sec[6].1)
-                || !fits(rec.terms, sec[7].1 / TERM)
                 || !fits(rec.entry, sec[8].1)
                 || !fits(rec.descs, sec[9].1 / 4)
             {
@@ -560,22 +604,31 @@ impl View {
         lo..hi
     }
 
-    /// Doc `i`'s (weighted tf, field mask) for term `id`, if it has it.
-    pub fn term(&self, i: usize, id: u32) -> Option<(u16, u8)> {
-        let (off, n) = self.recs[i].terms;
-        let terms = self.section(7).get(off * TERM..(off + n) * TERM)?;
-        let (mut lo, mut hi) = (0, n);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
-            let t = &terms[mid * TERM..mid * TERM + TERM];
-            let tid = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
-            match tid.cmp(&id) {
-                std::cmp::Ordering::Less => lo = mid + 1,
-                std::cmp::Ordering::Greater => hi = mid,
-                std::cmp::Ordering::Equal => return Some((u16::from_le_bytes([t[4], t[5]]), t[6])),
-            }
-        }
-        None
+    /// The docs that have term `id`, each with its (weighted tf, field
+    /// mask), in doc order; empty if damaged.
+    pub fn postings(&self, id: u32) -> Vec<(u32, u16, u8)> {
+        let offs = self.section(12);
+        let at = |i: usize| u32_at(offs, i * 4).map(|v| v as usize);
+        let (Some(from), Some(to)) = (at(id as usize), at(id as usize + 1)) else {
+            return Vec::new();
+        };
+        let Some(bytes) = to
+            .checked_sub(from)
+            .and_then(|n| self.read(7, from * TERM, n * TERM))
+        else {
+            return Vec::new();
+        };
+        bytes
+            .chunks_exact(TERM)
+            .map(|t| {
+                (
+                    u32::from_le_bytes([t[0], t[1], t[2], t[3]]),
+                    u16::from_le_bytes([t[4], t[5]]),
+                    t[6],
+                )
+            })
+            .filter(|p| (p.0 as usize) < self.recs.len())
+            .collect()
     }
 
     /// The ids of doc `i`'s description terms, sorted (needs [`Load::Write`]).
@@ -670,22 +723,26 @@ impl View {
         let terms = (0..n_terms as u32)
             .map(|id| String::from_utf8(self.dict_term(id).to_vec()).ok())
             .collect::<Option<Vec<_>>>()?;
+        // The postings are term-major: each doc's list comes out sorted by
+        // term id, as a file entry keeps it.
+        let mut doc_terms: Vec<Vec<(u32, u16, u8)>> = vec![Vec::new(); self.recs.len()];
+        let offs = self.read(12, 0, self.sec[12].1)?;
+        let postings = self.read(7, 0, self.sec[7].1)?;
+        for id in 0..n_terms {
+            let from = u32_at(&offs, id * 4)? as usize;
+            let to = u32_at(&offs, id * 4 + 4)? as usize;
+            for t in postings.get(from * TERM..to * TERM)?.chunks_exact(TERM) {
+                let doc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
+                doc_terms
+                    .get_mut(doc)?
+                    .push((id as u32, u16::from_le_bytes([t[4], t[5]]), t[6]));
+            }
+        }
+        drop(postings);
         let mut files = BTreeMap::new();
-        for i in 0..self.recs.len() {
+        for (i, terms) in doc_terms.into_iter().enumerate() {
             let r = self.recs[i];
             let (summary, error) = self.entry(i);
-            let (off, n) = r.terms;
-            let postings = self.read(7, off * TERM, n * TERM)?;
-            let terms = postings
-                .chunks_exact(TERM)
-                .map(|t| {
-                    (
-                        u32::from_le_bytes([t[0], t[1], t[2], t[3]]),
-                        u16::from_le_bytes([t[4], t[5]]),
-                        t[6],
-                    )
-                })
-                .collect();
             files.insert(
                 self.path(i).to_string(),
                 FileEntry {
@@ -785,11 +842,8 @@ mod tests {
         assert_eq!(view.len(), 3);
         assert_eq!(view.head.conflicts, ["project/m0"]);
         let beta = view.lookup("beta").expect("beta");
-        assert!(
-            view.term(0, beta).is_some()
-                && view.term(1, beta).is_some()
-                && view.term(2, beta).is_none()
-        );
+        let docs: Vec<u32> = view.postings(beta).iter().map(|p| p.0).collect();
+        assert_eq!(docs, [0, 1]);
         assert!(view.lookup("测试").is_some() && view.lookup("nope").is_none());
         let back = view.into_cache(0).expect("decodes");
         assert_eq!(back.files, cache.files);
@@ -819,11 +873,12 @@ mod tests {
         let beta = view.lookup("beta").expect("beta");
         assert!(view.description_terms(1).any(|id| id == beta));
         assert!(!view.description_terms(2).any(|id| id == beta));
-        // Postings were not loaded; summaries are read from the file.
-        assert_eq!(view.term(0, beta), None);
+        // Posting offsets were not loaded; summaries are read from the file.
+        assert!(view.postings(beta).is_empty());
         assert_eq!(view.entry(2).0, cache.files["memory/project/m2.md"].summary);
+        // A query reads its terms' postings from the file.
         let query = View::open(&path, 9, Load::Query).expect("opens");
-        assert!(query.term(0, beta).is_some());
+        assert_eq!(query.postings(beta).len(), 2);
         assert_eq!(query.description_terms(1).count(), 0);
     }
 
@@ -847,7 +902,7 @@ mod tests {
             if let Some(v) = View::parse(b, 1) {
                 // Whatever survives the checks must be safe to read.
                 for i in 0..v.len() {
-                    let _ = (v.path(i), v.entry(i), v.term(i, 0));
+                    let _ = (v.path(i), v.entry(i), v.postings(i as u32));
                 }
                 let _ = v.lookup("beta");
                 let _ = v.into_cache(0);

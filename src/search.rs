@@ -167,16 +167,26 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
         }
         matched.push((doc, len, found));
     };
+    // Each query term's posting list, read where it lies: a query never
+    // touches the postings of the terms it does not have.
+    let mut found_in: std::collections::HashMap<usize, Vec<Option<(u16, u8)>>> = Default::default();
+    for (qi, id) in ids.iter().enumerate() {
+        for (doc, tf, mask) in id.map(|id| view.postings(id)).unwrap_or_default() {
+            found_in
+                .entry(doc as usize)
+                .or_insert_with(|| vec![None; ids.len()])[qi] = Some((tf, mask));
+        }
+    }
     for i in 0..view.len() {
         let r = view.rec(i);
         if corpus.skip[i] || !r.valid || r.expires < opts.today.0 {
             continue;
         }
-        let found = ids
-            .iter()
-            .map(|id| id.and_then(|id| view.term(i, id)))
-            .collect();
-        consider(Doc::Indexed(i), r.len, found);
+        consider(
+            Doc::Indexed(i),
+            r.len,
+            found_in.remove(&i).unwrap_or_default(),
+        );
     }
     for f in &corpus.fresh {
         let Some(s) = &f.summary else { continue };

@@ -191,7 +191,7 @@ pub struct Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 5 * 1000 + crate::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 6 * 1000 + crate::text::TOKENIZER_VERSION;
 
 /// The per-store state directory.
 #[derive(Debug, Clone)]
