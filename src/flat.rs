@@ -55,6 +55,9 @@ pub enum Load {
     /// proposals (it looks up many keys: a read per probe would be tens of
     /// thousands of reads).
     Plan,
+    /// Decoding it all ([`View::into_cache`]): everything but the postings
+    /// and the proposals, which are read a part at a time.
+    Decode,
 }
 
 impl Load {
@@ -63,6 +66,7 @@ impl Load {
             Load::Query => &[0, 1, 2, 3, 4, 5, 6, 12],
             Load::Write => &[0, 1, 2, 3, 4, 5, 6, 9],
             Load::Plan => &[0, 1, 2, 3, 4, 5, 6, 9, 10, 11],
+            Load::Decode => &[0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 12],
         }
     }
 }
@@ -367,6 +371,8 @@ pub struct Rec {
     pub expires: i64,
     /// Weighted length.
     pub len: u32,
+    /// How many distinct terms it has.
+    terms: usize,
     entry: (usize, usize),
     descs: (usize, usize),
     /// It parsed (has a summary).
@@ -393,6 +399,7 @@ impl Rec {
             hash: u64_at(docs, r + 32)?,
             expires: i64_at(docs, r + 40)?,
             len: u32_at(docs, r + 48)?,
+            terms: field(56)?,
             entry: (field(60)?, field(64)?),
             valid: u32_at(docs, r + 68)? != 0,
             confidence: f64::from_le_bytes(docs.get(r + 72..r + 80)?.try_into().ok()?),
@@ -724,21 +731,34 @@ impl View {
             .map(|id| String::from_utf8(self.dict_term(id).to_vec()).ok())
             .collect::<Option<Vec<_>>>()?;
         // The postings are term-major: each doc's list comes out sorted by
-        // term id, as a file entry keeps it.
-        let mut doc_terms: Vec<Vec<(u32, u16, u8)>> = vec![Vec::new(); self.recs.len()];
+        // term id, as a file entry keeps it. They are read a range of terms
+        // at a time (the whole section is tens of megabytes).
+        let mut doc_terms: Vec<Vec<(u32, u16, u8)>> = self
+            .recs
+            .iter()
+            .map(|r| Vec::with_capacity(r.terms.min(1 << 16)))
+            .collect();
         let offs = self.read(12, 0, self.sec[12].1)?;
-        let postings = self.read(7, 0, self.sec[7].1)?;
-        for id in 0..n_terms {
-            let from = u32_at(&offs, id * 4)? as usize;
-            let to = u32_at(&offs, id * 4 + 4)? as usize;
-            for t in postings.get(from * TERM..to * TERM)?.chunks_exact(TERM) {
-                let doc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
-                doc_terms
-                    .get_mut(doc)?
-                    .push((id as u32, u16::from_le_bytes([t[4], t[5]]), t[6]));
+        let at = |id: usize| u32_at(&offs, id * 4).map(|v| v as usize);
+        let mut lo = 0;
+        while lo < n_terms {
+            let start = at(lo)?;
+            let mut hi = lo + 1;
+            while hi < n_terms && at(hi + 1)?.saturating_sub(start) <= 1 << 20 {
+                hi += 1;
             }
+            let end = at(hi)?;
+            let postings = self.read(7, start * TERM, end.checked_sub(start)? * TERM)?;
+            for id in lo..hi {
+                let (from, to) = (at(id)?.checked_sub(start)?, at(id + 1)?.checked_sub(start)?);
+                for t in postings.get(from * TERM..to * TERM)?.chunks_exact(TERM) {
+                    let doc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
+                    let posting = (id as u32, u16::from_le_bytes([t[4], t[5]]), t[6]);
+                    doc_terms.get_mut(doc)?.push(posting);
+                }
+            }
+            lo = hi;
         }
-        drop(postings);
         let mut files = BTreeMap::new();
         for (i, terms) in doc_terms.into_iter().enumerate() {
             let r = self.recs[i];

@@ -292,7 +292,7 @@ impl StateDir {
         let path = self.cache_path();
         let load = || {
             let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
-            let view = crate::flat::View::parse(fs::read(&path).ok()?, CACHE_VERSION)?;
+            let view = crate::flat::View::open(&path, CACHE_VERSION, crate::flat::Load::Decode)?;
             view.into_cache(mtime)
         };
         load().unwrap_or_default()
