@@ -115,10 +115,14 @@ for n in "${sizes[@]}"; do
 
   # consolidate of the pending proposals, against git committing the same
   # files. The reset truncates the logs, so the restore also brings the
-  # persistent index up to date, as it is on a store that only grows.
+  # persistent index up to date, as it is on a store that only grows. The
+  # restore deletes the 1,000 files the run creates again: both sides then
+  # wait out ext4's window for recently deleted inodes (30 s here; see the
+  # rebuild above), in which every file created scans the inode table.
   restore='git reset -q --hard before-consolidate && git clean -fdq memory && memoir reindex -q'
-  bench "$n" consolidate --slow --prepare "$restore" -- memoir consolidate -q --yes
-  bench "$n" git-commit --slow --prepare "$restore && memoir consolidate -q --yes && git reset -q --mixed HEAD~1" -- "git add -A && git commit -qm same-files"
+  settle='sync && sleep 31'
+  bench "$n" consolidate --slow --prepare "$restore && $settle" -- memoir consolidate -q --yes
+  bench "$n" git-commit --slow --prepare "$restore && memoir consolidate -q --yes && git reset -q --mixed HEAD~1 && $settle" -- "git add -A && git commit -qm same-files"
   eval "$restore"
 
   peak "$n" note memoir note "peak note"
