@@ -242,6 +242,43 @@ impl Scan {
     }
 }
 
+/// The memory files a rebuild writes or removes, as MEMORY.md weighs them:
+/// every key changed, and the summaries of the most valuable written (the
+/// block never shows more than its budget, so no more are kept: a rebuild
+/// after every view was deleted writes tens of thousands).
+struct Rewritten {
+    /// Paths written or removed.
+    changed: std::collections::HashSet<String>,
+    best: Vec<(Key, memory::Summary)>,
+    /// Written files that parse.
+    valid: usize,
+    budget: usize,
+}
+
+impl Rewritten {
+    fn new(budget: usize) -> Rewritten {
+        Rewritten {
+            changed: Default::default(),
+            best: Vec::new(),
+            valid: 0,
+            budget,
+        }
+    }
+
+    fn written(&mut self, rel: &str, key: &Key, summary: Option<memory::Summary>) {
+        self.changed.insert(rel.to_string());
+        let Some(summary) = summary else { return };
+        self.valid += 1;
+        self.best.push((key.clone(), summary));
+        if self.best.len() > 2 * self.budget.max(1) {
+            self.best.select_nth_unstable_by(self.budget, |a, b| {
+                index::value_order(&(&a.0, &a.1), &(&b.0, &b.1))
+            });
+            self.best.truncate(self.budget);
+        }
+    }
+}
+
 impl Store {
     /// The append-only and secrets checks of the logs since `base`.
     fn logs_since(&self, base: &str) -> Result<Vec<Problem>, StoreError> {
@@ -672,8 +709,8 @@ impl Store {
         // are found, never all held at once (a rebuild after every view was
         // deleted writes tens of thousands).
         let mut by_version: HashMap<&str, Vec<(&str, &Key)>> = HashMap::new();
-        // What a dry run would write: MEMORY.md is predicted from it.
-        let mut predicted: Vec<(Key, Option<memory::Summary>)> = Vec::new();
+        // What is written, as MEMORY.md weighs it.
+        let mut rewritten = Rewritten::new(self.config.index_budget);
         for &(rel, key) in &writes {
             match scan
                 .replay
@@ -684,14 +721,16 @@ impl Store {
                 Some(id) => by_version.entry(id).or_default().push((rel, key)),
                 None => {
                     report.removed.push(rel.to_string());
-                    predicted.push((key.clone(), None));
+                    rewritten.changed.insert(rel.to_string());
                     if !dry_run {
                         self.remove_view(rel)?;
                     }
                 }
             }
         }
-        self.each_event(|e| {
+        // With nothing to write, the logs are not read again.
+        let nothing_to_write = by_version.is_empty();
+        let mut read_back = |e: crate::event::Event| {
             // The first copy of a version only.
             let Some(targets) = by_version.remove(e.id.as_str()) else {
                 return Ok(());
@@ -701,11 +740,11 @@ impl Store {
             };
             for (rel, key) in targets {
                 report.written.push(rel.to_string());
+                let summary = validate_file(content, rel)
+                    .ok()
+                    .map(|m| memory::Summary::of(&m));
+                rewritten.written(rel, key, summary);
                 if dry_run {
-                    let summary = validate_file(content, rel)
-                        .ok()
-                        .map(|m| memory::Summary::of(&m));
-                    predicted.push((key.clone(), summary));
                     continue;
                 }
                 if let Ok(m) = std::fs::symlink_metadata(self.path(rel)) {
@@ -717,31 +756,12 @@ impl Store {
                 self.write_view(rel, content)?;
             }
             Ok(())
-        })?;
+        };
+        if !nothing_to_write {
+            self.each_event(&mut read_back)?;
+        }
         report.written.sort();
         report.refused.sort_by(|a, b| a.path.cmp(&b.path));
-        if dry_run {
-            // Predict MEMORY.md from the files as they would be: summaries
-            // are all it needs.
-            let mut summaries: BTreeMap<Key, memory::Summary> = scan
-                .files
-                .into_iter()
-                .filter_map(|(rel, seen)| Some((Key::from_rel_path(&rel)?, seen.ok()?.summary?)))
-                .collect();
-            for (key, summary) in predicted {
-                match summary {
-                    Some(s) => summaries.insert(key, s),
-                    None => summaries.remove(&key),
-                };
-            }
-            let (current, wanted) = self.index_from(summaries.iter())?;
-            report.index_changed = current.as_deref() != Some(wanted.as_str());
-            return Ok(report);
-        }
-        // What the logs say, kept; the files' contents let go before the
-        // persistent index is loaded (peak memory on a large store).
-        let keys = crate::store::key_states(&scan.replay);
-        let pending = scan.replay.pending_events();
         let views: BTreeMap<String, u64> = scan
             .replay
             .memories
@@ -751,18 +771,58 @@ impl Store {
             .collect();
         drop(writes);
         drop(unreadable);
-        drop(scan);
-        let mut cache = self.state.load_cache();
-        cache.keys = keys;
-        cache.pending = pending;
-        cache.logs = self
-            .log_files()?
-            .into_iter()
-            .map(|f| (f.rel, f.stamp))
+        // MEMORY.md from the files as they now are: the scan's summaries
+        // (borrowed, not copied), but for the views written or removed since.
+        // Ranked on what the summaries say, keys made only for the most
+        // valuable (as MEMORY.md's cut is made from the index's records).
+        type Rank<'a> = (u8, f64, i64, (&'a str, &'a str));
+        let mut unchanged: Vec<(Rank<'_>, &str, &memory::Summary)> = scan
+            .files
+            .iter()
+            .filter(|(rel, _)| !rewritten.changed.contains(rel.as_str()))
+            .filter_map(|(rel, seen)| {
+                let s = seen.as_ref().ok()?.summary.as_ref()?;
+                let rank = index::type_rank(&s.kind);
+                Some((
+                    (
+                        rank,
+                        s.confidence,
+                        s.updated,
+                        crate::snapshot::split_key(rel)?,
+                    ),
+                    rel.as_str(),
+                    s,
+                ))
+            })
             .collect();
-        self.refresh_files(&mut cache)?;
-        report.index_changed = self.write_index(&cache)?;
-        self.save_cache(&cache);
+        let total = unchanged.len() + rewritten.valid;
+        let budget = self.config.index_budget;
+        if unchanged.len() > budget {
+            unchanged.select_nth_unstable_by(budget, |a, b| index::rank_order(&a.0, &b.0));
+            unchanged.truncate(budget);
+        }
+        let keys: Vec<(Key, &memory::Summary)> = unchanged
+            .iter()
+            .filter_map(|(_, rel, s)| Some((Key::from_rel_path(rel)?, *s)))
+            .collect();
+        let now: Vec<(&Key, &memory::Summary)> = keys
+            .iter()
+            .map(|(k, s)| (k, *s))
+            .chain(rewritten.best.iter().map(|(k, s)| (k, s)))
+            .collect();
+        let block = index::render_chosen(now, total, self.config.index_budget);
+        let (current, wanted) = self.index_with(&block.text)?;
+        report.index_changed = current.as_deref() != Some(wanted.as_str());
+        if dry_run {
+            return Ok(report);
+        }
+        if report.index_changed {
+            self.write_view(INDEX_PATH, &wanted)?;
+        }
+        // The persistent index is not rebuilt here: it is a cache that every
+        // reader checks against the logs' and files' stamps, and the next
+        // one brings it up to date reading only what changed. (Rebuilding
+        // it here would hold it beside what the replay leaves behind.)
         self.journal_reset(&views);
         Ok(report)
     }

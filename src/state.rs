@@ -267,14 +267,10 @@ impl StateDir {
     }
 
     /// Rewrites the journal with one line per path.
-    pub fn journal_compact(&self, map: &HashMap<String, Option<u64>>) -> io::Result<()> {
-        let mut entries: Vec<_> = map.iter().filter(|(_, h)| h.is_some()).collect();
-        entries.sort();
-        let mut text = String::new();
-        for (path, hash) in entries {
-            if let Some(h) = hash {
-                text.push_str(&format!("{h:016x} {path}\n"));
-            }
+    pub fn journal_compact(&self, views: &BTreeMap<String, u64>) -> io::Result<()> {
+        let mut text = String::with_capacity(views.len() * 64);
+        for (path, h) in views {
+            text.push_str(&format!("{h:016x} {path}\n"));
         }
         write_replace(&self.journal_path(), text.as_bytes())
     }

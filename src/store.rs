@@ -1038,15 +1038,6 @@ impl Store {
         self.write_index_block(&block.text)
     }
 
-    /// MEMORY.md as it is and as it should be for these memories.
-    pub(crate) fn index_from<'a>(
-        &self,
-        memories: impl IntoIterator<Item = (&'a Key, &'a Summary)>,
-    ) -> Result<(Option<String>, String), StoreError> {
-        let block = index::render_block(memories, self.config.index_budget);
-        self.index_with(&block.text)
-    }
-
     /// MEMORY.md as it is and as it is with this generated block.
     pub(crate) fn index_with(&self, block: &str) -> Result<(Option<String>, String), StoreError> {
         let current = self.read(INDEX_PATH, None)?;
@@ -1085,8 +1076,7 @@ impl Store {
 
     /// Rewrites the journal from scratch.
     pub(crate) fn journal_reset(&self, views: &BTreeMap<String, u64>) {
-        let map = views.iter().map(|(k, v)| (k.clone(), Some(*v))).collect();
-        let _ = self.state.journal_compact(&map);
+        let _ = self.state.journal_compact(views);
     }
 }
 
