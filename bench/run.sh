@@ -9,7 +9,8 @@
 #
 # Each store: `gen_store <dir> SIZE 42` (4 × SIZE log events, 1,000 pending
 # proposals at 50,000), committed to git. Needs hyperfine and ripgrep
-# (installed from Debian's packages if missing), git and python3.
+# (installed from Debian's packages if missing), git, python3 and bm25s
+# (installed from PyPI if missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 sizes=("$@")
@@ -19,6 +20,7 @@ runs=${RUNS:-10}
 if ! command -v hyperfine >/dev/null || ! command -v rg >/dev/null; then
   apt-get install -y hyperfine ripgrep >/dev/null 2>&1 || { apt-get update >/dev/null && apt-get install -y hyperfine ripgrep >/dev/null; }
 fi
+python3 -c 'import bm25s' 2>/dev/null || pip install -q bm25s >/dev/null 2>&1
 root=$PWD
 cargo build --release --quiet --example gen_store
 cargo build --release --quiet
@@ -89,6 +91,9 @@ for n in "${sizes[@]}"; do
   # The simplest alternative: every memory in one JSON file, keyword search.
   python3 "$root/bench/json_store.py" build . "$work/store-$n.json"
   bench "$n" json-store -- python3 "$root/bench/json_store.py" search "$work/store-$n.json" database migration timeout
+  # BM25 over the same memories (bm25s, numpy/scipy), its index built once.
+  python3 "$root/bench/bm25s_store.py" build . "$work/bm25s-$n"
+  bench "$n" bm25s -- python3 "$root/bench/bm25s_store.py" search "$work/bm25s-$n" database migration timeout
   bench "$n" context -- memoir context --budget 1500 database migration timeout
   bench "$n" reindex -- memoir reindex
   bench "$n" cat-memories -- "find $mem -name '*.md' -print0 | xargs -0 cat >/dev/null"
@@ -151,6 +156,7 @@ ops = [  # operation, its floor (or alternative), what the floor is
     ("remember", "note", "note"),
     ("recall", "rg", "rg -il WORD memory/"),
     ("recall", "json-store", "keyword search of one JSON file (bench/json_store.py)"),
+    ("recall", "bm25s", "BM25 with bm25s, index built once (bench/bm25s_store.py)"),
     ("context", "recall", "recall"),
     ("reindex", "cat-memories", "cat of every memory file"),
     ("rebuild", "cat-logs", "cat of every log file"),
@@ -181,7 +187,7 @@ if len(sizes) > 1:
     pairs = list(zip(sizes, sizes[1:]))
     print("| operation | " + " | ".join(f"k {int(a):,}→{int(b):,}" for a, b in pairs) + " |")
     print("| --- |" + " --- |" * len(pairs))
-    floors = ["printf", "rg", "json-store", "cat-memories", "cat-logs", "cp-deleted"]
+    floors = ["printf", "rg", "json-store", "bm25s", "cat-memories", "cat-logs", "cp-deleted"]
     for op in dict.fromkeys([op for op, _, _ in ops] + floors):
         ks = []
         for a, b in pairs:

@@ -243,7 +243,7 @@ impl Scan {
 }
 
 /// The memory files a rebuild writes or removes, as MEMORY.md weighs them:
-/// every key changed, and the summaries of the most valuable written (the
+/// every path changed, and the summaries of the most valuable written (the
 /// block never shows more than its budget, so no more are kept: a rebuild
 /// after every view was deleted writes tens of thousands).
 struct Rewritten {
