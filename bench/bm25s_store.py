@@ -14,28 +14,15 @@ import json
 import os
 import sys
 
-
-def memories(store):
-    for scope in ("user", "project", "task"):
-        folder = os.path.join(store, "memory", scope)
-        for name in sorted(os.listdir(folder)):
-            if not name.endswith(".md"):
-                continue
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                text = f.read()
-            _, front, body = text.split("---\n", 2)
-            fields = dict(
-                line.split(": ", 1) for line in front.splitlines() if ": " in line
-            )
-            yield f"{scope}/{name[:-3]}", " ".join(
-                [fields.get("name", ""), fields.get("description", ""), body]
-            )
+from json_store import main, memories
 
 
 def build(store, out):
     import bm25s
 
-    keys, texts = zip(*memories(store))
+    keys, texts = zip(
+        *((m["key"], f"{m['name']} {m['description']} {m['body']}") for m in memories(store))
+    )
     retriever = bm25s.BM25()
     retriever.index(bm25s.tokenize(list(texts), show_progress=False), show_progress=False)
     retriever.save(out)
@@ -57,9 +44,4 @@ def search(path, words):
 
 
 if __name__ == "__main__":
-    if len(sys.argv) >= 4 and sys.argv[1] == "build":
-        build(sys.argv[2], sys.argv[3])
-    elif len(sys.argv) >= 4 and sys.argv[1] == "search":
-        search(sys.argv[2], sys.argv[3:])
-    else:
-        sys.exit(__doc__)
+    main(__doc__, build, search)

@@ -13,8 +13,9 @@ import os
 import sys
 
 
-def build(store, out):
-    memories = []
+def memories(store):
+    """Every memory file of the store's three scopes, as a dict of its key,
+    name, description and body (bench/bm25s_store.py reads them too)."""
     for scope in ("user", "project", "task"):
         folder = os.path.join(store, "memory", scope)
         for name in sorted(os.listdir(folder)):
@@ -26,16 +27,17 @@ def build(store, out):
             fields = dict(
                 line.split(": ", 1) for line in front.splitlines() if ": " in line
             )
-            memories.append(
-                {
-                    "key": f"{scope}/{name[:-3]}",
-                    "name": fields.get("name", ""),
-                    "description": fields.get("description", ""),
-                    "body": body,
-                }
-            )
+            yield {
+                "key": f"{scope}/{name[:-3]}",
+                "name": fields.get("name", ""),
+                "description": fields.get("description", ""),
+                "body": body,
+            }
+
+
+def build(store, out):
     with open(out, "w", encoding="utf-8") as f:
-        json.dump(memories, f, ensure_ascii=False)
+        json.dump(list(memories(store)), f, ensure_ascii=False)
 
 
 def search(path, words):
@@ -53,10 +55,15 @@ def search(path, words):
         print(f"{-score} {key}")
 
 
-if __name__ == "__main__":
+def main(usage, build, search):
+    """`build <store> <out>` or `search <index> WORD...`, else the usage."""
     if len(sys.argv) >= 4 and sys.argv[1] == "build":
         build(sys.argv[2], sys.argv[3])
     elif len(sys.argv) >= 4 and sys.argv[1] == "search":
         search(sys.argv[2], sys.argv[3:])
     else:
-        sys.exit(__doc__)
+        sys.exit(usage)
+
+
+if __name__ == "__main__":
+    main(__doc__, build, search)

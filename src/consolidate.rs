@@ -265,16 +265,8 @@ impl Basis<'_> {
                         })
                     })
                     .collect();
-                for (rel, content) in &snap.tail.views {
-                    let Some(m) = content
-                        .as_deref()
-                        .and_then(|c| crate::store::validate_file(c, rel).ok())
-                    else {
-                        continue;
-                    };
-                    if let Some(key) = Key::from_rel_path(rel) {
-                        out.push(Standing::of(key, &crate::memory::Summary::of(&m)));
-                    }
+                for (key, summary) in snap.tail_summaries() {
+                    out.push(Standing::of(key, &summary));
                 }
                 // In key order, as a replay gives them (paths sort otherwise).
                 out.sort_unstable_by(|a, b| a.key.cmp(&b.key));

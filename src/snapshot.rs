@@ -130,7 +130,7 @@ impl Snapshot {
     }
 
     /// Summaries of the views written since the index was saved.
-    fn tail_summaries(&self) -> Vec<(Key, Summary)> {
+    pub(crate) fn tail_summaries(&self) -> Vec<(Key, Summary)> {
         self.tail
             .views
             .iter()
