@@ -762,13 +762,6 @@ impl Store {
         }
         report.written.sort();
         report.refused.sort_by(|a, b| a.path.cmp(&b.path));
-        let views: BTreeMap<String, u64> = scan
-            .replay
-            .memories
-            .keys()
-            .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
-            .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel))
-            .collect();
         drop(writes);
         drop(unreadable);
         // MEMORY.md from the files as they now are: the scan's summaries
@@ -823,7 +816,13 @@ impl Store {
         // reader checks against the logs' and files' stamps, and the next
         // one brings it up to date reading only what changed. (Rebuilding
         // it here would hold it beside what the replay leaves behind.)
-        self.journal_reset(&views);
+        let views = scan
+            .replay
+            .memories
+            .keys()
+            .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
+            .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel));
+        self.journal_reset(views);
         Ok(report)
     }
 

@@ -267,8 +267,11 @@ impl StateDir {
     }
 
     /// Rewrites the journal with one line per path.
-    pub fn journal_compact(&self, views: &BTreeMap<String, u64>) -> io::Result<()> {
-        let mut text = String::with_capacity(views.len() * 64);
+    pub fn journal_compact(
+        &self,
+        views: impl IntoIterator<Item = (String, u64)>,
+    ) -> io::Result<()> {
+        let mut text = String::new();
         for (path, h) in views {
             text.push_str(&format!("{h:016x} {path}\n"));
         }

@@ -1075,7 +1075,7 @@ impl Store {
     }
 
     /// Rewrites the journal from scratch.
-    pub(crate) fn journal_reset(&self, views: &BTreeMap<String, u64>) {
+    pub(crate) fn journal_reset(&self, views: impl IntoIterator<Item = (String, u64)>) {
         let _ = self.state.journal_compact(views);
     }
 }
