@@ -630,8 +630,13 @@ impl Store {
             .iter()
             .filter_map(|id| replay.events.get(id).map(|e| &**e))
             .collect();
+        // A replay has the text of every view it lists, unless the logs
+        // changed between its two reads (a git command beside memoir).
         let Ok(mut plan) = self.plan(&basis, &pending, ctx.now.date(), &snap) else {
-            return Err(StoreError::Decision("a replay could not plan".into()).into());
+            return Err(StoreError::Decision(
+                "the logs changed while consolidate read them; run it again".into(),
+            )
+            .into());
         };
         if opts.dry_run {
             return Ok(plan);
