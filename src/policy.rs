@@ -302,16 +302,28 @@ fn is_placeholder(v: &str) -> bool {
 /// Finds secrets in `text`, one finding per line at most, the specific rule
 /// winning over the generic ones.
 pub fn find_secrets(text: &str) -> Vec<Finding> {
+    // Most texts hold no secret, and a rule the whole text does not match
+    // matches none of its lines (no pattern is anchored): one search of the
+    // text per rule leaves only the rules worth asking line by line, instead
+    // of every rule on every line (a 12-line memory: 1 search, not 12).
+    let live: Vec<(&Rule, &Regex)> = rules()
+        .iter()
+        .filter(|rule| rule.needle.is_none_or(|n| text.contains(n)))
+        .filter_map(|rule| Some((rule, rule.regex()?)))
+        .filter(|(_, re)| re.is_match(text))
+        .collect();
     let mut found: Vec<Finding> = Vec::new();
+    if live.is_empty() {
+        return found;
+    }
     for (i, line) in text.lines().enumerate() {
         if line.len() < 8 {
             continue;
         }
-        for rule in rules() {
+        for &(rule, re) in &live {
             if rule.needle.is_some_and(|n| !line.contains(n)) {
                 continue;
             }
-            let Some(re) = rule.regex() else { continue };
             // Most lines match no rule: ask cheaply before building captures.
             if !re.is_match(line) {
                 continue;
@@ -347,6 +359,22 @@ mod tests {
             let rule = rules().iter().find(|r| r.id == *id).expect("rule");
             assert!(rule.pattern.contains(needle), "{id}");
         }
+    }
+
+    #[test]
+    fn no_pattern_is_anchored() {
+        // find_secrets rules out a rule by one search of the whole text: a
+        // pattern anchored to a line's start or end would be missed there.
+        for (id, pattern, _) in PATTERNS {
+            let outside_classes = pattern.split('[').map(|p| p.split_once(']').map_or(p, |x| x.1));
+            for part in outside_classes {
+                assert!(!part.contains('^') && !part.contains('$'), "{id}");
+            }
+        }
+        let text = "first line\nsecond: token = ghp_0123456789abcdefghijklmnopqrstuvwxyz\nlast";
+        let found = find_secrets(text);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].line, 2);
     }
 
     #[test]
