@@ -321,7 +321,7 @@ impl Store {
             .notes
             .iter()
             .filter(|id| !consumed.contains(id))
-            .filter_map(|id| replay.events.get(id).map(|e| (**e).clone()))
+            .filter_map(|id| replay.events.get(id).cloned())
             .collect())
     }
 
@@ -628,7 +628,7 @@ impl Store {
         let pending: Vec<&Event> = replay
             .pending
             .iter()
-            .filter_map(|id| replay.events.get(id).map(|e| &**e))
+            .filter_map(|id| replay.events.get(id))
             .collect();
         // A replay has the text of every view it lists, unless the logs
         // changed between its two reads (a git command beside memoir).

@@ -7,7 +7,7 @@ use crate::replay::Replay;
 use crate::store::{Store, StoreError};
 use crate::text;
 use crate::time::Timestamp;
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// How one memory changed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -153,13 +153,11 @@ impl Store {
             Some(r) => self.side_at(r)?,
             None => ("work tree".to_string(), self.side_now()?),
         };
-        let known: HashSet<&String> = a.replay.events.keys().collect();
         let mut new_events: Vec<&Event> = b
             .replay
             .events
             .values()
-            .map(|e| &**e)
-            .filter(|e| !known.contains(&e.id))
+            .filter(|e| !a.replay.events.contains_key(&e.id))
             .collect();
         new_events.sort_by(|x, y| (x.time, &x.id).cmp(&(y.time, &y.id)));
         let mut out = MemoryDiff {

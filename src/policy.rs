@@ -366,7 +366,9 @@ mod tests {
         // find_secrets rules out a rule by one search of the whole text: a
         // pattern anchored to a line's start or end would be missed there.
         for (id, pattern, _) in PATTERNS {
-            let outside_classes = pattern.split('[').map(|p| p.split_once(']').map_or(p, |x| x.1));
+            let outside_classes = pattern
+                .split('[')
+                .map(|p| p.split_once(']').map_or(p, |x| x.1));
             for part in outside_classes {
                 assert!(!part.contains('^') && !part.contains('$'), "{id}");
             }

@@ -27,7 +27,7 @@ pub struct Versions {
 #[derive(Debug, Default)]
 pub struct Replay {
     /// Every distinct event, by id.
-    pub events: HashMap<String, Box<Event>>,
+    pub events: Events,
     /// Each memory ever written, by key.
     pub memories: BTreeMap<Key, Versions>,
     /// Ids of `propose` events no later event consumed, oldest first.
@@ -36,11 +36,90 @@ pub struct Replay {
     pub notes: Vec<String>,
     /// Things a reader should know (unknown `prev`, duplicate ids).
     pub warnings: Vec<String>,
-    /// Fingerprints of the contents of versions whose text a lean replay
-    /// let go (see [`Builder`]), by id.
-    pub shed: HashMap<String, u64>,
     /// Notes a [`Keep::Prints`] replay only counted (fingerprint by id).
-    pub counted_notes: HashMap<String, u64>,
+    counted_notes: HashMap<IdKey, u64>,
+}
+
+/// An event id as a map key: ids are 26 ASCII characters ([`crate::event::is_id`];
+/// every id read from a log is checked), so a key is its bytes, with no
+/// allocation of its own.
+type IdKey = [u8; 26];
+
+fn id_key(id: &str) -> Option<IdKey> {
+    id.as_bytes().try_into().ok()
+}
+
+/// Every distinct event of a replay, found by id.
+///
+/// A replay of a large store holds hundreds of thousands of events: each is
+/// stored once, in place, beside the fingerprint of the text a lean replay
+/// let go, and found through a table of fixed-size ids. (A map from a
+/// copied `String` id to a boxed event, with the fingerprints in a second
+/// such map, cost ~150 bytes more per event.)
+#[derive(Debug, Default)]
+pub struct Events {
+    slots: Vec<Slot>,
+    by_id: HashMap<IdKey, u32>,
+}
+
+#[derive(Debug)]
+struct Slot {
+    event: Event,
+    /// Fingerprint of the content whose text was let go (see [`Builder`]).
+    shed: Option<u64>,
+}
+
+impl Events {
+    /// The event with this id.
+    pub fn get(&self, id: &str) -> Option<&Event> {
+        self.slot(id).map(|s| &s.event)
+    }
+
+    /// Is there an event with this id?
+    pub fn contains_key(&self, id: &str) -> bool {
+        self.slot(id).is_some()
+    }
+
+    /// Every event, in the order first added.
+    pub fn values(&self) -> impl Iterator<Item = &Event> {
+        self.slots.iter().map(|s| &s.event)
+    }
+
+    /// How many events.
+    pub fn len(&self) -> usize {
+        self.slots.len()
+    }
+
+    /// No events at all.
+    pub fn is_empty(&self) -> bool {
+        self.slots.is_empty()
+    }
+
+    /// The fingerprint of a version's content whose text was let go.
+    pub fn shed_print(&self, id: &str) -> Option<u64> {
+        self.slot(id)?.shed
+    }
+
+    fn slot(&self, id: &str) -> Option<&Slot> {
+        let i = *self.by_id.get(&id_key(id)?)?;
+        self.slots.get(i as usize)
+    }
+
+    fn slot_mut(&mut self, id: &str) -> Option<&mut Slot> {
+        let i = *self.by_id.get(&id_key(id)?)?;
+        self.slots.get_mut(i as usize)
+    }
+
+    /// Adds an event whose id is not here yet; false for an id that is no
+    /// event id (none read from a log is).
+    fn insert(&mut self, event: Event) -> bool {
+        let (Some(key), Ok(i)) = (id_key(&event.id), u32::try_from(self.slots.len())) else {
+            return false;
+        };
+        self.by_id.insert(key, i);
+        self.slots.push(Slot { event, shed: None });
+        true
+    }
 }
 
 /// The content a version event gives its memory: `None` for a tombstone.
@@ -94,15 +173,15 @@ impl Builder {
     }
 
     fn shed(&mut self, id: &str) {
-        if self.r.shed.contains_key(id) {
+        let Some(slot) = self.r.events.slot_mut(id) else {
+            return;
+        };
+        if slot.shed.is_some() {
             return;
         }
-        if let Some(e) = self.r.events.get_mut(id) {
-            if let Some(c) = version_content(e) {
-                let print = crate::state::fingerprint(c.as_bytes());
-                e.body = String::new();
-                self.r.shed.insert(id.to_string(), print);
-            }
+        if let Some(c) = version_content(&slot.event) {
+            slot.shed = Some(crate::state::fingerprint(c.as_bytes()));
+            slot.event.body = String::new();
         }
     }
 
@@ -111,29 +190,32 @@ impl Builder {
         if self.keep == Keep::Prints && e.op == Op::Note {
             // Notes change no memory: a fingerprint tells duplicates apart.
             let print = crate::state::fingerprint(e.render().as_bytes());
-            match self.r.counted_notes.get(&e.id) {
+            let Some(id) = id_key(&e.id) else {
+                return self.invalid_id(&e.id);
+            };
+            match self.r.counted_notes.get(&id) {
                 Some(p) if *p != print => self.r.warnings.push(format!(
                     "event {} appears twice with different content; the first copy is used",
                     e.id
                 )),
                 Some(_) => {}
                 None => {
-                    self.r.counted_notes.insert(e.id, print);
+                    self.r.counted_notes.insert(id, print);
                 }
             }
             return;
         }
-        if let Some(seen) = self.r.events.get(&e.id) {
-            let same = match self.r.shed.get(&e.id) {
+        if let Some(seen) = self.r.events.slot(&e.id) {
+            let same = match seen.shed {
                 Some(print) => {
                     version_content(&e).map(|c| crate::state::fingerprint(c.as_bytes()))
-                        == Some(*print)
+                        == Some(print)
                         && Event {
                             body: String::new(),
                             ..e.clone()
-                        } == **seen
+                        } == seen.event
                 }
-                None => **seen == e,
+                None => seen.event == e,
             };
             if !same {
                 self.r.warnings.push(format!(
@@ -148,7 +230,9 @@ impl Builder {
         let lean = self.keep == Keep::Views && e.op.is_version();
         let prev = if lean { e.prev.clone() } else { Vec::new() };
         let version = e.op.is_version();
-        self.r.events.insert(id.clone(), Box::new(e));
+        if !self.r.events.insert(e) {
+            return self.invalid_id(&id);
+        }
         if self.keep == Keep::Prints && version {
             self.shed(&id);
         }
@@ -170,6 +254,12 @@ impl Builder {
         }
     }
 
+    fn invalid_id(&mut self, id: &str) {
+        self.r
+            .warnings
+            .push(format!("`{id}` is not an event id; the event is ignored"));
+    }
+
     /// The replay (see [`Replay::missing_views`]).
     pub fn finish(self) -> Replay {
         self.r.resolve()
@@ -189,7 +279,7 @@ impl Replay {
     /// Works out every memory's versions from the gathered events.
     fn resolve(self) -> Replay {
         let mut r = self;
-        let mut order: Vec<&Event> = r.events.values().map(|e| &**e).collect();
+        let mut order: Vec<&Event> = r.events.values().collect();
         order.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
 
         let mut by_key: BTreeMap<Key, Vec<&Event>> = BTreeMap::new();
@@ -213,7 +303,7 @@ impl Replay {
         }
         let mut warnings = Vec::new();
         for (key, versions) in by_key {
-            let v = resolve_key(&key, &versions, &r.events, &r.shed, &mut warnings);
+            let v = resolve_key(&key, &versions, &r.events, &mut warnings);
             r.memories.insert(key, v);
         }
         r.warnings.extend(warnings);
@@ -235,18 +325,14 @@ impl Replay {
     /// should exist (known even where the text was let go).
     pub fn view_print(&self, key: &Key) -> Option<u64> {
         let id = self.memories.get(key)?.view.as_ref()?;
-        match self.shed.get(id) {
-            Some(print) => Some(*print),
-            None => version_content(self.events.get(id)?)
-                .map(|c| crate::state::fingerprint(c.as_bytes())),
-        }
+        print_of(&self.events, id)
     }
 
     /// The pending proposals, whole, oldest first.
     pub fn pending_events(&self) -> Vec<Event> {
         self.pending
             .iter()
-            .filter_map(|id| self.events.get(id).map(|e| (**e).clone()))
+            .filter_map(|id| self.events.get(id).cloned())
             .collect()
     }
 
@@ -263,16 +349,16 @@ impl Replay {
         self.memories
             .values()
             .filter_map(|v| v.view.as_ref())
-            .filter(|id| self.shed.contains_key(*id))
+            .filter(|id| self.events.shed_print(id).is_some())
             .cloned()
             .collect()
     }
 
     /// Puts back the text of a version a lean replay let go.
     pub fn restore(&mut self, e: Event) {
-        if self.shed.remove(&e.id).is_some() {
-            if let Some(seen) = self.events.get_mut(&e.id) {
-                seen.body = e.body;
+        if let Some(slot) = self.events.slot_mut(&e.id) {
+            if slot.shed.take().is_some() {
+                slot.event.body = e.body;
             }
         }
     }
@@ -285,22 +371,25 @@ impl Replay {
     /// Has any version of `key` had content with this fingerprint?
     pub fn has_version(&self, key: &Key, print: u64) -> bool {
         self.memories.get(key).is_some_and(|v| {
-            v.all.iter().any(|id| match self.shed.get(id) {
-                Some(p) => *p == print,
-                None => self.events.get(id).is_some_and(|e| {
-                    version_content(e).map(|c| crate::state::fingerprint(c.as_bytes()))
-                        == Some(print)
-                }),
-            })
+            v.all
+                .iter()
+                .any(|id| print_of(&self.events, id) == Some(print))
         })
     }
+}
+
+/// The fingerprint of a version's content, known even where the text was
+/// let go; `None` for a tombstone or an unknown id.
+fn print_of(events: &Events, id: &str) -> Option<u64> {
+    let slot = events.slot(id)?;
+    slot.shed
+        .or_else(|| version_content(&slot.event).map(|c| crate::state::fingerprint(c.as_bytes())))
 }
 
 fn resolve_key(
     key: &Key,
     versions: &[&Event],
-    events: &HashMap<String, Box<Event>>,
-    shed: &HashMap<String, u64>,
+    events: &Events,
     warnings: &mut Vec<String>,
 ) -> Versions {
     let mine: HashSet<&str> = versions.iter().map(|e| e.id.as_str()).collect();
@@ -332,12 +421,8 @@ fn resolve_key(
         warnings.push(format!("{key}: its versions replace each other in a cycle"));
         heads.extend(versions.last().map(|e| e.id.as_str()));
     }
-    let content = |id: &str| events.get(id).and_then(|e| version_content(e));
     // Compared by fingerprint: a replay may have let go of the text.
-    let print = |id: &str| match shed.get(id) {
-        Some(p) => Some(*p),
-        None => content(id).map(|c| crate::state::fingerprint(c.as_bytes())),
-    };
+    let print = |id: &str| print_of(events, id);
     let first = heads[0];
     let agree = heads.iter().all(|h| print(h) == print(first));
     let view = if agree {
@@ -510,7 +595,10 @@ mod tests {
         assert_eq!(lean.memories, full.memories);
         let id = |c: char| ev(c, Op::Note, 0, &[], "").id;
         for replaced in ['A', 'B', 'C'] {
-            assert!(lean.shed.contains_key(&id(replaced)), "{replaced}");
+            assert!(
+                lean.events.shed_print(&id(replaced)).is_some(),
+                "{replaced}"
+            );
         }
         let key = Key::parse("project/x").unwrap().0;
         for old in ["a", "b", "c", "d", "e"] {

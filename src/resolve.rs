@@ -107,7 +107,7 @@ pub fn conflicts(replay: &Replay) -> Vec<Conflict> {
     let proposals: Vec<&Event> = replay
         .pending
         .iter()
-        .filter_map(|id| replay.events.get(id).map(|e| &**e))
+        .filter_map(|id| replay.events.get(id))
         .collect();
     for p in &proposals {
         if let Some(k) = &p.key {
