@@ -6,6 +6,9 @@
 #
 #   bench/run.sh [SIZE...]        default sizes: 1000 10000 50000
 #   RUNS=5 bench/run.sh 50000     fewer runs per measurement (default 10)
+#   GEN="--zh 0.6 --body-lines 12 --seed 7" bench/run.sh 50000
+#                                 another store shape (gen_store's options;
+#                                 --seed replaces the default seed 42)
 #
 # Each store: `gen_store <dir> SIZE 42` (4 × SIZE log events, 1,000 pending
 # proposals at 50,000), committed to git. Needs hyperfine and ripgrep
@@ -22,6 +25,12 @@ if ! command -v hyperfine >/dev/null || ! command -v rg >/dev/null; then
 fi
 python3 -c 'import bm25s' 2>/dev/null || pip install -q bm25s >/dev/null 2>&1
 root=$PWD
+seed=42
+gen_opts=()
+set -- ${GEN:-}
+while [ $# -gt 0 ]; do
+  if [ "$1" = --seed ]; then seed=$2; shift 2; else gen_opts+=("$1"); shift; fi
+done
 cargo build --release --quiet --example gen_store
 cargo build --release --quiet
 export PATH="$PWD/target/release:$PATH"
@@ -36,6 +45,10 @@ export GIT_CONFIG_GLOBAL="$work/gitconfig" GIT_CONFIG_NOSYSTEM=1
 git config --global user.name Bench
 git config --global user.email bench@example.com
 git config --global init.defaultBranch main
+# No background `git gc --auto` after committing 50,000 new files: it takes
+# both cores for minutes, under the timings.
+git config --global gc.auto 0
+git config --global maintenance.auto false
 
 # bench SIZE NAME [hyperfine options...] -- COMMAND: records the median (ms)
 # of whole-process time. Commands run through a shell (hyperfine subtracts
@@ -69,7 +82,7 @@ peak() {
 for n in "${sizes[@]}"; do
   store="$work/store-$n"
   echo "generating $n memories…" >&2
-  "$gen" "$store" "$n" 42 >&2
+  "$gen" "$store" "$n" "$seed" "${gen_opts[@]}" >&2
   cd "$store"
   git add -A >/dev/null && git commit -qm "generated store"
   git tag base
@@ -146,10 +159,11 @@ for n in "${sizes[@]}"; do
   cd - >/dev/null
 done
 
-python3 - "$results" "${sizes[@]}" <<'PY'
+python3 - "$results" "seed $seed ${GEN:-}" "${sizes[@]}" <<'PY'
 import math, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-sizes = sys.argv[2:]
+shape = sys.argv[2]
+sizes = sys.argv[3:]
 t = {(n, k): float(v) for n, k, v in rows}
 ops = [  # operation, its floor (or alternative), what the floor is
     ("note", "printf", "printf >> file"),
@@ -169,7 +183,7 @@ ops = [  # operation, its floor (or alternative), what the floor is
 names = {"rebuild-deleted": "rebuild, every view deleted", "commit-hooked": "commit with pre-commit hook",
          "cold-recall": "recall, no persistent index"}
 for n in sizes:
-    print(f"\n### {int(n):,} memories, {4 * int(n):,} log events\n")
+    print(f"\n### {int(n):,} memories (gen_store {shape.strip()})\n")
     print("| operation | median | floor or alternative | its median | ratio | peak RSS |")
     print("| --- | --- | --- | --- | --- | --- |")
     for op, floor, label in ops:
