@@ -184,14 +184,20 @@ pub fn begin(
             let _ = std::fs::remove_file(&lock_path);
         }
     }
+    // The note goes first: a memoir killed right after taking the lock is
+    // then still known as its owner (written after, a kill between the two
+    // left a lock that no later memoir would remove).
+    std::fs::write(owner, std::process::id().to_string()).map_err(commit_err)?;
     let lock = gix::lock::File::acquire_to_update_resource(
         &index_path,
         gix::lock::acquire::Fail::Immediately,
         None,
         0,
     )
-    .map_err(|_| CommitError::IndexLocked(lock_path.clone()))?;
-    std::fs::write(owner, std::process::id().to_string()).map_err(commit_err)?;
+    .map_err(|_| {
+        let _ = std::fs::remove_file(owner);
+        CommitError::IndexLocked(lock_path.clone())
+    })?;
     let head = repo.head_id().ok().map(|id| id.detach());
     Ok((
         Session {
