@@ -159,7 +159,7 @@ for n in "${sizes[@]}"; do
   cd - >/dev/null
 done
 
-python3 - "$results" "seed $seed ${GEN:-}" "${sizes[@]}" <<'PY'
+python3 - "$results" "seed $seed ${gen_opts[*]}" "${sizes[@]}" <<'PY'
 import math, sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 shape = sys.argv[2]
