@@ -52,15 +52,24 @@ fn id_key(id: &str) -> Option<IdKey> {
 /// Every distinct event of a replay, found by id.
 ///
 /// A replay of a large store holds hundreds of thousands of events: each is
-/// stored once, in place, beside the fingerprint of the text a lean replay
-/// let go, and found through a table of fixed-size ids. (A map from a
-/// copied `String` id to a boxed event, with the fingerprints in a second
-/// such map, cost ~150 bytes more per event.)
+/// stored once, in place, and found through a table of fixed-size ids. A
+/// [`Keep::Prints`] replay keeps each version only as what resolving needs
+/// ([`Lean`]: ids as bytes, the key interned, the content's fingerprint),
+/// about a fifth of an [`Event`] with its strings; such versions are
+/// counted and resolved, but [`Events::get`] and [`Events::values`] give
+/// only the events kept whole.
 #[derive(Debug, Default)]
 pub struct Events {
-    slots: Vec<Slot>,
+    whole: Vec<Slot>,
+    lean: Vec<Lean>,
+    /// Index into `whole`, or into `lean` with [`LEAN`] set.
     by_id: HashMap<IdKey, u32>,
+    /// The keys of lean versions, interned.
+    keys: Vec<Key>,
+    key_ids: HashMap<Key, u32>,
 }
+
+const LEAN: u32 = 1 << 31;
 
 #[derive(Debug)]
 struct Slot {
@@ -69,55 +78,218 @@ struct Slot {
     shed: Option<u64>,
 }
 
+/// A version as a [`Keep::Prints`] replay keeps it.
+#[derive(Debug)]
+struct Lean {
+    id: IdKey,
+    time: crate::time::Timestamp,
+    op: Op,
+    key: Option<u32>,
+    prev: Box<[IdKey]>,
+    consumed: Box<[IdKey]>,
+    /// Fingerprint of the content (`None`: a tombstone).
+    print: Option<u64>,
+    /// Fingerprint of everything else ([`meta_print`]), to tell a
+    /// duplicate from a different event under the same id.
+    meta: u64,
+}
+
+/// Event ids, as an event keeps them or as a lean version does.
+#[derive(Debug, Clone, Copy)]
+enum Ids<'a> {
+    Strings(&'a [String]),
+    Bytes(&'a [IdKey]),
+}
+
+impl<'a> Ids<'a> {
+    fn iter(self) -> impl Iterator<Item = &'a str> {
+        let (strings, bytes) = match self {
+            Ids::Strings(s) => (s, &[][..]),
+            Ids::Bytes(b) => (&[][..], b),
+        };
+        strings
+            .iter()
+            .map(String::as_str)
+            .chain(bytes.iter().map(id_str))
+    }
+}
+
+/// An id kept as bytes, as text: it was text when it was kept.
+fn id_str(id: &IdKey) -> &str {
+    std::str::from_utf8(id).unwrap_or_default()
+}
+
+/// What resolving reads of an event, however it is kept.
+#[derive(Debug, Clone, Copy)]
+struct Meta<'a> {
+    id: &'a str,
+    time: crate::time::Timestamp,
+    op: Op,
+    key: Option<&'a Key>,
+    prev: Ids<'a>,
+    consumed: Ids<'a>,
+}
+
+impl<'a> Meta<'a> {
+    fn of(e: &'a Event) -> Meta<'a> {
+        Meta {
+            id: &e.id,
+            time: e.time,
+            op: e.op,
+            key: e.key.as_ref(),
+            prev: Ids::Strings(&e.prev),
+            consumed: Ids::Strings(&e.consumed),
+        }
+    }
+}
+
+/// A fingerprint of an event but for its body.
+fn meta_print(e: &Event) -> u64 {
+    use crate::state::fingerprint_extend as fold;
+    let mut h = crate::state::fingerprint(e.id.as_bytes());
+    for part in [e.op.as_str(), &e.actor, e.reason.as_deref().unwrap_or("\0")]
+        .into_iter()
+        .chain(e.redacted.as_deref())
+    {
+        h = fold(fold(h, part.as_bytes()), b"\n");
+    }
+    h = fold(h, &e.time.0.to_le_bytes());
+    h = fold(
+        h,
+        e.key
+            .as_ref()
+            .map_or(String::new(), Key::to_string)
+            .as_bytes(),
+    );
+    for id in &e.prev {
+        h = fold(h, id.as_bytes());
+    }
+    h = fold(h, b"|");
+    for id in &e.consumed {
+        h = fold(h, id.as_bytes());
+    }
+    h
+}
+
 impl Events {
-    /// The event with this id.
+    /// The event with this id, if it is kept whole.
     pub fn get(&self, id: &str) -> Option<&Event> {
         self.slot(id).map(|s| &s.event)
     }
 
     /// Is there an event with this id?
     pub fn contains_key(&self, id: &str) -> bool {
-        self.slot(id).is_some()
+        id_key(id).is_some_and(|k| self.by_id.contains_key(&k))
     }
 
-    /// Every event, in the order first added.
+    /// Every event kept whole, in the order first added.
     pub fn values(&self) -> impl Iterator<Item = &Event> {
-        self.slots.iter().map(|s| &s.event)
+        self.whole.iter().map(|s| &s.event)
     }
 
-    /// How many events.
+    /// How many events (lean versions included).
     pub fn len(&self) -> usize {
-        self.slots.len()
+        self.whole.len() + self.lean.len()
     }
 
     /// No events at all.
     pub fn is_empty(&self) -> bool {
-        self.slots.is_empty()
+        self.len() == 0
     }
 
     /// The fingerprint of a version's content whose text was let go.
     pub fn shed_print(&self, id: &str) -> Option<u64> {
-        self.slot(id)?.shed
+        match self.find(id)? {
+            i if i & LEAN != 0 => self.lean.get((i & !LEAN) as usize)?.print,
+            i => self.whole.get(i as usize)?.shed,
+        }
+    }
+
+    fn find(&self, id: &str) -> Option<u32> {
+        self.by_id.get(&id_key(id)?).copied()
     }
 
     fn slot(&self, id: &str) -> Option<&Slot> {
-        let i = *self.by_id.get(&id_key(id)?)?;
-        self.slots.get(i as usize)
+        self.find(id)
+            .filter(|i| i & LEAN == 0)
+            .and_then(|i| self.whole.get(i as usize))
     }
 
     fn slot_mut(&mut self, id: &str) -> Option<&mut Slot> {
-        let i = *self.by_id.get(&id_key(id)?)?;
-        self.slots.get_mut(i as usize)
+        self.find(id)
+            .filter(|i| i & LEAN == 0)
+            .and_then(|i| self.whole.get_mut(i as usize))
+    }
+
+    fn lean(&self, id: &str) -> Option<&Lean> {
+        self.find(id)
+            .filter(|i| i & LEAN != 0)
+            .and_then(|i| self.lean.get((i & !LEAN) as usize))
+    }
+
+    /// Every event, as resolving reads it.
+    fn metas(&self) -> impl Iterator<Item = Meta<'_>> {
+        self.values()
+            .map(Meta::of)
+            .chain(self.lean.iter().map(|l| Meta {
+                id: id_str(&l.id),
+                time: l.time,
+                op: l.op,
+                key: l.key.and_then(|k| self.keys.get(k as usize)),
+                prev: Ids::Bytes(&l.prev),
+                consumed: Ids::Bytes(&l.consumed),
+            }))
     }
 
     /// Adds an event whose id is not here yet; false for an id that is no
     /// event id (none read from a log is).
     fn insert(&mut self, event: Event) -> bool {
-        let (Some(key), Ok(i)) = (id_key(&event.id), u32::try_from(self.slots.len())) else {
+        let (Some(key), Ok(i)) = (id_key(&event.id), u32::try_from(self.whole.len())) else {
             return false;
         };
+        if i >= LEAN {
+            return false;
+        }
         self.by_id.insert(key, i);
-        self.slots.push(Slot { event, shed: None });
+        self.whole.push(Slot { event, shed: None });
+        true
+    }
+
+    /// Adds a version whose id is not here yet as only what resolving needs.
+    fn insert_lean(&mut self, e: &Event) -> bool {
+        let ids =
+            |list: &[String]| -> Option<Box<[IdKey]>> { list.iter().map(|p| id_key(p)).collect() };
+        let (Some(id), Ok(i), Some(prev), Some(consumed)) = (
+            id_key(&e.id),
+            u32::try_from(self.lean.len()),
+            ids(&e.prev),
+            ids(&e.consumed),
+        ) else {
+            return false;
+        };
+        if i >= LEAN {
+            return false;
+        }
+        let key = e.key.as_ref().map(|k| match self.key_ids.get(k) {
+            Some(n) => *n,
+            None => {
+                let n = self.keys.len() as u32;
+                self.keys.push(k.clone());
+                self.key_ids.insert(k.clone(), n);
+                n
+            }
+        });
+        self.by_id.insert(id, i | LEAN);
+        self.lean.push(Lean {
+            id,
+            time: e.time,
+            op: e.op,
+            key,
+            prev,
+            consumed,
+            print: version_content(e).map(|c| crate::state::fingerprint(c.as_bytes())),
+            meta: meta_print(e),
+        });
         true
     }
 }
@@ -159,6 +331,7 @@ pub enum Keep {
     /// What can be a view: versions no other version of the memory replaces.
     Views,
     /// None: only fingerprints (enough to compare files with the views);
+    /// versions are kept only as what resolving needs (see [`Events`]),
     /// notes are counted, not kept.
     Prints,
 }
@@ -205,6 +378,16 @@ impl Builder {
             }
             return;
         }
+        if let Some(seen) = self.r.events.lean(&e.id) {
+            let print = version_content(&e).map(|c| crate::state::fingerprint(c.as_bytes()));
+            if seen.print != print || seen.meta != meta_print(&e) {
+                self.r.warnings.push(format!(
+                    "event {} appears twice with different content; the first copy is used",
+                    e.id
+                ));
+            }
+            return;
+        }
         if let Some(seen) = self.r.events.slot(&e.id) {
             let same = match seen.shed {
                 Some(print) => {
@@ -229,12 +412,14 @@ impl Builder {
         let key = e.key.clone();
         let lean = self.keep == Keep::Views && e.op.is_version();
         let prev = if lean { e.prev.clone() } else { Vec::new() };
-        let version = e.op.is_version();
+        if self.keep == Keep::Prints && e.op.is_version() {
+            if !self.r.events.insert_lean(&e) {
+                self.invalid_id(&id);
+            }
+            return;
+        }
         if !self.r.events.insert(e) {
             return self.invalid_id(&id);
-        }
-        if self.keep == Keep::Prints && version {
-            self.shed(&id);
         }
         if !lean {
             return;
@@ -279,32 +464,32 @@ impl Replay {
     /// Works out every memory's versions from the gathered events.
     fn resolve(self) -> Replay {
         let mut r = self;
-        let mut order: Vec<&Event> = r.events.values().collect();
-        order.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+        let mut order: Vec<Meta<'_>> = r.events.metas().collect();
+        order.sort_by(|a, b| (a.time, a.id).cmp(&(b.time, b.id)));
 
-        let mut by_key: BTreeMap<Key, Vec<&Event>> = BTreeMap::new();
+        let mut by_key: BTreeMap<&Key, Vec<Meta<'_>>> = BTreeMap::new();
         let mut consumed: HashSet<&str> = HashSet::new();
         for e in &order {
-            consumed.extend(e.consumed.iter().map(String::as_str));
+            consumed.extend(e.consumed.iter());
             match e.op {
-                Op::Note => r.notes.push(e.id.clone()),
+                Op::Note => r.notes.push(e.id.to_string()),
                 op if op.is_version() => {
-                    if let Some(k) = &e.key {
-                        by_key.entry(k.clone()).or_default().push(e);
+                    if let Some(k) = e.key {
+                        by_key.entry(k).or_default().push(*e);
                     }
                 }
                 _ => {}
             }
         }
         for e in &order {
-            if e.op == Op::Propose && !consumed.contains(e.id.as_str()) {
-                r.pending.push(e.id.clone());
+            if e.op == Op::Propose && !consumed.contains(e.id) {
+                r.pending.push(e.id.to_string());
             }
         }
         let mut warnings = Vec::new();
         for (key, versions) in by_key {
-            let v = resolve_key(&key, &versions, &r.events, &mut warnings);
-            r.memories.insert(key, v);
+            let v = resolve_key(key, &versions, &r.events, &mut warnings);
+            r.memories.insert(key.clone(), v);
         }
         r.warnings.extend(warnings);
         r
@@ -381,27 +566,30 @@ impl Replay {
 /// The fingerprint of a version's content, known even where the text was
 /// let go; `None` for a tombstone or an unknown id.
 fn print_of(events: &Events, id: &str) -> Option<u64> {
+    if let Some(lean) = events.lean(id) {
+        return lean.print;
+    }
     let slot = events.slot(id)?;
     slot.shed
         .or_else(|| version_content(&slot.event).map(|c| crate::state::fingerprint(c.as_bytes())))
 }
 
-fn resolve_key(
+fn resolve_key<'a>(
     key: &Key,
-    versions: &[&Event],
+    versions: &[Meta<'a>],
     events: &Events,
     warnings: &mut Vec<String>,
 ) -> Versions {
-    let mine: HashSet<&str> = versions.iter().map(|e| e.id.as_str()).collect();
+    let mine: HashSet<&str> = versions.iter().map(|e| e.id).collect();
     // prev links within this memory's DAG; an unknown prev makes a root.
-    let mut parents: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut parents: HashMap<&'a str, Vec<&'a str>> = HashMap::new();
     let mut replaced: HashSet<&str> = HashSet::new();
     for e in versions {
         let mut ps = Vec::new();
-        for p in &e.prev {
-            if mine.contains(p.as_str()) {
-                ps.push(p.as_str());
-                replaced.insert(p.as_str());
+        for p in e.prev.iter() {
+            if mine.contains(p) {
+                ps.push(p);
+                replaced.insert(p);
             } else if !events.contains_key(p) {
                 warnings.push(format!(
                     "{key}: event {} replaces unknown event {p}; treated as a first version",
@@ -409,17 +597,17 @@ fn resolve_key(
                 ));
             }
         }
-        parents.insert(e.id.as_str(), ps);
+        parents.insert(e.id, ps);
     }
     let mut heads: Vec<&str> = versions
         .iter()
-        .map(|e| e.id.as_str())
+        .map(|e| e.id)
         .filter(|id| !replaced.contains(id))
         .collect();
     if heads.is_empty() {
         // Only a cycle of prev links (hostile input) gets here.
         warnings.push(format!("{key}: its versions replace each other in a cycle"));
-        heads.extend(versions.last().map(|e| e.id.as_str()));
+        heads.extend(versions.last().map(|e| e.id));
     }
     // Compared by fingerprint: a replay may have let go of the text.
     let print = |id: &str| print_of(events, id);
@@ -432,7 +620,7 @@ fn resolve_key(
         common_ancestor(&heads, &parents, versions).or(Some(first))
     };
     Versions {
-        all: versions.iter().map(|e| e.id.clone()).collect(),
+        all: versions.iter().map(|e| e.id.to_string()).collect(),
         heads: heads.iter().map(|s| s.to_string()).collect(),
         view: view.filter(|id| print(id).is_some()).map(str::to_string),
         conflict: !agree,
@@ -455,7 +643,7 @@ fn ancestors<'a>(id: &'a str, parents: &HashMap<&'a str, Vec<&'a str>>) -> HashS
 fn common_ancestor<'a>(
     heads: &[&'a str],
     parents: &HashMap<&'a str, Vec<&'a str>>,
-    versions: &[&'a Event],
+    versions: &[Meta<'a>],
 ) -> Option<&'a str> {
     let mut common = ancestors(heads[0], parents);
     for h in &heads[1..] {
@@ -471,10 +659,7 @@ fn common_ancestor<'a>(
             }
         }
     }
-    versions
-        .iter()
-        .map(|e| e.id.as_str())
-        .find(|id| lowest.contains(id))
+    versions.iter().map(|e| e.id).find(|id| lowest.contains(id))
 }
 
 #[cfg(test)]
@@ -629,6 +814,45 @@ mod tests {
             Some(crate::state::fingerprint(b"b"))
         );
         assert!(prints.has_content(&key, "e") && !prints.has_content(&key, "z"));
+    }
+
+    #[test]
+    fn a_prints_replay_tells_a_copy_from_another_event_under_the_same_id() {
+        let prints = |events: Vec<Event>| {
+            let mut b = Builder::new(Keep::Prints);
+            events.into_iter().for_each(|e| b.add(e));
+            b.finish()
+        };
+        let a = ev('A', Op::Remember, 1, &[], "a");
+        let r = prints(vec![a.clone(), a.clone()]);
+        assert!(r.warnings.is_empty(), "{:?}", r.warnings);
+        assert_eq!(r.event_count(), 1);
+        for other in [
+            Event {
+                body: "b".into(),
+                ..a.clone()
+            },
+            Event {
+                actor: "B <b@c>".into(),
+                ..a.clone()
+            },
+            Event {
+                prev: vec![ev('Z', Op::Note, 0, &[], "").id],
+                ..a.clone()
+            },
+        ] {
+            let r = prints(vec![a.clone(), other]);
+            assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
+            assert_eq!(r.view_print(&key()), Some(crate::state::fingerprint(b"a")));
+        }
+        // Versions are resolved, not kept whole; the count includes them.
+        let r = prints(vec![a.clone(), ev('B', Op::Remember, 2, &['A'], "b")]);
+        assert!(r.events.get(&a.id).is_none() && r.events.contains_key(&a.id));
+        assert_eq!(r.events.len(), 2);
+        assert_eq!(
+            r.memories[&key()].heads,
+            vec![ev('B', Op::Note, 0, &[], "").id]
+        );
     }
 
     #[test]

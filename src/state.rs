@@ -18,7 +18,11 @@ use std::path::{Path, PathBuf};
 
 /// FNV-1a, 64 bits: a stable content fingerprint (not a security measure).
 pub fn fingerprint(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fingerprint_extend(0xcbf2_9ce4_8422_2325, bytes)
+}
+
+/// A fingerprint `h` continued over more bytes (one over several parts).
+pub fn fingerprint_extend(mut h: u64, bytes: &[u8]) -> u64 {
     for b in bytes {
         h ^= u64::from(*b);
         h = h.wrapping_mul(0x0100_0000_01b3);
