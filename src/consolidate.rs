@@ -612,17 +612,89 @@ impl Store {
             _ => None,
         };
         if let Some((plan, events, consumed)) = fast {
-            // With nothing to apply, an interrupted consolidation may need
-            // finishing: that takes the replay below.
+            let Some((session, sig)) = session else {
+                return Ok(plan);
+            };
             if !events.is_empty() || !consumed.is_empty() {
-                let Some((session, sig)) = session else {
-                    return Ok(plan);
-                };
                 return self.commit_consolidation(
                     ctx, plan, events, consumed, session, sig, opts, &mut snap,
                 );
             }
+            // With nothing to apply, an interrupted consolidation may need
+            // finishing, which takes the replay below. Only if there is one:
+            // its marker is in a log that differs from HEAD.
+            let paths = self.changed_store_paths(session.workdir())?;
+            if !self.uncommitted_marker(&paths)? {
+                if paths.is_empty() {
+                    return Ok(plan);
+                }
+                // What `remember`, `forget`, `note` and `resolve` wrote since
+                // the last version is committed as a new one.
+                return self.commit_consolidation(
+                    ctx, plan, events, consumed, session, sig, opts, &mut snap,
+                );
+            }
+            return self.finish_consolidation(
+                ctx,
+                &proposals,
+                Some((session, sig)),
+                opts,
+                &mut snap,
+            );
         }
+        self.finish_consolidation(ctx, &proposals, session, opts, &mut snap)
+    }
+
+    /// Does any of the changed store `paths` (from
+    /// [`Store::changed_store_paths`]) hold a `consolidate` marker that no
+    /// memoir version commits? `true` when a log cannot be read: the replay
+    /// that follows says why.
+    fn uncommitted_marker(&self, paths: &[String]) -> Result<bool, StoreError> {
+        let mut markers = Vec::new();
+        for p in paths {
+            let Some(rel) = p
+                .rsplit_once("memory/log/")
+                .map(|(_, r)| format!("memory/log/{r}"))
+            else {
+                continue;
+            };
+            let Ok(Some(text)) = self.read(&rel, None) else {
+                return Ok(true);
+            };
+            let Ok(parsed) = crate::event::parse_log(&text) else {
+                return Ok(true);
+            };
+            markers.extend(
+                parsed
+                    .events
+                    .into_iter()
+                    .filter(|e| e.op == Op::Consolidate)
+                    .map(|e| e.id),
+            );
+        }
+        if markers.is_empty() {
+            return Ok(false);
+        }
+        let committed: std::collections::HashSet<String> = git::versions(&self.root)
+            .map_err(StoreError::from)?
+            .into_iter()
+            .map(|v| v.event)
+            .collect();
+        Ok(markers.iter().any(|m| !committed.contains(m)))
+    }
+
+    /// The slow path of [`Store::consolidate`]: planned from a replay of
+    /// every log, which also finishes a consolidation interrupted after its
+    /// log append.
+    fn finish_consolidation(
+        &self,
+        ctx: &Ctx,
+        proposals: &[Event],
+        session: Option<(git::Session, git::Signature)>,
+        opts: &Options,
+        snap: &mut Snapshot,
+    ) -> Result<Plan, ConsolidateError> {
+        let proposals = proposals.to_vec();
         let (replay, _) = self.replay_with(proposals.clone())?;
         let basis = Basis::Replay(&replay);
         let pending: Vec<&Event> = replay
@@ -632,7 +704,7 @@ impl Store {
             .collect();
         // A replay has the text of every view it lists, unless the logs
         // changed between its two reads (a git command beside memoir).
-        let Ok(mut plan) = self.plan(&basis, &pending, ctx.now.date(), &snap) else {
+        let Ok(mut plan) = self.plan(&basis, &pending, ctx.now.date(), snap) else {
             return Err(StoreError::Decision(
                 "the logs changed while consolidate read them; run it again".into(),
             )
@@ -694,9 +766,8 @@ impl Store {
                 if self.changed_store_paths(session.workdir())?.is_empty() {
                     return Ok(plan);
                 }
-                return self.commit_consolidation(
-                    ctx, plan, events, consumed, session, sig, opts, &mut snap,
-                );
+                return self
+                    .commit_consolidation(ctx, plan, events, consumed, session, sig, opts, snap);
             };
             self.rebuild_locked(false, false)?;
             let message = format!(
@@ -711,7 +782,7 @@ impl Store {
             return Ok(plan);
         }
         drop(replay);
-        self.commit_consolidation(ctx, plan, events, consumed, session, sig, opts, &mut snap)
+        self.commit_consolidation(ctx, plan, events, consumed, session, sig, opts, snap)
     }
 
     /// Appends the plan's events and its `consolidate` marker, writes the
@@ -824,25 +895,28 @@ impl Store {
             });
             (files, status)
         });
-        let (files, (in_head, clean)) = (files?, status?);
+        let (files, status) = (files?, status?);
         let mut out = Vec::new();
-        let mut present = std::collections::HashSet::new();
+        let mut full = String::new();
         for rel in &files {
-            let full = format!("{prefix}{rel}");
+            full.clear();
+            full.push_str(&prefix);
+            full.push_str(rel);
             // Only files git cannot vouch for are read and hashed.
-            if !clean.contains(&full) {
+            if !status.is_clean(&full) {
                 let bytes =
                     std::fs::read(self.path(rel)).map_err(StoreError::io(self.path(rel)))?;
-                if in_head.get(&full) != Some(&git::blob_id(&bytes)) {
+                if status.differs(&full, &bytes) {
                     out.push(full.clone());
                 }
             }
-            present.insert(full);
         }
+        // What HEAD has and the work tree lost.
+        let present: std::collections::HashSet<&str> = files.iter().map(String::as_str).collect();
         let folder = format!("{prefix}memory/");
-        for path in in_head.keys() {
-            if path.starts_with(&folder) && !present.contains(path) {
-                out.push(path.clone());
+        for path in status.head_paths() {
+            if path.starts_with(&folder) && !present.contains(&path[prefix.len()..]) {
+                out.push(path.to_string());
             }
         }
         Ok(out)

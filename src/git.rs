@@ -355,81 +355,98 @@ pub fn head_files(
         .collect())
 }
 
+/// What git says of the store's files ([`store_status`]).
+#[derive(Debug, Default)]
+pub struct StoreStatus {
+    head: std::collections::HashMap<String, gix::ObjectId>,
+    clean: std::collections::HashSet<String>,
+}
+
+impl StoreStatus {
+    /// Git's index proves the file at `path` is HEAD's blob, unread.
+    pub fn is_clean(&self, path: &str) -> bool {
+        self.clean.contains(path)
+    }
+
+    /// Is `bytes` other than HEAD's blob at `path` (or has HEAD none)?
+    pub fn differs(&self, path: &str, bytes: &[u8]) -> bool {
+        let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes);
+        id.ok().as_ref() != self.head.get(path)
+    }
+
+    /// The paths HEAD has.
+    pub fn head_paths(&self) -> impl Iterator<Item = &str> {
+        self.head.keys().map(String::as_str)
+    }
+}
+
 /// What git says of the store's files: HEAD's blob ids at `file` and under
 /// `dir` (as [`head_files`]), and the paths git's index proves unchanged
 /// since HEAD without reading them: their entry has HEAD's blob id and the
 /// file's stat data still matches the entry, which is not racily clean
 /// (what `git status` trusts).
-pub fn store_status(
-    workdir: &Path,
-    file: &str,
-    dir: &str,
-) -> Result<
-    (
-        std::collections::HashMap<String, String>,
-        std::collections::HashSet<String>,
-    ),
-    GitError,
-> {
+pub fn store_status(workdir: &Path, file: &str, dir: &str) -> Result<StoreStatus, GitError> {
     use gix::bstr::ByteSlice;
     let repo = gix::discover(workdir).map_err(gix_err)?;
     let Ok(commit) = repo.head_commit() else {
-        return Ok(Default::default());
+        return Ok(StoreStatus::default());
     };
-    let head = tree_files(&repo, &commit.tree().map_err(gix_err)?, file, dir)?;
-    let mut clean = std::collections::HashSet::new();
+    let tree = commit.tree().map_err(gix_err)?;
     let index_path = repo.index_path();
-    if index_path.exists() {
-        let index =
-            gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
-                .map_err(gix_err)?;
-        let options = gix::index::entry::stat::Options::default();
-        let range = index
-            .prefixed_entries_range(dir.as_bytes().as_bstr())
-            .unwrap_or(0..0);
-        let entries: Vec<(String, &gix::index::Entry)> = index.entries()[range]
-            .iter()
-            .chain(index.entry_by_path(file.as_bytes().as_bstr()))
-            .map(|e| (e.path(&index).to_str_lossy().into_owned(), e))
-            .filter(|(path, e)| {
-                head.get(path) == Some(&e.id) && !e.stat.is_racy(index.timestamp(), options)
-            })
-            .collect();
-        // One lstat per file is most of this on a large store: spread them
-        // over the cores, as `git status` does.
-        let unchanged = |(path, e): &(String, &gix::index::Entry)| {
-            gix::index::fs::Metadata::from_path_no_follow(&workdir.join(path))
-                .ok()
-                .and_then(|meta| gix::index::entry::Stat::from_fs(&meta).ok())
-                .is_some_and(|st| e.stat.matches(&st, options))
-        };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(4);
-        let chunk = entries.len().div_ceil(threads).max(1024);
-        std::thread::scope(|scope| {
-            let workers: Vec<_> = entries
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .filter(|entry| unchanged(entry))
-                            .map(|(path, _)| path.clone())
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            // A worker that panicked vouches for nothing: its files are read.
-            for w in workers {
-                clean.extend(w.join().unwrap_or_default());
-            }
+    if !index_path.exists() {
+        let head = tree_files(&repo, &tree, file, dir)?;
+        return Ok(StoreStatus {
+            head,
+            clean: Default::default(),
         });
     }
-    let head = head
-        .into_iter()
-        .map(|(p, id)| (p, id.to_string()))
+    let index = gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
+        .map_err(gix_err)?;
+    let options = gix::index::entry::stat::Options::default();
+    let range = index
+        .prefixed_entries_range(dir.as_bytes().as_bstr())
+        .unwrap_or(0..0);
+    let entries: Vec<(String, &gix::index::Entry)> = index.entries()[range]
+        .iter()
+        .chain(index.entry_by_path(file.as_bytes().as_bstr()))
+        .filter(|e| !e.stat.is_racy(index.timestamp(), options))
+        .map(|e| (e.path(&index).to_str_lossy().into_owned(), e))
         .collect();
-    Ok((head, clean))
+    // One lstat per file is most of this on a large store: spread them
+    // over the cores, as `git status` does, while this thread reads HEAD's
+    // tree (whether an entry is HEAD's blob is asked after).
+    let unchanged = |(path, e): &(String, &gix::index::Entry)| {
+        gix::index::fs::Metadata::from_path_no_follow(&workdir.join(path))
+            .ok()
+            .and_then(|meta| gix::index::entry::Stat::from_fs(&meta).ok())
+            .is_some_and(|st| e.stat.matches(&st, options))
+    };
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4);
+    let chunk = entries.len().div_ceil(threads).max(1024);
+    let (head, unchanged) = std::thread::scope(|scope| {
+        let workers: Vec<_> = entries
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || part.iter().filter(|e| unchanged(e)).collect::<Vec<_>>())
+            })
+            .collect();
+        let head = tree_files(&repo, &tree, file, dir);
+        // A worker that panicked vouches for nothing: its files are read.
+        let unchanged: Vec<&(String, &gix::index::Entry)> = workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_default())
+            .collect();
+        (head, unchanged)
+    });
+    let head = head?;
+    let clean = unchanged
+        .into_iter()
+        .filter(|(path, e)| head.get(path) == Some(&e.id))
+        .map(|(path, _)| path.clone())
+        .collect();
+    Ok(StoreStatus { head, clean })
 }
 
 fn tree_files(

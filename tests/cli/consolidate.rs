@@ -596,6 +596,26 @@ fn an_index_lock_left_by_a_dead_memoir_is_removed() {
 }
 
 #[test]
+fn with_nothing_to_consolidate_only_direct_writes_are_committed_without_a_replay() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    assert_eq!(env.remember("project/a", "a fact", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    // Nothing written since: no commit, and no log replayed to find out.
+    let stats = env.stats(&["consolidate"]);
+    assert_eq!(stats.replays, 0, "{stats:?}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    // A note since: committed as a version of its own, still without a replay.
+    env.ok(&["note", "the deploy needs a warm cache"]);
+    let stats = env.stats(&["consolidate"]);
+    assert_eq!(stats.replays, 0, "{stats:?}");
+    assert_ne!(env.git(&["rev-parse", "HEAD"]), head);
+    env.assert_store_committed("after the note");
+    env.ok(&["check"]);
+}
+
+#[test]
 fn consolidation_plans_from_the_index_and_reads_only_what_it_changes() {
     let env = Env::new();
     env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
