@@ -66,7 +66,9 @@ pub struct Events {
     by_id: HashMap<IdKey, u32>,
     /// The keys of lean versions, interned.
     keys: Vec<Key>,
-    key_ids: HashMap<Key, u32>,
+    /// Index into `keys` by [`key_print`] (a second copy of every key would
+    /// cost as much as the interning saves).
+    key_ids: HashMap<u64, u32>,
 }
 
 const LEAN: u32 = 1 << 31;
@@ -143,6 +145,15 @@ impl<'a> Meta<'a> {
     }
 }
 
+/// A fingerprint of a key.
+fn key_print(k: &Key) -> u64 {
+    use crate::state::fingerprint_extend as fold;
+    fold(
+        fold(crate::state::fingerprint(k.scope.as_bytes()), b"/"),
+        k.slug.as_bytes(),
+    )
+}
+
 /// A fingerprint of an event but for its body.
 fn meta_print(e: &Event) -> u64 {
     use crate::state::fingerprint_extend as fold;
@@ -154,13 +165,7 @@ fn meta_print(e: &Event) -> u64 {
         h = fold(fold(h, part.as_bytes()), b"\n");
     }
     h = fold(h, &e.time.0.to_le_bytes());
-    h = fold(
-        h,
-        e.key
-            .as_ref()
-            .map_or(String::new(), Key::to_string)
-            .as_bytes(),
-    );
+    h = fold(h, &e.key.as_ref().map_or(0, key_print).to_le_bytes());
     for id in &e.prev {
         h = fold(h, id.as_bytes());
     }
@@ -270,13 +275,20 @@ impl Events {
         if i >= LEAN {
             return false;
         }
-        let key = e.key.as_ref().map(|k| match self.key_ids.get(k) {
-            Some(n) => *n,
-            None => {
-                let n = self.keys.len() as u32;
-                self.keys.push(k.clone());
-                self.key_ids.insert(k.clone(), n);
-                n
+        let key = e.key.as_ref().map(|k| {
+            let print = key_print(k);
+            match self.key_ids.get(&print) {
+                Some(n) if self.keys.get(*n as usize) == Some(k) => *n,
+                // A key new here, or one whose fingerprint another key has
+                // (then kept apart, uninterned).
+                found => {
+                    let n = self.keys.len() as u32;
+                    self.keys.push(k.clone());
+                    if found.is_none() {
+                        self.key_ids.insert(print, n);
+                    }
+                    n
+                }
             }
         });
         self.by_id.insert(id, i | LEAN);
