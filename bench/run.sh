@@ -135,10 +135,12 @@ for n in "${sizes[@]}"; do
   # files. The reset truncates the logs, so the restore also brings the
   # persistent index up to date, as it is on a store that only grows. The
   # restore deletes the 1,000 files the run creates again: both sides then
-  # wait out ext4's window for recently deleted inodes (30 s here; see the
-  # rebuild above), in which every file created scans the inode table.
+  # wait out ext4's window for recently deleted inodes (see the rebuild
+  # above), in which every file created steps over them: 60 s once the
+  # inode tables are written back (300 s while they are dirty; the
+  # kernel's RECENTCY_MIN and RECENTCY_DIRTY, only without a journal).
   restore='git reset -q --hard before-consolidate && git clean -fdq memory && memoir reindex -q'
-  settle='sync && sleep 31'
+  settle='sync && sleep 61'
   bench "$n" consolidate --slow --prepare "$restore && $settle" -- memoir consolidate -q --yes
   bench "$n" git-commit --slow --prepare "$restore && memoir consolidate -q --yes && git reset -q --mixed HEAD~1 && $settle" -- "git add -A && git commit -qm same-files"
   eval "$restore"
