@@ -299,11 +299,16 @@ impl Events {
             key,
             prev,
             consumed,
-            print: version_content(e).map(|c| crate::state::fingerprint(c.as_bytes())),
+            print: content_print(e),
             meta: meta_print(e),
         });
         true
     }
+}
+
+/// The fingerprint of the content a version event gives its memory.
+fn content_print(e: &Event) -> Option<u64> {
+    version_content(e).map(|c| crate::state::fingerprint(c.as_bytes()))
 }
 
 /// The content a version event gives its memory: `None` for a tombstone.
@@ -364,8 +369,8 @@ impl Builder {
         if slot.shed.is_some() {
             return;
         }
-        if let Some(c) = version_content(&slot.event) {
-            slot.shed = Some(crate::state::fingerprint(c.as_bytes()));
+        if let Some(print) = content_print(&slot.event) {
+            slot.shed = Some(print);
             slot.event.body = String::new();
         }
     }
@@ -379,46 +384,36 @@ impl Builder {
                 return self.invalid_id(&e.id);
             };
             match self.r.counted_notes.get(&id) {
-                Some(p) if *p != print => self.r.warnings.push(format!(
-                    "event {} appears twice with different content; the first copy is used",
-                    e.id
-                )),
-                Some(_) => {}
+                Some(p) => {
+                    let same = *p == print;
+                    self.copy_seen(&e.id, same);
+                }
                 None => {
                     self.r.counted_notes.insert(id, print);
                 }
             }
             return;
         }
-        if let Some(seen) = self.r.events.lean(&e.id) {
-            let print = version_content(&e).map(|c| crate::state::fingerprint(c.as_bytes()));
-            if seen.print != print || seen.meta != meta_print(&e) {
-                self.r.warnings.push(format!(
-                    "event {} appears twice with different content; the first copy is used",
-                    e.id
-                ));
-            }
-            return;
-        }
-        if let Some(seen) = self.r.events.slot(&e.id) {
-            let same = match seen.shed {
+        // A copy of an event already here (logs merged by git hold some)
+        // is applied once; one that differs is named.
+        let same = if let Some(seen) = self.r.events.lean(&e.id) {
+            Some(seen.print == content_print(&e) && seen.meta == meta_print(&e))
+        } else if let Some(seen) = self.r.events.slot(&e.id) {
+            Some(match seen.shed {
                 Some(print) => {
-                    version_content(&e).map(|c| crate::state::fingerprint(c.as_bytes()))
-                        == Some(print)
+                    content_print(&e) == Some(print)
                         && Event {
                             body: String::new(),
                             ..e.clone()
                         } == seen.event
                 }
                 None => seen.event == e,
-            };
-            if !same {
-                self.r.warnings.push(format!(
-                    "event {} appears twice with different content; the first copy is used",
-                    e.id
-                ));
-            }
-            return;
+            })
+        } else {
+            None
+        };
+        if let Some(same) = same {
+            return self.copy_seen(&e.id, same);
         }
         let id = e.id.clone();
         let key = e.key.clone();
@@ -452,9 +447,17 @@ impl Builder {
     }
 
     fn invalid_id(&mut self, id: &str) {
-        self.r
-            .warnings
-            .push(format!("`{id}` is not an event id; the event is ignored"));
+        self.r.warnings.push(format!(
+            "event `{id}`: its id, or an id it names, is no event id; the event is ignored"
+        ));
+    }
+
+    fn copy_seen(&mut self, id: &str, same: bool) {
+        if !same {
+            self.r.warnings.push(format!(
+                "event {id} appears twice with different content; the first copy is used"
+            ));
+        }
     }
 
     /// The replay (see [`Replay::missing_views`]).
@@ -582,8 +585,7 @@ fn print_of(events: &Events, id: &str) -> Option<u64> {
         return lean.print;
     }
     let slot = events.slot(id)?;
-    slot.shed
-        .or_else(|| version_content(&slot.event).map(|c| crate::state::fingerprint(c.as_bytes())))
+    slot.shed.or_else(|| content_print(&slot.event))
 }
 
 fn resolve_key<'a>(
@@ -856,6 +858,22 @@ mod tests {
             let r = prints(vec![a.clone(), other]);
             assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
             assert_eq!(r.view_print(&key()), Some(crate::state::fingerprint(b"a")));
+        }
+        // An id that is no event id (none read from a log has one) is
+        // dropped with a warning, whether the event's own or one it names.
+        for bad in [
+            Event {
+                id: "bogus".into(),
+                ..a.clone()
+            },
+            Event {
+                prev: vec!["bogus".into()],
+                ..a.clone()
+            },
+        ] {
+            let r = prints(vec![bad]);
+            assert_eq!(r.event_count(), 0);
+            assert!(r.warnings[0].contains("is no event id"), "{:?}", r.warnings);
         }
         // Versions are resolved, not kept whole; the count includes them.
         let r = prints(vec![a.clone(), ev('B', Op::Remember, 2, &['A'], "b")]);
