@@ -398,8 +398,8 @@ impl Builder {
         // is applied once; one that differs is named.
         let same = if let Some(seen) = self.r.events.lean(&e.id) {
             Some(seen.print == content_print(&e) && seen.meta == meta_print(&e))
-        } else if let Some(seen) = self.r.events.slot(&e.id) {
-            Some(match seen.shed {
+        } else {
+            self.r.events.slot(&e.id).map(|seen| match seen.shed {
                 Some(print) => {
                     content_print(&e) == Some(print)
                         && Event {
@@ -409,8 +409,6 @@ impl Builder {
                 }
                 None => seen.event == e,
             })
-        } else {
-            None
         };
         if let Some(same) = same {
             return self.copy_seen(&e.id, same);
