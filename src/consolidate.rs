@@ -636,13 +636,13 @@ impl Store {
             }
             return self.finish_consolidation(
                 ctx,
-                &proposals,
+                proposals,
                 Some((session, sig)),
                 opts,
                 &mut snap,
             );
         }
-        self.finish_consolidation(ctx, &proposals, session, opts, &mut snap)
+        self.finish_consolidation(ctx, proposals, session, opts, &mut snap)
     }
 
     /// Does any of the changed store `paths` (from
@@ -675,12 +675,16 @@ impl Store {
         if markers.is_empty() {
             return Ok(false);
         }
-        let committed: std::collections::HashSet<String> = git::versions(&self.root)
-            .map_err(StoreError::from)?
+        let committed = self.committed_markers()?;
+        Ok(markers.iter().any(|m| !committed.contains(m)))
+    }
+
+    /// The ids of the `consolidate` markers that memoir versions commit.
+    fn committed_markers(&self) -> Result<std::collections::HashSet<String>, StoreError> {
+        Ok(git::versions(&self.root)?
             .into_iter()
             .map(|v| v.event)
-            .collect();
-        Ok(markers.iter().any(|m| !committed.contains(m)))
+            .collect())
     }
 
     /// The slow path of [`Store::consolidate`]: planned from a replay of
@@ -689,12 +693,11 @@ impl Store {
     fn finish_consolidation(
         &self,
         ctx: &Ctx,
-        proposals: &[Event],
+        proposals: Vec<Event>,
         session: Option<(git::Session, git::Signature)>,
         opts: &Options,
         snap: &mut Snapshot,
     ) -> Result<Plan, ConsolidateError> {
-        let proposals = proposals.to_vec();
         let (replay, _) = self.replay_with(proposals.clone())?;
         let basis = Basis::Replay(&replay);
         let pending: Vec<&Event> = replay
@@ -750,11 +753,7 @@ impl Store {
             // Nothing new to apply; but a consolidation interrupted after its
             // log append (views half written, or not committed) is finished:
             // repair what it left, then commit it.
-            let committed: std::collections::HashSet<String> = git::versions(&self.root)
-                .map_err(StoreError::from)?
-                .into_iter()
-                .map(|v| v.event)
-                .collect();
+            let committed = self.committed_markers()?;
             let last = replay
                 .events
                 .values()

@@ -616,6 +616,22 @@ fn with_nothing_to_consolidate_only_direct_writes_are_committed_without_a_replay
 }
 
 #[test]
+fn a_broken_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    env.ok(&["note", "one"]);
+    env.ok(&["consolidate"]);
+    env.ok(&["note", "two"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let log = env.first_log();
+    let text = env.read(&log);
+    env.write(&log, text.replacen("\"op\":\"note\"", "\"op\":\"nope\"", 1));
+    let err = env.fails(&["consolidate"], 1);
+    assert!(err.contains(&format!("{log}:2:")), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+}
+
+#[test]
 fn consolidation_plans_from_the_index_and_reads_only_what_it_changes() {
     let env = Env::new();
     env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
