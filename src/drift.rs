@@ -191,6 +191,47 @@ struct Seen {
 }
 
 impl Scan {
+    /// MEMORY.md's generated block for the memory files as this scan read
+    /// them, but for those `rewritten` since. Ranked on what the summaries
+    /// say (borrowed, not copied), keys made only for the most valuable, as
+    /// MEMORY.md's cut is made from the index's records.
+    fn index_block(&self, rewritten: &Rewritten, budget: usize) -> index::Block {
+        type Rank<'a> = (u8, f64, i64, (&'a str, &'a str));
+        let mut unchanged: Vec<(Rank<'_>, &str, &memory::Summary)> = self
+            .files
+            .iter()
+            .filter(|(rel, _)| !rewritten.changed.contains(rel.as_str()))
+            .filter_map(|(rel, seen)| {
+                let s = seen.as_ref().ok()?.summary.as_ref()?;
+                let rank = index::type_rank(&s.kind);
+                Some((
+                    (
+                        rank,
+                        s.confidence,
+                        s.updated,
+                        crate::snapshot::split_key(rel)?,
+                    ),
+                    rel.as_str(),
+                    s,
+                ))
+            })
+            .collect();
+        let total = unchanged.len() + rewritten.valid;
+        if unchanged.len() > budget {
+            unchanged.select_nth_unstable_by(budget, |a, b| index::rank_order(&a.0, &b.0));
+            unchanged.truncate(budget);
+        }
+        let keys: Vec<(Key, &memory::Summary)> = unchanged
+            .iter()
+            .filter_map(|(_, rel, s)| Some((Key::from_rel_path(rel)?, *s)))
+            .collect();
+        let now: Vec<(&Key, &memory::Summary)> = keys
+            .iter()
+            .map(|(k, s)| (k, *s))
+            .chain(rewritten.best.iter().map(|(k, s)| (k, s)))
+            .collect();
+        index::render_chosen(now, total, budget)
+    }
     fn drifts(&self) -> Vec<Drift> {
         let mut paths: BTreeSet<String> = self.files.keys().cloned().collect();
         paths.extend(
@@ -565,16 +606,6 @@ impl Store {
         for p in std::mem::take(&mut scan.problems) {
             push(p.severity, &p.path, p.line, &p.rule, p.message);
         }
-        let summaries: BTreeMap<Key, &memory::Summary> = scan
-            .files
-            .iter()
-            .filter_map(|(rel, seen)| {
-                Some((
-                    Key::from_rel_path(rel)?,
-                    seen.as_ref().ok()?.summary.as_ref()?,
-                ))
-            })
-            .collect();
         report.memories = scan.files.len();
         report.events = scan.replay.event_count();
         for d in scan.drifts() {
@@ -606,10 +637,8 @@ impl Store {
                 );
             }
         }
-        let block = index::render_block(
-            summaries.iter().map(|(k, s)| (k, *s)),
-            self.config.index_budget,
-        );
+        let budget = self.config.index_budget;
+        let block = scan.index_block(&Rewritten::new(budget), budget);
         let current = self.read(INDEX_PATH, None)?;
         match &current {
             None => push(
@@ -764,46 +793,7 @@ impl Store {
         report.refused.sort_by(|a, b| a.path.cmp(&b.path));
         drop(writes);
         drop(unreadable);
-        // MEMORY.md from the files as they now are: the scan's summaries
-        // (borrowed, not copied), but for the views written or removed since.
-        // Ranked on what the summaries say, keys made only for the most
-        // valuable (as MEMORY.md's cut is made from the index's records).
-        type Rank<'a> = (u8, f64, i64, (&'a str, &'a str));
-        let mut unchanged: Vec<(Rank<'_>, &str, &memory::Summary)> = scan
-            .files
-            .iter()
-            .filter(|(rel, _)| !rewritten.changed.contains(rel.as_str()))
-            .filter_map(|(rel, seen)| {
-                let s = seen.as_ref().ok()?.summary.as_ref()?;
-                let rank = index::type_rank(&s.kind);
-                Some((
-                    (
-                        rank,
-                        s.confidence,
-                        s.updated,
-                        crate::snapshot::split_key(rel)?,
-                    ),
-                    rel.as_str(),
-                    s,
-                ))
-            })
-            .collect();
-        let total = unchanged.len() + rewritten.valid;
-        let budget = self.config.index_budget;
-        if unchanged.len() > budget {
-            unchanged.select_nth_unstable_by(budget, |a, b| index::rank_order(&a.0, &b.0));
-            unchanged.truncate(budget);
-        }
-        let keys: Vec<(Key, &memory::Summary)> = unchanged
-            .iter()
-            .filter_map(|(_, rel, s)| Some((Key::from_rel_path(rel)?, *s)))
-            .collect();
-        let now: Vec<(&Key, &memory::Summary)> = keys
-            .iter()
-            .map(|(k, s)| (k, *s))
-            .chain(rewritten.best.iter().map(|(k, s)| (k, s)))
-            .collect();
-        let block = index::render_chosen(now, total, self.config.index_budget);
+        let block = scan.index_block(&rewritten, self.config.index_budget);
         let (current, wanted) = self.index_with(&block.text)?;
         report.index_changed = current.as_deref() != Some(wanted.as_str());
         if dry_run {
