@@ -25,6 +25,14 @@ pub enum GitError {
     /// gix reported an error.
     #[error("git: {0}")]
     Gix(String),
+    /// A file of the work tree could not be read.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
 }
 
 fn gix_err(e: impl std::fmt::Display) -> GitError {
@@ -355,98 +363,390 @@ pub fn head_files(
         .collect())
 }
 
-/// What git says of the store's files ([`store_status`]).
-#[derive(Debug, Default)]
-pub struct StoreStatus {
-    head: std::collections::HashMap<String, gix::ObjectId>,
-    clean: std::collections::HashSet<String>,
-}
-
-impl StoreStatus {
-    /// Git's index proves the file at `path` is HEAD's blob, unread.
-    pub fn is_clean(&self, path: &str) -> bool {
-        self.clean.contains(path)
-    }
-
-    /// Is `bytes` other than HEAD's blob at `path` (or has HEAD none)?
-    pub fn differs(&self, path: &str, bytes: &[u8]) -> bool {
-        let id = gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes);
-        id.ok().as_ref() != self.head.get(path)
-    }
-
-    /// The paths HEAD has.
-    pub fn head_paths(&self) -> impl Iterator<Item = &str> {
-        self.head.keys().map(String::as_str)
-    }
-}
-
-/// What git says of the store's files: HEAD's blob ids at `file` and under
-/// `dir` (as [`head_files`]), and the paths git's index proves unchanged
-/// since HEAD without reading them: their entry has HEAD's blob id and the
-/// file's stat data still matches the entry, which is not racily clean
-/// (what `git status` trusts).
-pub fn store_status(workdir: &Path, file: &str, dir: &str) -> Result<StoreStatus, GitError> {
+/// Work-tree-relative paths of the store's files that differ from HEAD:
+/// `file` and the files under `dir` (ending in `/`) that are new, changed
+/// or gone, what `git add -A` would stage of them; sorted. `keep` says by
+/// file name which files are the store's (an interrupted write's temporary
+/// files are not).
+///
+/// Like `git status`, it trusts git's index: a file whose stat data still
+/// matches its entry, which is not racily clean, has the entry's blob and
+/// is not read. Whether the entries are HEAD's blobs is one comparison: the
+/// id of the tree the index would write for `dir` against HEAD's; only if
+/// they differ (something staged) are HEAD's files listed one by one.
+pub fn changed_paths(
+    workdir: &Path,
+    file: &str,
+    dir: &str,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Vec<String>, GitError> {
     use gix::bstr::ByteSlice;
     let repo = gix::discover(workdir).map_err(gix_err)?;
-    let Ok(commit) = repo.head_commit() else {
-        return Ok(StoreStatus::default());
+    let tree = match repo.head_commit() {
+        Ok(commit) => Some(commit.tree().map_err(gix_err)?),
+        Err(_) => None,
     };
-    let tree = commit.tree().map_err(gix_err)?;
     let index_path = repo.index_path();
-    if !index_path.exists() {
-        let head = tree_files(&repo, &tree, file, dir)?;
-        return Ok(StoreStatus {
-            head,
-            clean: Default::default(),
-        });
-    }
-    let index = gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
-        .map_err(gix_err)?;
-    let options = gix::index::entry::stat::Options::default();
+    let index = if index_path.exists() {
+        gix::index::File::at(&index_path, repo.object_hash(), false, Default::default())
+            .map_err(gix_err)?
+    } else {
+        gix::index::File::from_state(
+            gix::index::State::new(repo.object_hash()),
+            index_path.clone(),
+        )
+    };
     let range = index
         .prefixed_entries_range(dir.as_bytes().as_bstr())
         .unwrap_or(0..0);
-    let entries: Vec<(String, &gix::index::Entry)> = index.entries()[range]
-        .iter()
-        .chain(index.entry_by_path(file.as_bytes().as_bstr()))
-        .filter(|e| !e.stat.is_racy(index.timestamp(), options))
-        .map(|e| (e.path(&index).to_str_lossy().into_owned(), e))
-        .collect();
-    // One lstat per file is most of this on a large store: spread them
-    // over the cores, as `git status` does, while this thread reads HEAD's
-    // tree (whether an entry is HEAD's blob is asked after).
-    let unchanged = |(path, e): &(String, &gix::index::Entry)| {
-        gix::index::fs::Metadata::from_path_no_follow(&workdir.join(path))
-            .ok()
-            .and_then(|meta| gix::index::entry::Stat::from_fs(&meta).ok())
-            .is_some_and(|st| e.stat.matches(&st, options))
-    };
+    let entries = &index.entries()[range];
+    let file_entry = index.entry_by_path(file.as_bytes().as_bstr());
+    // One lstat per entry is most of this on a large store: spread over the
+    // cores, as `git status` does, beside the listing of the folder (for
+    // files the index lacks) and the comparison of the index with HEAD.
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(4);
     let chunk = entries.len().div_ceil(threads).max(1024);
-    let (head, unchanged) = std::thread::scope(|scope| {
+    let (listed, fresh, head) = std::thread::scope(|scope| {
+        let listing = scope.spawn(|| list_files(workdir, dir, keep));
         let workers: Vec<_> = entries
             .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || part.iter().filter(|e| unchanged(e)).collect::<Vec<_>>())
-            })
+            .map(|part| scope.spawn(|| fresh_entries(workdir, &index, part)))
             .collect();
-        let head = tree_files(&repo, &tree, file, dir);
+        let head = HeadFiles::of(&repo, tree.as_ref(), &index, entries, file_entry, file, dir);
         // A worker that panicked vouches for nothing: its files are read.
-        let unchanged: Vec<&(String, &gix::index::Entry)> = workers
+        let fresh: Vec<bool> = workers
             .into_iter()
-            .flat_map(|w| w.join().unwrap_or_default())
+            .zip(entries.chunks(chunk))
+            .flat_map(|(w, part)| w.join().unwrap_or_else(|_| vec![false; part.len()]))
             .collect();
-        (head, unchanged)
+        let listed = listing.join().unwrap_or_else(|_| {
+            Err(GitError::Io {
+                path: workdir.join(dir),
+                source: std::io::Error::other("the thread listing the folder failed"),
+            })
+        });
+        (listed, fresh, head)
     });
-    let head = head?;
-    let clean = unchanged
-        .into_iter()
-        .filter(|(path, e)| head.get(path) == Some(&e.id))
-        .map(|(path, _)| path.clone())
-        .collect();
-    Ok(StoreStatus { head, clean })
+    let (listed, head) = (listed?, head?);
+    let mut out = Vec::new();
+    // Is the file at `path` (its index entry and whether the entry's stat
+    // data vouches for it) other than HEAD's blob?
+    let differs = |path: &str, entry: Option<&gix::index::Entry>, fresh: bool| {
+        let head_id = head.id(path, entry);
+        if let Some(e) = entry.filter(|_| fresh) {
+            return Ok(head_id != Some(e.id));
+        }
+        match std::fs::read(workdir.join(path)) {
+            Ok(bytes) => {
+                let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
+                    .map_err(gix_err)?;
+                Ok(head_id != Some(id))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(head_id.is_some()),
+            Err(source) => Err(GitError::Io {
+                path: workdir.join(path),
+                source,
+            }),
+        }
+    };
+    // The folder: the sorted listing against the index's sorted entries.
+    let (mut l, mut i) = (0, 0);
+    while l < listed.len() || i < entries.len() {
+        // A conflict's stages are no version of the file: as if unstaged.
+        if entries.get(i).is_some_and(|e| e.stage_raw() != 0) {
+            i += 1;
+            continue;
+        }
+        let order = match (listed.get(l), entries.get(i)) {
+            (Some(path), Some(e)) => path.as_bytes().cmp(e.path(&index).as_bytes()),
+            (Some(_), None) => std::cmp::Ordering::Less,
+            _ => std::cmp::Ordering::Greater,
+        };
+        match order {
+            std::cmp::Ordering::Less => {
+                if differs(&listed[l], None, false)? {
+                    out.push(listed[l].clone());
+                }
+                l += 1;
+            }
+            std::cmp::Ordering::Equal => {
+                if differs(&listed[l], Some(&entries[i]), fresh[i])? {
+                    out.push(listed[l].clone());
+                }
+                l += 1;
+                i += 1;
+            }
+            std::cmp::Ordering::Greater => {
+                // In the index, not in the folder: gone, if HEAD has it.
+                let path = entries[i].path(&index).to_str_lossy();
+                if head.id(&path, Some(&entries[i])).is_some() {
+                    out.push(path.into_owned());
+                }
+                i += 1;
+            }
+        }
+    }
+    // What HEAD has and neither the index nor the folder has.
+    for path in head.listed_paths() {
+        if listed.binary_search_by(|p| p.as_str().cmp(path)).is_err()
+            && index.entry_by_path(path.as_bytes().as_bstr()).is_none()
+        {
+            out.push(path.to_string());
+        }
+    }
+    let fresh_file =
+        file_entry.is_some_and(|e| fresh_entries(workdir, &index, std::slice::from_ref(e))[0]);
+    if differs(file, file_entry, fresh_file)? {
+        out.push(file.to_string());
+    }
+    out.sort_unstable();
+    out.dedup();
+    Ok(out)
+}
+
+/// Which of the index's `entries` (in its order) git's index vouches for:
+/// not racily clean, and the file's stat data as the entry has it.
+// The casts are of `stat` fields, whose types differ between unix targets.
+#[allow(clippy::unnecessary_cast)]
+fn fresh_entries(
+    workdir: &Path,
+    index: &gix::index::File,
+    entries: &[gix::index::Entry],
+) -> Vec<bool> {
+    use gix::bstr::ByteSlice;
+    let options = gix::index::entry::stat::Options::default();
+    let racy = |e: &gix::index::Entry| e.stat.is_racy(index.timestamp(), options);
+    #[cfg(unix)]
+    {
+        use rustix::fs::{AtFlags, Mode, OFlags};
+        // Each file by its name in its folder, opened once for the run of
+        // entries in it: the kernel does not walk the whole path per file.
+        let mut folder: Option<(&[u8], Option<rustix::fd::OwnedFd>)> = None;
+        entries
+            .iter()
+            .map(|e| {
+                if racy(e) {
+                    return false;
+                }
+                let path = e.path(index).as_bytes();
+                let (parent, name) = match path.rfind_byte(b'/') {
+                    Some(at) => (&path[..at], &path[at + 1..]),
+                    None => (&path[..0], path),
+                };
+                if folder.as_ref().map(|(p, _)| *p) != Some(parent) {
+                    let dir = workdir.join(parent.to_str_lossy().as_ref());
+                    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+                    folder = Some((parent, rustix::fs::open(&dir, flags, Mode::empty()).ok()));
+                }
+                let Some((_, Some(fd))) = &folder else {
+                    return false;
+                };
+                let Ok(st) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                    return false;
+                };
+                // As gix's `Stat::from_fs` has it (git keeps 32 bits of each).
+                let time = |secs: i64, nsecs: u64| gix::index::entry::stat::Time {
+                    secs: u32::try_from(secs).unwrap_or_default(),
+                    nsecs: nsecs as u32,
+                };
+                let stat = gix::index::entry::Stat {
+                    mtime: time(st.st_mtime as i64, st.st_mtime_nsec as u64),
+                    ctime: time(st.st_ctime as i64, st.st_ctime_nsec as u64),
+                    dev: st.st_dev as u32,
+                    ino: st.st_ino as u32,
+                    uid: st.st_uid,
+                    gid: st.st_gid,
+                    size: st.st_size as u32,
+                };
+                e.stat.matches(&stat, options)
+            })
+            .collect()
+    }
+    #[cfg(not(unix))]
+    entries
+        .iter()
+        .map(|e| {
+            !racy(e)
+                && gix::index::fs::Metadata::from_path_no_follow(
+                    &workdir.join(&*e.path(index).to_str_lossy()),
+                )
+                .ok()
+                .and_then(|meta| gix::index::entry::Stat::from_fs(&meta).ok())
+                .is_some_and(|st| e.stat.matches(&st, options))
+        })
+        .collect()
+}
+
+/// Work-tree-relative paths of the files under `dir` whose name `keep`
+/// takes, sorted as git's index sorts them (by bytes). Symbolic links are
+/// not followed, nor listed.
+fn list_files(
+    workdir: &Path,
+    dir: &str,
+    keep: &(dyn Fn(&str) -> bool + Sync),
+) -> Result<Vec<String>, GitError> {
+    use std::io::ErrorKind::NotFound;
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_string()];
+    while let Some(folder) = folders.pop() {
+        let path = workdir.join(&folder);
+        // What is gone since its folder was listed is found gone from the
+        // index's side.
+        let entries = match std::fs::read_dir(&path) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == NotFound => continue,
+            Err(source) => return Err(GitError::Io { path, source }),
+        };
+        for entry in entries {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(e) if e.kind() == NotFound => continue,
+                Err(source) => return Err(GitError::Io { path, source }),
+            };
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if kind.is_dir() {
+                folders.push(format!("{folder}{name}/"));
+            } else if kind.is_file() && keep(&name) {
+                files.push(format!("{folder}{name}"));
+            }
+        }
+    }
+    files.sort_unstable();
+    Ok(files)
+}
+
+/// HEAD's blob ids for the store's paths: the index's own where its tree
+/// for the folder (and its entry for the file) is HEAD's, else HEAD's
+/// files listed one by one.
+enum HeadFiles {
+    /// No commit yet: HEAD has no file.
+    Unborn,
+    /// The index's stage-0 entries are exactly HEAD's files.
+    Index,
+    /// HEAD's files, where the index differs from them.
+    Listed(std::collections::HashMap<String, gix::ObjectId>),
+}
+
+impl HeadFiles {
+    fn of(
+        repo: &gix::Repository,
+        tree: Option<&gix::Tree<'_>>,
+        index: &gix::index::File,
+        entries: &[gix::index::Entry],
+        file_entry: Option<&gix::index::Entry>,
+        file: &str,
+        dir: &str,
+    ) -> Result<HeadFiles, GitError> {
+        let Some(tree) = tree else {
+            return Ok(HeadFiles::Unborn);
+        };
+        let head_id = |path: &str, tree_kind: bool| -> Result<Option<gix::ObjectId>, GitError> {
+            Ok(tree
+                .lookup_entry_by_path(path)
+                .map_err(gix_err)?
+                .filter(|e| e.mode().is_tree() == tree_kind)
+                .map(|e| e.oid().to_owned()))
+        };
+        let same_file = head_id(file, false)? == file_entry.map(|e| e.id);
+        let index_dir = if entries.is_empty() {
+            None
+        } else {
+            index_tree_id(repo.object_hash(), index, entries, dir)
+        };
+        let head_dir = head_id(dir.trim_end_matches('/'), true)?;
+        if same_file && (entries.is_empty() || index_dir.is_some()) && index_dir == head_dir {
+            return Ok(HeadFiles::Index);
+        }
+        Ok(HeadFiles::Listed(tree_files(repo, tree, file, dir)?))
+    }
+
+    /// HEAD's blob id at `path`, whose index entry is `entry`.
+    fn id(&self, path: &str, entry: Option<&gix::index::Entry>) -> Option<gix::ObjectId> {
+        match self {
+            HeadFiles::Unborn => None,
+            HeadFiles::Index => entry.filter(|e| e.stage_raw() == 0).map(|e| e.id),
+            HeadFiles::Listed(files) => files.get(path).copied(),
+        }
+    }
+
+    /// The paths HEAD has, where they were listed one by one.
+    fn listed_paths(&self) -> impl Iterator<Item = &str> {
+        let files = match self {
+            HeadFiles::Listed(files) => Some(files),
+            _ => None,
+        };
+        files.into_iter().flat_map(|f| f.keys().map(String::as_str))
+    }
+}
+
+/// The id of the tree git would write for the index `entries` under `dir`
+/// (all of them, sorted, as the index keeps them); `None` if they cannot
+/// make one (a conflict's stages, a sparse folder entry).
+fn index_tree_id(
+    hash: gix::hash::Kind,
+    index: &gix::index::File,
+    entries: &[gix::index::Entry],
+    dir: &str,
+) -> Option<gix::ObjectId> {
+    use gix::bstr::ByteSlice;
+    // The folders open along the current path, each with its tree's bytes:
+    // the index's order (by path bytes) is the order git writes a tree's
+    // entries in, a folder sorting as its name with a `/`.
+    let mut open: Vec<(&[u8], Vec<u8>)> = vec![(&[], Vec::new())];
+    let mut mode_bytes = [0u8; 6];
+    let close = |open: &mut Vec<(&[u8], Vec<u8>)>| -> Option<()> {
+        let (name, bytes) = open.pop()?;
+        let id = gix::objs::compute_hash(hash, gix::objs::Kind::Tree, &bytes).ok()?;
+        let parent = &mut open.last_mut()?.1;
+        parent.extend_from_slice(b"40000 ");
+        parent.extend_from_slice(name);
+        parent.push(0);
+        parent.extend_from_slice(id.as_bytes());
+        Some(())
+    };
+    for e in entries {
+        let mode = e.mode.to_tree_entry_mode()?;
+        if e.stage_raw() != 0 || mode.is_tree() {
+            return None;
+        }
+        let rel = e.path(index).as_bytes().get(dir.len()..)?;
+        let (folders, name) = match rel.rfind_byte(b'/') {
+            Some(at) => (&rel[..at], &rel[at + 1..]),
+            None => (&rel[..0], rel),
+        };
+        let parts: Vec<&[u8]> = if folders.is_empty() {
+            Vec::new()
+        } else {
+            folders.split_str("/").collect()
+        };
+        let common = parts
+            .iter()
+            .zip(&open[1..])
+            .take_while(|(part, (open, _))| *part == open)
+            .count();
+        while open.len() > common + 1 {
+            close(&mut open)?;
+        }
+        for part in &parts[common..] {
+            open.push((part, Vec::new()));
+        }
+        let bytes = &mut open.last_mut()?.1;
+        bytes.extend_from_slice(mode.as_bytes(&mut mode_bytes));
+        bytes.push(b' ');
+        bytes.extend_from_slice(name);
+        bytes.push(0);
+        bytes.extend_from_slice(e.id.as_bytes());
+    }
+    while open.len() > 1 {
+        close(&mut open)?;
+    }
+    gix::objs::compute_hash(hash, gix::objs::Kind::Tree, &open.first()?.1).ok()
 }
 
 fn tree_files(
@@ -829,4 +1129,142 @@ pub fn stage(dir: &Path, index_path: &Path, paths: &[String]) -> Result<(), GitE
         None => std::fs::write(index_path, bytes).map_err(gix_err)?,
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Runs git in `dir` with no user or system configuration.
+    fn run_git(dir: &Path, args: &[&str]) -> std::process::Output {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(dir)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "T")
+            .env("GIT_AUTHOR_EMAIL", "t@e.com")
+            .env("GIT_COMMITTER_NAME", "T")
+            .env("GIT_COMMITTER_EMAIL", "t@e.com")
+            .output()
+            .expect("git runs")
+    }
+
+    /// Runs git as [`run_git`], which must succeed; its output.
+    fn git(dir: &Path, args: &[&str]) -> String {
+        let out = run_git(dir, args);
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    }
+
+    fn write(dir: &Path, rel: &str, text: &str) {
+        let path = dir.join(rel);
+        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
+        std::fs::write(path, text).expect("write");
+    }
+
+    /// A repository whose `memory/` has nested folders and names that sort
+    /// differently as paths and as tree entries would if git's order were
+    /// got wrong (`a-b.md`, `a.md`, `a/`, `a0.md`), and an executable.
+    fn repo() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        git(root, &["init", "-q", "-b", "main"]);
+        for rel in [
+            "memory/a-b.md",
+            "memory/a.md",
+            "memory/a/x.md",
+            "memory/a/b/c.md",
+            "memory/a0.md",
+            "memory/log/2026-01-01/w.md",
+            "memory/user/.gitkeep",
+            "MEMORY.md",
+            "other/readme",
+        ] {
+            write(root, rel, rel);
+        }
+        write(root, "memory/run.sh", "#!/bin/sh\n");
+        let mut perms = std::fs::metadata(root.join("memory/run.sh"))
+            .expect("stat")
+            .permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(root.join("memory/run.sh"), perms).expect("chmod");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "start"]);
+        dir
+    }
+
+    #[test]
+    fn the_index_tree_of_a_folder_is_the_tree_git_writes() {
+        use gix::bstr::ByteSlice;
+        let dir = repo();
+        let repo = gix::open(dir.path()).expect("open");
+        let index = repo.open_index().expect("index");
+        let range = index
+            .prefixed_entries_range(b"memory/".as_bstr())
+            .expect("entries");
+        let id = index_tree_id(
+            repo.object_hash(),
+            &index,
+            &index.entries()[range],
+            "memory/",
+        );
+        let expected = git(dir.path(), &["rev-parse", "HEAD:memory"]);
+        assert_eq!(id.map(|id| id.to_string()), Some(expected));
+    }
+
+    #[test]
+    fn changed_paths_are_what_git_would_commit() {
+        let dir = repo();
+        let root = dir.path();
+        let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
+        let changed = || changed_paths(root, "MEMORY.md", "memory/", &keep).expect("status");
+        assert!(changed().is_empty(), "{:?}", changed());
+        write(root, "memory/a/x.md", "changed, and longer than before");
+        write(root, "memory/new.md", "new");
+        write(
+            root,
+            "memory/.new.md.memoir-1",
+            "an interrupted write's temporary file",
+        );
+        write(root, "other/readme", "not the store's");
+        std::fs::remove_file(root.join("memory/a0.md")).expect("rm");
+        let expected = ["memory/a/x.md", "memory/a0.md", "memory/new.md"];
+        assert_eq!(changed(), expected);
+        // Staged is not committed: the index no longer says what HEAD has.
+        git(root, &["add", "memory/new.md", "memory/a0.md"]);
+        write(root, "MEMORY.md", "staged, then changed");
+        git(root, &["add", "MEMORY.md"]);
+        let mut expected = expected.to_vec();
+        expected.insert(0, "MEMORY.md");
+        assert_eq!(changed(), expected);
+        git(root, &["add", "memory/a/x.md"]);
+        git(root, &["commit", "-qm", "next"]);
+        assert!(changed().is_empty(), "{:?}", changed());
+        // Out of the index, still as HEAD has it in the folder: no change;
+        // out of both: gone.
+        git(root, &["rm", "-q", "--cached", "memory/a.md"]);
+        assert!(changed().is_empty(), "{:?}", changed());
+        std::fs::remove_file(root.join("memory/a.md")).expect("rm");
+        assert_eq!(changed(), ["memory/a.md"]);
+    }
+
+    #[test]
+    fn a_conflicted_file_differs_from_head() {
+        let dir = repo();
+        let root = dir.path();
+        let keep = |_: &str| true;
+        git(root, &["checkout", "-qb", "other"]);
+        write(root, "memory/new.md", "theirs");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "theirs"]);
+        git(root, &["checkout", "-q", "main"]);
+        write(root, "memory/new.md", "ours");
+        git(root, &["add", "-A"]);
+        git(root, &["commit", "-qm", "ours"]);
+        let merge = run_git(root, &["merge", "-q", "other"]);
+        assert!(!merge.status.success(), "the merge conflicts: {merge:?}");
+        let changed = changed_paths(root, "MEMORY.md", "memory/", &keep).expect("status");
+        assert_eq!(changed, ["memory/new.md"]);
+    }
 }

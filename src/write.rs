@@ -590,12 +590,20 @@ impl Store {
 
     /// Writes events (see [`Store::write_events`]) for a per-write command,
     /// then MEMORY.md from the snapshot. The persistent index is left as it
-    /// is: its readers replay the tail (see [`crate::snapshot`]).
-    pub(crate) fn apply_to(&self, snap: &mut Snapshot, events: &[Event]) -> Result<(), StoreError> {
-        self.write_events(events)?;
+    /// is: its readers replay the tail (see [`crate::snapshot`]). Returns
+    /// the store paths it wrote or removed: logs, views, MEMORY.md.
+    pub(crate) fn apply_to(
+        &self,
+        snap: &mut Snapshot,
+        events: &[Event],
+    ) -> Result<Vec<String>, StoreError> {
+        let (appended, views) = self.write_events(events)?;
         snap.push(events);
         self.write_index_from(snap)?;
-        Ok(())
+        let mut written: Vec<String> = appended.into_iter().map(|f| f.rel).collect();
+        written.extend(views.into_iter().map(|(rel, _)| rel));
+        written.push(crate::index::INDEX_PATH.to_string());
+        Ok(written)
     }
 
     /// The next free key `<slug>-N` (N from 2) in the key's scope.

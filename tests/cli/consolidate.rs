@@ -616,6 +616,25 @@ fn with_nothing_to_consolidate_only_direct_writes_are_committed_without_a_replay
 }
 
 #[test]
+fn store_files_staged_by_hand_are_committed_as_the_work_tree_has_them() {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    assert_eq!(env.remember("project/a", "a fact", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    // Staged by hand: git's index no longer says what HEAD has, and b's
+    // entry vouches for the file as it is.
+    assert_eq!(env.remember("project/b", "another fact", &[]).0, 0);
+    env.git(&["add", "memory", "MEMORY.md"]);
+    assert_eq!(env.remember("project/c", "a third fact", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    env.assert_store_committed("after");
+    for key in ["b", "c"] {
+        env.git(&["cat-file", "-e", &format!("HEAD:memory/project/{key}.md")]);
+    }
+    env.ok(&["check"]);
+}
+
+#[test]
 fn a_broken_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
     let env = Env::new();
     env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
