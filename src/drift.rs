@@ -311,7 +311,20 @@ impl Rewritten {
         let Some(summary) = summary else { return };
         self.valid += 1;
         self.best.push((key.clone(), summary));
-        if self.best.len() > 2 * self.budget.max(1) {
+        self.prune(2 * self.budget.max(1));
+    }
+
+    /// Adds what another part of the same rebuild wrote.
+    fn merge(&mut self, other: Rewritten) {
+        self.changed.extend(other.changed);
+        self.valid += other.valid;
+        self.best.extend(other.best);
+        self.prune(2 * self.budget.max(1));
+    }
+
+    /// Keeps only the `budget` most valuable once there are over `limit`.
+    fn prune(&mut self, limit: usize) {
+        if self.best.len() > limit {
             self.best.select_nth_unstable_by(self.budget, |a, b| {
                 index::value_order(&(&a.0, &a.1), &(&b.0, &b.1))
             });
@@ -757,37 +770,55 @@ impl Store {
                 }
             }
         }
-        // With nothing to write, the logs are not read again.
-        let nothing_to_write = by_version.is_empty();
-        let mut read_back = |e: crate::event::Event| {
-            // The first copy of a version only.
-            let Some(targets) = by_version.remove(e.id.as_str()) else {
-                return Ok(());
-            };
-            let Some(content) = crate::replay::version_content(&e) else {
-                return Ok(());
-            };
-            for (rel, key) in targets {
-                report.written.push(rel.to_string());
-                let summary = validate_file(content, rel)
-                    .ok()
-                    .map(|m| memory::Summary::of(&m));
-                rewritten.written(rel, key, summary);
-                if dry_run {
-                    continue;
-                }
-                if let Ok(m) = std::fs::symlink_metadata(self.path(rel)) {
-                    if m.file_type().is_symlink() {
-                        std::fs::remove_file(self.path(rel))
-                            .map_err(StoreError::io(self.path(rel)))?;
+        // With nothing to write, the logs are not read again. Writing is
+        // most of a rebuild after every view was deleted, nearly all of it
+        // in the kernel: the views are parsed (for MEMORY.md) and written on
+        // worker threads while this one reads the logs.
+        if !by_version.is_empty() {
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .clamp(1, 4);
+            std::thread::scope(|scope| -> Result<(), StoreError> {
+                let (senders, workers): (Vec<_>, Vec<_>) = (0..threads)
+                    .map(|_| {
+                        let (tx, rx) = std::sync::mpsc::sync_channel(256);
+                        let budget = self.config.index_budget;
+                        (
+                            tx,
+                            scope.spawn(move || self.write_views(rx, dry_run, budget)),
+                        )
+                    })
+                    .unzip();
+                let mut next = 0;
+                let read = self.each_event(|e| {
+                    // The first copy of a version only.
+                    let Some(targets) = by_version.remove(e.id.as_str()) else {
+                        return Ok(());
+                    };
+                    let Some(content) = crate::replay::version_content(&e) else {
+                        return Ok(());
+                    };
+                    for (rel, key) in targets {
+                        // A worker that failed has stopped: its error is
+                        // the one reported.
+                        let _ = senders[next % threads].send((rel, key, content.to_string()));
+                        next += 1;
                     }
+                    Ok(())
+                });
+                drop(senders);
+                let mut failed = read.err();
+                for worker in workers {
+                    let (done, part, error) = worker.join().unwrap_or_else(|_| {
+                        let nothing = Rewritten::new(self.config.index_budget);
+                        (Vec::new(), nothing, Some(self.thread_failed()))
+                    });
+                    report.written.extend(done.into_iter().map(str::to_string));
+                    rewritten.merge(part);
+                    failed = failed.or(error);
                 }
-                self.write_view(rel, content)?;
-            }
-            Ok(())
-        };
-        if !nothing_to_write {
-            self.each_event(&mut read_back)?;
+                failed.map_or(Ok(()), Err)
+            })?;
         }
         report.written.sort();
         report.refused.sort_by(|a, b| a.path.cmp(&b.path));
@@ -814,6 +845,39 @@ impl Store {
             .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel));
         self.journal_reset(views);
         Ok(report)
+    }
+
+    /// Writes each view it is sent (path, key, text; unless `dry_run`);
+    /// returns their paths and what MEMORY.md weighs of them. Stops at the
+    /// first failure, which it returns.
+    fn write_views<'a>(
+        &self,
+        views: std::sync::mpsc::Receiver<(&'a str, &'a Key, String)>,
+        dry_run: bool,
+        budget: usize,
+    ) -> (Vec<&'a str>, Rewritten, Option<StoreError>) {
+        let mut done = Vec::new();
+        let mut rewritten = Rewritten::new(budget);
+        for (rel, key, content) in views {
+            let summary = validate_file(&content, rel)
+                .ok()
+                .map(|m| memory::Summary::of(&m));
+            rewritten.written(rel, key, summary);
+            done.push(rel);
+            if dry_run {
+                continue;
+            }
+            let path = self.path(rel);
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                if let Err(e) = std::fs::remove_file(&path) {
+                    return (done, rewritten, Some(StoreError::io(&path)(e)));
+                }
+            }
+            if let Err(e) = self.write_view(rel, &content) {
+                return (done, rewritten, Some(e));
+            }
+        }
+        (done, rewritten, None)
     }
 
     /// Turns hand edits, additions and deletions of memory files into log

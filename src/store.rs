@@ -773,7 +773,7 @@ impl Store {
         })
     }
 
-    fn thread_failed(&self) -> StoreError {
+    pub(crate) fn thread_failed(&self) -> StoreError {
         StoreError::Io {
             path: self.path("memory"),
             source: io::Error::other("a thread listing memory files failed"),

@@ -293,6 +293,23 @@ fn rebuild_restores_memory_md_byte_for_byte() {
 }
 
 #[test]
+fn a_view_rebuild_cannot_write_stops_it_with_the_file_named() {
+    let env = Env::new();
+    for key in ["project/a", "project/b", "project/c"] {
+        assert_eq!(env.remember(key, &format!("fact {key}"), &[]).0, 0);
+    }
+    env.delete_memory_files();
+    // A folder where a view goes: its write fails on a writer thread.
+    std::fs::create_dir_all(env.path("memory/project/b.md/in-the-way")).expect("mkdir");
+    let err = env.fails(&["rebuild"], 1);
+    assert!(err.contains("memory/project/b.md"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    std::fs::remove_dir_all(env.path("memory/project/b.md")).expect("rm");
+    env.ok(&["rebuild"]);
+    env.ok(&["check"]);
+}
+
+#[test]
 fn causality_ignores_a_pinned_or_backward_clock() {
     for times in [
         vec!["2026-11-29T10:00:00Z"; 6],
