@@ -133,12 +133,20 @@ for n in "${sizes[@]}"; do
   bench "$n" git-commit --prepare "$restore && memoir consolidate -q --yes && git reset -q --mixed HEAD~1 && sync" -- "git add -A && git commit -qm same-files"
   eval "$restore"
 
+  # A rebuild of every view into emptied folders whose old files were
+  # moved away, so that no inode is freed: what it costs where freed
+  # inodes are reused at once (ext4 with a journal), against `cp` of the
+  # same files in the same state.
+  views="$work/views-$n" && mkdir -p "$views" && cp -r memory/user memory/project memory/task "$views/"
+  empty="for s in user project task; do d=$work/emptied-$n/\$(date +%s%N) && mkdir -p \$d && mv memory/\$s \$d/ && mkdir memory/\$s && touch memory/\$s/.gitkeep; done && sync"
+  bench "$n" rebuild-emptied --slow --prepare "$empty" -- memoir rebuild
+  bench "$n" cp-emptied --slow --prepare "$empty" -- "for s in user project task; do cp -r $views/\$s/. memory/\$s/; done"
+
   # Creating files right after deleting as many is slow on ext4 without a
   # journal (the inode allocator skips recently deleted inodes): the floor
   # of a rebuild of every view is `cp` of the same files after the same
   # deletion. Timed after everything else that creates files: for minutes
   # after it, every file created steps over the 50,000 freed inodes.
-  views="$work/views-$n" && mkdir -p "$views" && cp -r memory/user memory/project memory/task "$views/"
   bench "$n" rebuild-deleted --slow --prepare "find $mem -name '*.md' -delete" -- memoir rebuild
   bench "$n" cp-deleted --slow --prepare "find $mem -name '*.md' -delete" -- "for s in user project task; do cp -r $views/\$s/. memory/\$s/; done"
   bench "$n" cold-recall --slow --prepare "rm -f .git/memoir/stores/*/index.bin" -- memoir recall database migration timeout
@@ -174,13 +182,14 @@ ops = [  # operation, its floor (or alternative), what the floor is
     ("context", "recall", "recall"),
     ("reindex", "cat-memories", "cat of every memory file"),
     ("rebuild", "cat-logs", "cat of every log file"),
+    ("rebuild-emptied", "cp-emptied", "cp of the same files into the same emptied folders"),
     ("rebuild-deleted", "cp-deleted", "cp of the same files after the same deletion"),
     ("check", "rebuild-check", "rebuild --check"),
     ("commit-hooked", "commit-plain", "the same commit without hooks"),
     ("consolidate", "git-commit", "git add -A && git commit, same files"),
     ("cold-recall", None, ""),
 ]
-names = {"rebuild-deleted": "rebuild, every view deleted", "commit-hooked": "commit with pre-commit hook",
+names = {"rebuild-deleted": "rebuild, every view deleted", "rebuild-emptied": "rebuild, every view moved away", "commit-hooked": "commit with pre-commit hook",
          "cold-recall": "recall, no persistent index"}
 for n in sizes:
     print(f"\n### {int(n):,} memories (gen_store {shape.strip()})\n")
@@ -194,14 +203,14 @@ for n in sizes:
         ratio = f"{m / f:.2f}×" if f else ""
         extra = f"+{m - f:.1f} ms" if op == "commit-hooked" and f is not None else ratio
         pk = t.get((n, "peak:" + op))
-        pk = pk if pk is not None else t.get((n, "peak:" + op.replace("-deleted", "")))
+        pk = pk if pk is not None else t.get((n, "peak:" + op.replace("-deleted", "").replace("-emptied", "")))
         print(f"| {names.get(op, op)} | {m:.1f} ms | {label} | {f'{f:.1f} ms' if f is not None else ''} | {extra} | {f'{pk:.0f} MB' if pk is not None else ''} |")
 if len(sizes) > 1:
     print("\n### Growth: time ∝ size^k\n")
     pairs = list(zip(sizes, sizes[1:]))
     print("| operation | " + " | ".join(f"k {int(a):,}→{int(b):,}" for a, b in pairs) + " |")
     print("| --- |" + " --- |" * len(pairs))
-    floors = ["printf", "rg", "json-store", "bm25s", "cat-memories", "cat-logs", "cp-deleted"]
+    floors = ["printf", "rg", "json-store", "bm25s", "cat-memories", "cat-logs", "cp-emptied", "cp-deleted"]
     for op in dict.fromkeys([op for op, _, _ in ops] + floors):
         ks = []
         for a, b in pairs:
