@@ -529,22 +529,52 @@ impl Store {
                 "failpoint after-log-append: stopped before writing views".into(),
             ));
         }
-        let mut views = Vec::new();
-        for e in events.iter().filter(|e| e.op.is_version()) {
-            let Some(key) = &e.key else { continue };
-            let rel = key.rel_path();
-            if self.failpoint.as_deref() == Some("mid-view-update") && !views.is_empty() {
-                // Tests simulate a crash with some views written and others not.
-                return Err(StoreError::Decision(
-                    "failpoint mid-view-update: stopped between views".into(),
-                ));
+        let views: Vec<Written<'e>> = events
+            .iter()
+            .filter(|e| e.op.is_version())
+            .filter_map(|e| {
+                Some((
+                    e.key.as_ref()?.rel_path(),
+                    crate::replay::version_content(e),
+                ))
+            })
+            .collect();
+        let write = |(rel, content): &Written<'e>| match content {
+            Some(c) => self.write_view(rel, c),
+            None => self.remove_view(rel),
+        };
+        if views.len() >= 256 && self.failpoint.is_none() {
+            // Many views (a consolidation): written on the cores, the kernel's
+            // work. Only each path's last version, the end state of writing
+            // them in order.
+            let mut seen = std::collections::HashSet::new();
+            let last: Vec<&Written<'e>> = views
+                .iter()
+                .rev()
+                .filter(|(rel, _)| seen.insert(rel.as_str()))
+                .collect();
+            let threads = std::thread::available_parallelism()
+                .map_or(1, |n| n.get())
+                .clamp(1, 4);
+            std::thread::scope(|scope| {
+                let workers: Vec<_> = last
+                    .chunks(last.len().div_ceil(threads))
+                    .map(|part| scope.spawn(move || part.iter().try_for_each(|v| write(v))))
+                    .collect();
+                workers
+                    .into_iter()
+                    .try_for_each(|w| w.join().unwrap_or_else(|_| Err(self.thread_failed())))
+            })?;
+        } else {
+            for (i, view) in views.iter().enumerate() {
+                if self.failpoint.as_deref() == Some("mid-view-update") && i > 0 {
+                    // Tests simulate a crash with some views written and others not.
+                    return Err(StoreError::Decision(
+                        "failpoint mid-view-update: stopped between views".into(),
+                    ));
+                }
+                write(view)?;
             }
-            let content = crate::replay::version_content(e);
-            match content {
-                Some(c) => self.write_view(&rel, c)?,
-                None => self.remove_view(&rel)?,
-            }
-            views.push((rel, content));
         }
         let journal: Vec<_> = views
             .iter()

@@ -528,29 +528,57 @@ fn duplicates_merge_and_near_duplicates_wait() {
     env.ok(&["check"]);
 }
 
+/// `n` proposals of new memories `project/fact-<i>` in another writer's
+/// log, written directly for speed.
+fn write_proposals(env: &Env, n: usize) {
+    let mut log = String::new();
+    for i in 0..n {
+        let memory = format!(
+            "---\nname: fact-{i}\ndescription: fact {i} about subsystem {} and {}\ntype: project\nsource: s\n---\n",
+            i * 7,
+            i * 13
+        );
+        let event = crate::util::bobs_event(
+            memoir::event::Op::Propose,
+            &format!("project/fact-{i}"),
+            vec![],
+            memory,
+        );
+        log.push_str(&event.render());
+    }
+    env.write("memory/log/2026-11-29/bob-00000001.md", log);
+}
+
+#[test]
+fn a_consolidation_of_hundreds_writes_each_view_as_the_logs_have_it() {
+    // Enough views that they are written on several threads.
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    write_proposals(&env, 300);
+    env.ok(&["consolidate"]);
+    env.assert_store_committed("after");
+    let written = env.snapshot();
+    let facts = |files: &[(String, Vec<u8>)]| {
+        files
+            .iter()
+            .filter(|(p, _)| p.starts_with("memory/project/fact-"))
+            .count()
+    };
+    assert_eq!(facts(&written), 300);
+    env.ok(&["check"]);
+    // What a rebuild writes from the logs alone, byte for byte.
+    env.delete_memory_files();
+    env.ok(&["rebuild"]);
+    assert_eq!(env.snapshot(), written);
+}
+
 #[test]
 fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
     let exe = assert_cmd::cargo::cargo_bin("memoir");
     for delay_ms in [5u64, 30, 80] {
         let env = Env::new();
         env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
-        // 150 proposals from another writer's log, written directly for speed.
-        let mut log = String::new();
-        for i in 0..150 {
-            let memory = format!(
-                "---\nname: fact-{i}\ndescription: fact {i} about subsystem {} and {}\ntype: project\nsource: s\n---\n",
-                i * 7,
-                i * 13
-            );
-            let event = crate::util::bobs_event(
-                memoir::event::Op::Propose,
-                &format!("project/fact-{i}"),
-                vec![],
-                memory,
-            );
-            log.push_str(&event.render());
-        }
-        env.write("memory/log/2026-11-29/bob-00000001.md", log);
+        write_proposals(&env, 150);
         let mut child = env.spawn(&exe, &["consolidate"], &[("MEMOIR_NOW", env.now.clone())]);
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
         let _ = child.kill();
