@@ -656,22 +656,7 @@ impl Store {
             // its marker is in a log that differs from HEAD.
             let paths = changed.wait()?;
             if !self.uncommitted_marker(&paths)? {
-                if paths.is_empty() {
-                    return Ok(plan);
-                }
-                // What `remember`, `forget`, `note` and `resolve` wrote since
-                // the last version is committed as a new one.
-                return self.commit_consolidation(
-                    ctx,
-                    plan,
-                    events,
-                    consumed,
-                    session,
-                    sig,
-                    opts,
-                    &mut snap,
-                    Changed::Found(paths),
-                );
+                return self.commit_direct_writes(ctx, plan, session, sig, opts, &mut snap, paths);
             }
             return self.finish_consolidation(
                 ctx,
@@ -801,23 +786,8 @@ impl Store {
                 .filter(|e| e.op == Op::Consolidate)
                 .max_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
             let Some(last) = last.filter(|e| !committed.contains(&e.id)) else {
-                // Still, what `remember`, `forget`, `note` and `resolve` wrote
-                // since the last version is committed as a new one.
                 let paths = changed.wait()?;
-                if paths.is_empty() {
-                    return Ok(plan);
-                }
-                return self.commit_consolidation(
-                    ctx,
-                    plan,
-                    events,
-                    consumed,
-                    session,
-                    sig,
-                    opts,
-                    snap,
-                    Changed::Found(paths),
-                );
+                return self.commit_direct_writes(ctx, plan, session, sig, opts, snap, paths);
             };
             // The repair writes the store: what differs from HEAD is found
             // again after it.
@@ -836,6 +806,37 @@ impl Store {
         drop(replay);
         self.commit_consolidation(
             ctx, plan, events, consumed, session, sig, opts, snap, changed,
+        )
+    }
+
+    /// With nothing to apply: what `remember`, `forget`, `note` and
+    /// `resolve` wrote since the last version (`paths`, from
+    /// [`Store::changed_store_paths`]) is committed as a new one, if any.
+    #[allow(clippy::too_many_arguments)]
+    fn commit_direct_writes(
+        &self,
+        ctx: &Ctx,
+        plan: Plan,
+        session: git::Session,
+        sig: git::Signature,
+        opts: &Options,
+        snap: &mut Snapshot,
+        paths: Vec<String>,
+    ) -> Result<Plan, ConsolidateError> {
+        if paths.is_empty() {
+            return Ok(plan);
+        }
+        let found = Changed::Found(paths);
+        self.commit_consolidation(
+            ctx,
+            plan,
+            Vec::new(),
+            Vec::new(),
+            session,
+            sig,
+            opts,
+            snap,
+            found,
         )
     }
 
