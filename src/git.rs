@@ -496,8 +496,8 @@ pub fn changed_paths(
             out.push(path.to_string());
         }
     }
-    let fresh_file =
-        file_entry.is_some_and(|e| fresh_entries(workdir, &index, std::slice::from_ref(e))[0]);
+    let fresh_file = file_entry
+        .is_some_and(|e| fresh_entries(workdir, &index, std::slice::from_ref(e)) == [true]);
     if differs(file, file_entry, fresh_file)? {
         out.push(file.to_string());
     }
