@@ -663,6 +663,46 @@ fn store_files_staged_by_hand_are_committed_as_the_work_tree_has_them() {
 }
 
 #[test]
+fn a_store_in_a_folder_of_the_repository_commits_its_own_paths() {
+    let env = Env::bare();
+    env.git(&["init", "-q"]);
+    env.write("README", "the project\n");
+    env.git(&["add", "README"]);
+    env.git(&["commit", "-qm", "root"]);
+    env.ok(&["init", "agents"]);
+    let store = ["--store", "agents"];
+    let remember = |key: &str, description: &str| {
+        let args = [
+            &store[..],
+            &["remember", key, "-d", description, "-s", "me"],
+        ]
+        .concat();
+        env.ok(&args);
+    };
+    remember("project/a", "the deploy needs a warm cache");
+    env.ok(&[&store[..], &["consolidate"]].concat());
+    // Staged by hand, then another write: both under the folder.
+    remember("project/b", "invoices are sent on Mondays");
+    env.git(&["add", "agents/memory"]);
+    remember("project/c", "the staging database is read only");
+    env.ok(&[&store[..], &["consolidate"]].concat());
+    let files = env.git(&["show", "--name-only", "--format=", "HEAD"]);
+    for key in ["b", "c"] {
+        let path = format!("agents/memory/project/{key}.md");
+        assert!(files.lines().any(|f| f == path), "{files}");
+    }
+    let status = env.git(&[
+        "status",
+        "--porcelain",
+        "--",
+        "agents/memory",
+        "agents/MEMORY.md",
+    ]);
+    assert!(status.trim().is_empty(), "{status}");
+    env.ok(&[&store[..], &["check"]].concat());
+}
+
+#[test]
 fn a_broken_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
     let env = Env::new();
     env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
