@@ -685,6 +685,25 @@ impl HeadFiles {
     }
 }
 
+/// The id of the tree git's index would write for the folder `dir`
+/// (work-tree-relative, ending in `/`), as `git write-tree --prefix=<dir>`
+/// prints it, without writing it: what [`changed_paths`] compares with
+/// HEAD's. `None` if the index cannot make one (no entry under `dir`, a
+/// conflict's stages, a sparse folder entry).
+pub fn index_tree(workdir: &Path, dir: &str) -> Result<Option<String>, GitError> {
+    use gix::bstr::ByteSlice;
+    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let index = repo.open_index().map_err(gix_err)?;
+    let Some(range) = index.prefixed_entries_range(dir.as_bytes().as_bstr()) else {
+        return Ok(None);
+    };
+    let entries = &index.entries()[range];
+    if entries.is_empty() {
+        return Ok(None);
+    }
+    Ok(index_tree_id(repo.object_hash(), &index, entries, dir).map(|id| id.to_string()))
+}
+
 /// The id of the tree git would write for the index `entries` under `dir`
 /// (all of them, sorted, as the index keeps them); `None` if they cannot
 /// make one (a conflict's stages, a sparse folder entry).
@@ -1129,142 +1148,4 @@ pub fn stage(dir: &Path, index_path: &Path, paths: &[String]) -> Result<(), GitE
         None => std::fs::write(index_path, bytes).map_err(gix_err)?,
     }
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Runs git in `dir` with no user or system configuration.
-    fn run_git(dir: &Path, args: &[&str]) -> std::process::Output {
-        std::process::Command::new("git")
-            .args(args)
-            .current_dir(dir)
-            .env("GIT_CONFIG_GLOBAL", "/dev/null")
-            .env("GIT_CONFIG_NOSYSTEM", "1")
-            .env("GIT_AUTHOR_NAME", "T")
-            .env("GIT_AUTHOR_EMAIL", "t@e.com")
-            .env("GIT_COMMITTER_NAME", "T")
-            .env("GIT_COMMITTER_EMAIL", "t@e.com")
-            .output()
-            .expect("git runs")
-    }
-
-    /// Runs git as [`run_git`], which must succeed; its output.
-    fn git(dir: &Path, args: &[&str]) -> String {
-        let out = run_git(dir, args);
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-        String::from_utf8_lossy(&out.stdout).trim().to_string()
-    }
-
-    fn write(dir: &Path, rel: &str, text: &str) {
-        let path = dir.join(rel);
-        std::fs::create_dir_all(path.parent().expect("a parent")).expect("mkdir");
-        std::fs::write(path, text).expect("write");
-    }
-
-    /// A repository whose `memory/` has nested folders and names that sort
-    /// differently as paths and as tree entries would if git's order were
-    /// got wrong (`a-b.md`, `a.md`, `a/`, `a0.md`), and an executable.
-    fn repo() -> tempfile::TempDir {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let root = dir.path();
-        git(root, &["init", "-q", "-b", "main"]);
-        for rel in [
-            "memory/a-b.md",
-            "memory/a.md",
-            "memory/a/x.md",
-            "memory/a/b/c.md",
-            "memory/a0.md",
-            "memory/log/2026-01-01/w.md",
-            "memory/user/.gitkeep",
-            "MEMORY.md",
-            "other/readme",
-        ] {
-            write(root, rel, rel);
-        }
-        write(root, "memory/run.sh", "#!/bin/sh\n");
-        let mut perms = std::fs::metadata(root.join("memory/run.sh"))
-            .expect("stat")
-            .permissions();
-        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
-        std::fs::set_permissions(root.join("memory/run.sh"), perms).expect("chmod");
-        git(root, &["add", "-A"]);
-        git(root, &["commit", "-qm", "start"]);
-        dir
-    }
-
-    #[test]
-    fn the_index_tree_of_a_folder_is_the_tree_git_writes() {
-        use gix::bstr::ByteSlice;
-        let dir = repo();
-        let repo = gix::open(dir.path()).expect("open");
-        let index = repo.open_index().expect("index");
-        let range = index
-            .prefixed_entries_range(b"memory/".as_bstr())
-            .expect("entries");
-        let id = index_tree_id(
-            repo.object_hash(),
-            &index,
-            &index.entries()[range],
-            "memory/",
-        );
-        let expected = git(dir.path(), &["rev-parse", "HEAD:memory"]);
-        assert_eq!(id.map(|id| id.to_string()), Some(expected));
-    }
-
-    #[test]
-    fn changed_paths_are_what_git_would_commit() {
-        let dir = repo();
-        let root = dir.path();
-        let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
-        let changed = || changed_paths(root, "MEMORY.md", "memory/", &keep).expect("status");
-        assert!(changed().is_empty(), "{:?}", changed());
-        write(root, "memory/a/x.md", "changed, and longer than before");
-        write(root, "memory/new.md", "new");
-        write(
-            root,
-            "memory/.new.md.memoir-1",
-            "an interrupted write's temporary file",
-        );
-        write(root, "other/readme", "not the store's");
-        std::fs::remove_file(root.join("memory/a0.md")).expect("rm");
-        let expected = ["memory/a/x.md", "memory/a0.md", "memory/new.md"];
-        assert_eq!(changed(), expected);
-        // Staged is not committed: the index no longer says what HEAD has.
-        git(root, &["add", "memory/new.md", "memory/a0.md"]);
-        write(root, "MEMORY.md", "staged, then changed");
-        git(root, &["add", "MEMORY.md"]);
-        let mut expected = expected.to_vec();
-        expected.insert(0, "MEMORY.md");
-        assert_eq!(changed(), expected);
-        git(root, &["add", "memory/a/x.md"]);
-        git(root, &["commit", "-qm", "next"]);
-        assert!(changed().is_empty(), "{:?}", changed());
-        // Out of the index, still as HEAD has it in the folder: no change;
-        // out of both: gone.
-        git(root, &["rm", "-q", "--cached", "memory/a.md"]);
-        assert!(changed().is_empty(), "{:?}", changed());
-        std::fs::remove_file(root.join("memory/a.md")).expect("rm");
-        assert_eq!(changed(), ["memory/a.md"]);
-    }
-
-    #[test]
-    fn a_conflicted_file_differs_from_head() {
-        let dir = repo();
-        let root = dir.path();
-        let keep = |_: &str| true;
-        git(root, &["checkout", "-qb", "other"]);
-        write(root, "memory/new.md", "theirs");
-        git(root, &["add", "-A"]);
-        git(root, &["commit", "-qm", "theirs"]);
-        git(root, &["checkout", "-q", "main"]);
-        write(root, "memory/new.md", "ours");
-        git(root, &["add", "-A"]);
-        git(root, &["commit", "-qm", "ours"]);
-        let merge = run_git(root, &["merge", "-q", "other"]);
-        assert!(!merge.status.success(), "the merge conflicts: {merge:?}");
-        let changed = changed_paths(root, "MEMORY.md", "memory/", &keep).expect("status");
-        assert_eq!(changed, ["memory/new.md"]);
-    }
 }

@@ -136,17 +136,22 @@ impl Env {
         err
     }
 
-    /// `git <args>` in the work tree; returns stdout.
-    pub fn git(&self, args: &[&str]) -> String {
+    /// `git <args>` in the work tree, whatever its exit.
+    pub fn git_output(&self, args: &[&str]) -> std::process::Output {
         let home = self.dir.path().join("home");
-        let out = std::process::Command::new("git")
+        std::process::Command::new("git")
             .current_dir(self.root())
             .env("HOME", &home)
             .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
             .env("GIT_CONFIG_NOSYSTEM", "1")
             .args(args)
             .output()
-            .expect("git");
+            .expect("git")
+    }
+
+    /// `git <args>` in the work tree, which must succeed; returns stdout.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self.git_output(args);
         assert!(
             out.status.success(),
             "git {args:?}: {}",
