@@ -587,33 +587,27 @@ fn list_files(
     dir: &str,
     keep: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Vec<String>, GitError> {
-    use std::io::ErrorKind::NotFound;
     let mut files = Vec::new();
-    let mut folders = vec![dir.to_string()];
-    while let Some(folder) = folders.pop() {
-        let path = workdir.join(&folder);
-        // What is gone since its folder was listed is found gone from the
-        // index's side.
-        let entries = match std::fs::read_dir(&path) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == NotFound => continue,
-            Err(source) => return Err(GitError::Io { path, source }),
+    let root = workdir.join(dir);
+    for entry in walkdir::WalkDir::new(&root).follow_links(false) {
+        let entry = match entry {
+            Ok(entry) => entry,
+            // Gone since its folder was listed (or no folder at all): what
+            // is gone is found gone from the index's side.
+            Err(e) if e.io_error().map(|e| e.kind()) == Some(std::io::ErrorKind::NotFound) => {
+                continue
+            }
+            Err(e) => {
+                let path = e.path().unwrap_or(&root).to_path_buf();
+                let source = e
+                    .into_io_error()
+                    .unwrap_or_else(|| std::io::Error::other("a symbolic link loop"));
+                return Err(GitError::Io { path, source });
+            }
         };
-        for entry in entries {
-            let entry = match entry {
-                Ok(entry) => entry,
-                Err(e) if e.kind() == NotFound => continue,
-                Err(source) => return Err(GitError::Io { path, source }),
-            };
-            let Ok(kind) = entry.file_type() else {
-                continue;
-            };
-            let name = entry.file_name();
-            let name = name.to_string_lossy();
-            if kind.is_dir() {
-                folders.push(format!("{folder}{name}/"));
-            } else if kind.is_file() && keep(&name) {
-                files.push(format!("{folder}{name}"));
+        if entry.file_type().is_file() && keep(&entry.file_name().to_string_lossy()) {
+            if let Ok(rel) = entry.path().strip_prefix(workdir) {
+                files.push(rel.to_string_lossy().replace('\\', "/"));
             }
         }
     }
