@@ -775,9 +775,7 @@ impl Store {
         // in the kernel: the views are parsed (for MEMORY.md) and written on
         // worker threads while this one reads the logs.
         if !by_version.is_empty() {
-            let threads = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .clamp(1, 4);
+            let threads = crate::worker_threads();
             std::thread::scope(|scope| -> Result<(), StoreError> {
                 let (senders, workers): (Vec<_>, Vec<_>) = (0..threads)
                     .map(|_| {

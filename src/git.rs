@@ -404,9 +404,7 @@ pub fn changed_paths(
     // One lstat per entry is most of this on a large store: spread over the
     // cores, as `git status` does, beside the listing of the folder (for
     // files the index lacks) and the comparison of the index with HEAD.
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4);
+    let threads = crate::worker_threads();
     let chunk = entries.len().div_ceil(threads).max(1024);
     let (listed, fresh, head) = std::thread::scope(|scope| {
         let listing = scope.spawn(|| list_files(workdir, dir, keep));

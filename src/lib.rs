@@ -34,3 +34,12 @@ pub mod store;
 pub mod text;
 pub mod time;
 pub mod write;
+
+/// Threads for work spread over the cores (stats, file writes, tokenizing):
+/// one a core, at most 4; past that the file system's locks, not the
+/// cores, bound the kernel's share of it.
+pub(crate) fn worker_threads() -> usize {
+    std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(4)
+}

@@ -965,9 +965,7 @@ impl Store {
         // Reading and tokenizing is the cost of a cold index: workers on every
         // core read batches (a bounded channel keeps memory flat) while this
         // thread interns their terms.
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(4);
+        let threads = crate::worker_threads();
         // Up to 3 × threads batches' term maps are alive at once: batches of
         // 512 memories with 40-sentence bodies took a cold query of 50,000
         // to 200 MB; 128 keep it to 172 MB, no slower.

@@ -16,6 +16,10 @@ use crate::store::{entry_for, Ctx, Store, StoreError};
 use crate::text;
 use crate::time::Date;
 
+/// From this many views in one write (a consolidation), they are written
+/// on several threads; fewer are not worth the threads' start.
+const PARALLEL_VIEWS: usize = 256;
+
 /// A view a command wrote: its path and content (`None`: removed).
 type Written<'e> = (String, Option<&'e str>);
 
@@ -543,7 +547,7 @@ impl Store {
             Some(c) => self.write_view(rel, c),
             None => self.remove_view(rel),
         };
-        if views.len() >= 256 && self.failpoint.is_none() {
+        if views.len() >= PARALLEL_VIEWS && self.failpoint.is_none() {
             // Many views (a consolidation): written on the cores, the kernel's
             // work. Only each path's last version, the end state of writing
             // them in order.
@@ -553,9 +557,7 @@ impl Store {
                 .rev()
                 .filter(|(rel, _)| seen.insert(rel.as_str()))
                 .collect();
-            let threads = std::thread::available_parallelism()
-                .map_or(1, |n| n.get())
-                .clamp(1, 4);
+            let threads = crate::worker_threads();
             std::thread::scope(|scope| {
                 let workers: Vec<_> = last
                     .chunks(last.len().div_ceil(threads))
