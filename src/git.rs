@@ -518,10 +518,10 @@ fn fresh_entries(
     let racy = |e: &gix::index::Entry| e.stat.is_racy(index.timestamp(), options);
     #[cfg(unix)]
     {
-        use rustix::fs::{AtFlags, Mode, OFlags};
+        use crate::folder::Folder;
         // Each file by its name in its folder, opened once for the run of
-        // entries in it: the kernel does not walk the whole path per file.
-        let mut folder: Option<(&[u8], Option<rustix::fd::OwnedFd>)> = None;
+        // entries in it.
+        let mut folder: Option<(&[u8], Option<Folder>)> = None;
         entries
             .iter()
             .map(|e| {
@@ -535,13 +535,12 @@ fn fresh_entries(
                 };
                 if folder.as_ref().map(|(p, _)| *p) != Some(parent) {
                     let dir = workdir.join(parent.to_str_lossy().as_ref());
-                    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-                    folder = Some((parent, rustix::fs::open(&dir, flags, Mode::empty()).ok()));
+                    folder = Some((parent, Folder::open(&dir)));
                 }
-                let Some((_, Some(fd))) = &folder else {
+                let Some((_, Some(open))) = &folder else {
                     return false;
                 };
-                let Ok(st) = rustix::fs::statat(fd, name, AtFlags::SYMLINK_NOFOLLOW) else {
+                let Ok(st) = open.stat(name) else {
                     return false;
                 };
                 // As gix's `Stat::from_fs` has it (git keeps 32 bits of each).

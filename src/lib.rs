@@ -13,6 +13,7 @@ pub mod diff;
 pub mod drift;
 pub mod event;
 pub mod flat;
+mod folder;
 pub mod git;
 pub mod history;
 pub mod hooks;

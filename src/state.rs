@@ -52,6 +52,18 @@ impl Stamp {
             mtime,
         }
     }
+
+    /// The stamp of a size and a modification time in seconds and
+    /// nanoseconds since the epoch; as [`Stamp::of`], a time before the
+    /// epoch counts as the epoch.
+    pub fn from_parts(size: u64, secs: i64, nanos: u32) -> Stamp {
+        let mtime = if secs < 0 {
+            0
+        } else {
+            i128::from(secs) * 1_000_000_000 + i128::from(nanos)
+        };
+        Stamp { size, mtime }
+    }
 }
 
 /// A memory's replayed state, as recorded in the persistent index.

@@ -726,46 +726,45 @@ impl Store {
         self.stats
             .files_listed
             .fetch_add(out.len(), std::sync::atomic::Ordering::Relaxed);
-        out.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+        // Each folder's files came sorted; the folders' order is all that is
+        // left to sort (a stable sort of sorted runs is a merge).
+        out.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(out)
     }
 
-    /// The memory files of one folder with their stamps; a missing folder
-    /// has none.
+    /// The memory files of one folder with their stamps, in path order; a
+    /// missing folder has none.
     fn list_folder(&self, rel_dir: &str, split: usize) -> Result<Vec<(String, Stamp)>, StoreError> {
-        let Ok(listing) = fs::read_dir(self.path(rel_dir)) else {
+        let Some(folder) = crate::folder::Folder::open(&self.path(rel_dir)) else {
             return Ok(Vec::new());
         };
-        let entries: Vec<fs::DirEntry> = listing
-            .flatten()
-            .filter(|e| {
-                let name = e.file_name();
-                let name = name.to_string_lossy();
-                name.ends_with(".md") && !name.starts_with('.')
-            })
+        let mut names: Vec<String> = folder
+            .names()
+            .filter(|name| name.ends_with(".md") && !name.starts_with('.'))
             .collect();
-        let stamp = |part: &[fs::DirEntry]| -> Result<Vec<(String, Stamp)>, StoreError> {
+        // Sorted here, on this folder's thread, rather than all together.
+        names.sort_unstable();
+        let stamp = |part: &[String]| -> Result<Vec<(String, Stamp)>, StoreError> {
             part.iter()
-                .map(|e| {
-                    let meta = e.metadata().map_err(StoreError::io(e.path()))?;
-                    let name = e.file_name();
-                    Ok((
-                        format!("{rel_dir}/{}", name.to_string_lossy()),
-                        Stamp::of(&meta),
-                    ))
+                .map(|name| {
+                    let stamp = folder.stamp(name).map_err(|e| StoreError::Io {
+                        path: self.path(rel_dir).join(name),
+                        source: e,
+                    })?;
+                    Ok((format!("{rel_dir}/{name}"), stamp))
                 })
                 .collect()
         };
-        let chunk = entries.len().div_ceil(split).max(4096);
-        if entries.len() <= chunk {
-            return stamp(&entries);
+        let chunk = names.len().div_ceil(split).max(4096);
+        if names.len() <= chunk {
+            return stamp(&names);
         }
         std::thread::scope(|scope| {
-            let workers: Vec<_> = entries
+            let workers: Vec<_> = names
                 .chunks(chunk)
                 .map(|part| scope.spawn(move || stamp(part)))
                 .collect();
-            let mut out = Vec::with_capacity(entries.len());
+            let mut out = Vec::with_capacity(names.len());
             for w in workers {
                 out.extend(w.join().unwrap_or_else(|_| Err(self.thread_failed()))?);
             }
