@@ -135,9 +135,58 @@ enum Doc<'a> {
     Fresh(&'a Fresh),
 }
 
-/// A document matching some query term: its weighted length, and per query
-/// term its (weighted tf, field mask) if it has the term.
-type Matched<'c> = (Doc<'c>, u32, Vec<Option<(u16, u8)>>);
+/// A query term a document has: its position in the query, weighted tf and
+/// field mask.
+#[derive(Clone, Copy, Default)]
+struct Found {
+    term: u32,
+    tf: u16,
+    mask: u8,
+}
+
+/// The query terms each indexed document has, read from the terms' posting
+/// lists and grouped by document (a counting sort: no map, no allocation
+/// per document). Each group is in query-term order.
+struct Postings {
+    /// Where each document's group starts in `found`; one more than docs.
+    start: Vec<u32>,
+    found: Vec<Found>,
+}
+
+impl Postings {
+    fn of(view: &View, ids: &[Option<u32>]) -> Postings {
+        let lists: Vec<Vec<(u32, u16, u8)>> = ids
+            .iter()
+            .map(|id| id.map(|id| view.postings(id)).unwrap_or_default())
+            .collect();
+        let mut start = vec![0u32; view.len() + 1];
+        for &(doc, _, _) in lists.iter().flatten() {
+            start[doc as usize + 1] += 1;
+        }
+        for i in 1..start.len() {
+            start[i] += start[i - 1];
+        }
+        let mut next = start.clone();
+        let mut found = vec![Found::default(); lists.iter().map(Vec::len).sum()];
+        for (term, list) in lists.iter().enumerate() {
+            for &(doc, tf, mask) in list {
+                let at = &mut next[doc as usize];
+                found[*at as usize] = Found {
+                    term: term as u32,
+                    tf,
+                    mask,
+                };
+                *at += 1;
+            }
+        }
+        Postings { start, found }
+    }
+
+    /// The query terms indexed document `i` has.
+    fn of_doc(&self, i: usize) -> &[Found] {
+        &self.found[self.start[i] as usize..self.start[i + 1] as usize]
+    }
+}
 
 /// Finds the memories relevant to `query`, most relevant first. Expired
 /// memories and files that do not parse are never returned.
@@ -150,51 +199,56 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
     }
     let view = &corpus.view;
     let ids: Vec<Option<u32>> = q.iter().map(|t| view.lookup(t)).collect();
+    // Each query term's posting list, read where it lies: a query never
+    // touches the postings of the terms it does not have.
+    let postings = Postings::of(view, &ids);
+    // Fresh files' query terms, as the index's postings give them.
+    let fresh_found: Vec<Vec<Found>> = corpus
+        .fresh
+        .iter()
+        .map(|f| {
+            q.iter()
+                .enumerate()
+                .filter_map(|(term, t)| {
+                    let &(tf, mask) = f.terms.get(t)?;
+                    Some(Found {
+                        term: term as u32,
+                        tf,
+                        mask,
+                    })
+                })
+                .collect()
+        })
+        .collect();
+    let indexed = (0..view.len()).filter_map(|i| {
+        let r = view.rec(i);
+        let live = !corpus.skip[i] && r.valid && r.expires >= opts.today.0;
+        live.then(|| (Doc::Indexed(i), r.len, postings.of_doc(i)))
+    });
+    let fresh = corpus
+        .fresh
+        .iter()
+        .zip(&fresh_found)
+        .filter_map(|(f, found)| {
+            let expires = f.summary.as_ref()?.expires;
+            let live = expires.is_none_or(|d| d >= opts.today.0);
+            live.then_some((Doc::Fresh(f), f.len, found.as_slice()))
+        });
     let mut n_docs = 0usize;
     let mut total_len = 0u64;
     let mut df = vec![0usize; q.len()];
-    let mut matched: Vec<Matched<'c>> = Vec::new();
-    let mut consider = |doc: Doc<'c>, len: u32, found: Vec<Option<(u16, u8)>>| {
+    // The documents matching some term: weighted length and terms found.
+    let mut matched: Vec<(Doc<'c>, u32, &[Found])> = Vec::new();
+    for (doc, len, found) in indexed.chain(fresh) {
         n_docs += 1;
         total_len += u64::from(len);
-        if found.iter().all(Option::is_none) {
-            return;
+        if found.is_empty() {
+            continue;
         }
-        for (i, f) in found.iter().enumerate() {
-            if f.is_some() {
-                df[i] += 1;
-            }
+        for f in found {
+            df[f.term as usize] += 1;
         }
         matched.push((doc, len, found));
-    };
-    // Each query term's posting list, read where it lies: a query never
-    // touches the postings of the terms it does not have.
-    let mut found_in: std::collections::HashMap<usize, Vec<Option<(u16, u8)>>> = Default::default();
-    for (qi, id) in ids.iter().enumerate() {
-        for (doc, tf, mask) in id.map(|id| view.postings(id)).unwrap_or_default() {
-            found_in
-                .entry(doc as usize)
-                .or_insert_with(|| vec![None; ids.len()])[qi] = Some((tf, mask));
-        }
-    }
-    for i in 0..view.len() {
-        let r = view.rec(i);
-        if corpus.skip[i] || !r.valid || r.expires < opts.today.0 {
-            continue;
-        }
-        consider(
-            Doc::Indexed(i),
-            r.len,
-            found_in.remove(&i).unwrap_or_default(),
-        );
-    }
-    for f in &corpus.fresh {
-        let Some(s) = &f.summary else { continue };
-        if s.expires.is_some_and(|d| d < opts.today.0) {
-            continue;
-        }
-        let found = q.iter().map(|t| f.terms.get(t).copied()).collect();
-        consider(Doc::Fresh(f), f.len, found);
     }
     let n = n_docs.max(1) as f64;
     let idf: Vec<f64> = df
@@ -244,12 +298,12 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
     for (doc, len, found) in matched {
         let mut covered = 0.0;
         let mut bm25 = 0.0;
-        for (i, f) in found.iter().enumerate() {
-            let Some((tf, mask)) = f else { continue };
-            covered += idf[i] * if *mask == 8 { BODY_ONLY } else { 1.0 };
-            let tf = f64::from(*tf);
-            let norm = K1 * (1.0 - B + B * f64::from(len) / avg_len);
-            bm25 += idf[i] * tf * (K1 + 1.0) / (tf + norm);
+        let norm = K1 * (1.0 - B + B * f64::from(len) / avg_len);
+        for f in found {
+            let idf = idf[f.term as usize];
+            covered += idf * if f.mask == 8 { BODY_ONLY } else { 1.0 };
+            let tf = f64::from(f.tf);
+            bm25 += idf * tf * (K1 + 1.0) / (tf + norm);
         }
         let score = if idf_total > 0.0 {
             covered / idf_total
@@ -284,50 +338,68 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
             stale,
         });
     }
-    let path_of = |d: &Doc<'_>| match d {
-        Doc::Indexed(i) => view.path(*i).to_string(),
-        Doc::Fresh(f) => f.path.clone(),
+    let path_of = |d: &Doc<'c>| -> &'c str {
+        match *d {
+            Doc::Indexed(i) => view.path(i),
+            Doc::Fresh(f) => &f.path,
+        }
     };
-    ranked.sort_by(|a, b| {
+    let order = |a: &Ranked<'c>, b: &Ranked<'c>| {
         b.rank
             .partial_cmp(&a.rank)
             .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| path_of(&a.doc).cmp(&path_of(&b.doc)))
-    });
-    let mut hits = Vec::new();
-    for r in ranked {
-        if hits.len() >= opts.limit {
-            break;
-        }
+            .then_with(|| path_of(&a.doc).cmp(path_of(&b.doc)))
+    };
+    // The hit a ranked memory makes, unless the filters pass over it.
+    let shown = |r: &Ranked<'c>| -> Option<Hit> {
         let path = path_of(&r.doc);
-        let Some(key) = Key::from_rel_path(&path) else {
-            continue;
-        };
+        let key = Key::from_rel_path(path)?;
         if opts.scope.as_ref().is_some_and(|s| *s != key.scope) {
-            continue;
+            return None;
         }
         let summary = match r.doc {
             Doc::Indexed(i) => view.entry(i).0,
             Doc::Fresh(f) => f.summary.clone(),
-        };
-        let Some(summary) = summary else { continue };
+        }?;
         if opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
             || opts
                 .tag
                 .as_ref()
                 .is_some_and(|t| !summary.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
         {
-            continue;
+            return None;
         }
-        hits.push(Hit {
+        Some(Hit {
             conflict: conflicts.contains(key.to_string().as_str()),
-            path,
+            path: path.to_string(),
             summary,
             score: r.score,
             rank: r.rank,
             stale: r.stale,
             key,
-        });
+        })
+    };
+    let mut hits = Vec::new();
+    // Only the first hits are shown, but filters can pass over ranked
+    // memories: sort a batch of the best at a time rather than them all.
+    let batch = opts.limit.saturating_mul(2).max(64);
+    let mut rest = &mut ranked[..];
+    while hits.len() < opts.limit && !rest.is_empty() {
+        let take = batch.min(rest.len());
+        if take < rest.len() {
+            rest.select_nth_unstable_by(take - 1, order);
+        }
+        let (best, after) = rest.split_at_mut(take);
+        best.sort_by(order);
+        for r in best.iter() {
+            if hits.len() >= opts.limit {
+                break;
+            }
+            if let Some(hit) = shown(r) {
+                hits.push(hit);
+            }
+        }
+        rest = after;
     }
     hits
 }

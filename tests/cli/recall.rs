@@ -370,3 +370,59 @@ fn recall_follows_git_checkout_of_another_revision() {
     env.git(&["checkout", "-q", "-"]);
     assert_eq!(recall_keys(&env, "fastly cdn", &[]), ["project/cdn"]);
 }
+
+#[test]
+fn the_first_hits_are_the_same_whatever_the_limit_and_filters_reach_past_the_best() {
+    let env = Env::new();
+    let memory = |scope: &str, name: &str, description: &str, body: &str| {
+        format!(
+            "---\nname: {name}\ndescription: \"{description}\"\ntype: {scope}\nsource: test\n\
+             created: 2026-11-01T09:00:00Z\nupdated: 2026-11-01T09:00:00Z\n---\n\n{body}\n"
+        )
+    };
+    // 150 project memories that rank above every user memory, with ranks
+    // that differ (longer bodies dilute the term), so that the selection of
+    // the best ones to sort is exercised across its batches.
+    for i in 0..150 {
+        let filler = "ash ".repeat(i % 37);
+        env.write(
+            &format!("memory/project/kiln-{i:03}.md"),
+            memory(
+                "project",
+                &format!("kiln-{i:03}"),
+                "kiln firing kiln",
+                &filler,
+            ),
+        );
+    }
+    for i in 0..3 {
+        env.write(
+            &format!("memory/user/pottery-{i}.md"),
+            memory(
+                "user",
+                &format!("pottery-{i}"),
+                "glaze notes",
+                "the kiln once",
+            ),
+        );
+    }
+    env.ok(&["record"]);
+    let all = recall_keys(&env, "kiln", &["--limit", "1000", "--min-score", "0"]);
+    assert_eq!(all.len(), 153, "{all:?}");
+    assert!(all[..150].iter().all(|k| k.starts_with("project/")));
+    for limit in [1, 5, 63, 64, 65, 129, 130, 152] {
+        let some = recall_keys(
+            &env,
+            "kiln",
+            &["--limit", &limit.to_string(), "--min-score", "0"],
+        );
+        assert_eq!(some, all[..limit], "--limit {limit}");
+    }
+    // The scope filter passes over all 150 better-ranked memories.
+    let user = recall_keys(
+        &env,
+        "kiln",
+        &["--scope", "user", "--limit", "2", "--min-score", "0"],
+    );
+    assert_eq!(user, all[150..152]);
+}
