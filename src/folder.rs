@@ -7,6 +7,7 @@
 //! entry beyond its name.
 
 use crate::state::Stamp;
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::Path;
 
@@ -34,22 +35,24 @@ impl Folder {
         })
     }
 
-    /// The names of its entries (lossily as text), `.` and `..` excluded;
-    /// an entry that cannot be read is left out, as `read_dir`'s users here
-    /// always did.
-    pub(crate) fn names(&self) -> impl Iterator<Item = String> + '_ {
+    /// The names of its entries, `.` and `..` excluded; an entry that
+    /// cannot be read is left out, as `read_dir`'s users here always did.
+    pub(crate) fn names(&self) -> impl Iterator<Item = OsString> + '_ {
         #[cfg(unix)]
         let names = rustix::fs::Dir::read_from(&self.fd)
             .into_iter()
             .flatten()
             .flatten()
-            .map(|e| String::from_utf8_lossy(e.file_name().to_bytes()).into_owned());
+            .map(|e| {
+                use std::os::unix::ffi::OsStringExt;
+                OsString::from_vec(e.file_name().to_bytes().to_vec())
+            });
         #[cfg(not(unix))]
         let names = std::fs::read_dir(&self.path)
             .into_iter()
             .flatten()
             .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned());
+            .map(|e| e.file_name());
         names.filter(|n| n != "." && n != "..")
     }
 
@@ -65,7 +68,7 @@ impl Folder {
 
     /// The stamp (size and modification time) of the entry `name`, a link
     /// not followed.
-    pub(crate) fn stamp(&self, name: &str) -> io::Result<Stamp> {
+    pub(crate) fn stamp(&self, name: &OsStr) -> io::Result<Stamp> {
         #[cfg(unix)]
         {
             let st = self.stat(name)?;

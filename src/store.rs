@@ -16,6 +16,7 @@ use crate::replay::Replay;
 use crate::state::{self, fingerprint, Cache, Dict, FileEntry, KeyState, Stamp, StateDir};
 use crate::time::Timestamp;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -426,7 +427,17 @@ impl Store {
         self.stats
             .files_read
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        self.read(rel, Some(MAX_FILE_BYTES as u64))
+        let read = self.read(rel, Some(MAX_FILE_BYTES as u64));
+        // A listed name that is not UTF-8 comes here lossily, as a path
+        // that does not exist: say why rather than that it is missing.
+        if matches!(read, Ok(None)) && rel.contains(char::REPLACEMENT_CHARACTER) {
+            return Err(StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: "file name is not UTF-8 (rename it)".into(),
+            });
+        }
+        read
     }
 
     /// Checks that every existing folder on the way to `rel` is a real folder.
@@ -738,17 +749,23 @@ impl Store {
         let Some(folder) = crate::folder::Folder::open(&self.path(rel_dir)) else {
             return Ok(Vec::new());
         };
-        let mut names: Vec<String> = folder
+        // Each name with its text: a name that is not UTF-8 is stat'ed as it
+        // is, and shown lossily (reading it then fails with a warning).
+        let mut names: Vec<(OsString, String)> = folder
             .names()
-            .filter(|name| name.ends_with(".md") && !name.starts_with('.'))
+            .map(|raw| {
+                let text = raw.to_string_lossy().into_owned();
+                (raw, text)
+            })
+            .filter(|(_, name)| name.ends_with(".md") && !name.starts_with('.'))
             .collect();
         // Sorted here, on this folder's thread, rather than all together.
-        names.sort_unstable();
-        let stamp = |part: &[String]| -> Result<Vec<(String, Stamp)>, StoreError> {
+        names.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+        let stamp = |part: &[(OsString, String)]| -> Result<Vec<(String, Stamp)>, StoreError> {
             part.iter()
-                .map(|name| {
-                    let stamp = folder.stamp(name).map_err(|e| StoreError::Io {
-                        path: self.path(rel_dir).join(name),
+                .map(|(raw, name)| {
+                    let stamp = folder.stamp(raw).map_err(|e| StoreError::Io {
+                        path: self.path(rel_dir).join(raw),
                         source: e,
                     })?;
                     Ok((format!("{rel_dir}/{name}"), stamp))

@@ -121,6 +121,38 @@ fn a_symlink_is_never_followed() {
 }
 
 #[test]
+fn a_file_name_that_is_not_utf8_is_named_and_skipped() {
+    use std::os::unix::ffi::OsStrExt;
+    let env = Env::new();
+    env.ok(&[
+        "remember",
+        "-q",
+        "project/kiln",
+        "-d",
+        "kiln firing schedule",
+        "-s",
+        "t",
+    ]);
+    let name = std::ffi::OsStr::from_bytes(b"bad\xff.md");
+    std::fs::write(env.path("memory/project").join(name), VALID).expect("write");
+    // recall answers from the rest and warns; record and check refuse it.
+    let (code, out, err) = env.run(&["recall", "kiln"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("project/kiln"), "{out}");
+    assert!(
+        err.contains("memory/project/bad") && err.contains("not UTF-8"),
+        "{err}"
+    );
+    for cmd in ["record", "check"] {
+        let err = env.fails(&[cmd], 1);
+        assert!(
+            err.contains("memory/project/bad") && err.contains("not UTF-8"),
+            "{cmd}: {err}"
+        );
+    }
+}
+
+#[test]
 fn bad_arguments_get_the_documented_exit_codes() {
     let env = Env::new();
     let cases: &[(&[&str], i32, &str)] = &[
