@@ -850,7 +850,7 @@ impl Store {
         mut plan: Plan,
         mut events: Vec<Event>,
         consumed: Vec<String>,
-        session: git::Session,
+        mut session: git::Session,
         mut sig: git::Signature,
         opts: &Options,
         snap: &mut Snapshot,
@@ -912,6 +912,7 @@ impl Store {
             )
             .into());
         }
+        session.stop_after_index(self.failpoint.as_deref() == Some("after-index"));
         plan.commit = session.commit(&paths, &message, &sig)?;
         Ok(plan)
     }

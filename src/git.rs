@@ -1,5 +1,6 @@
 //! Everything memoir asks of git, through gix (the only module that uses it).
 
+use gix::refs::transaction::PreviousValue;
 use std::path::{Path, PathBuf};
 
 /// What memoir needs to know about the repository a store lives in.
@@ -80,6 +81,7 @@ pub struct Session {
     lock: gix::lock::File,
     head: Option<gix::ObjectId>,
     workdir: PathBuf,
+    stop_after_index: bool,
     _owner: OwnerNote,
 }
 
@@ -112,7 +114,8 @@ pub struct Signature {
     pub seconds: i64,
 }
 
-/// Why a commit cannot be made; nothing has been written.
+/// Why a commit cannot be made; nothing has been written (except, when
+/// HEAD could not be moved at the end, git's index: see [`Session::commit`]).
 #[derive(Debug, thiserror::Error)]
 pub enum CommitError {
     /// No author identity.
@@ -213,6 +216,7 @@ pub fn begin(
             lock,
             head,
             workdir,
+            stop_after_index: false,
             _owner: OwnerNote(owner.to_path_buf()),
         },
         Signature {
@@ -229,11 +233,18 @@ impl Session {
         &self.workdir
     }
 
+    /// Makes [`Session::commit`] stop after writing git's index, before
+    /// moving HEAD, as a crash there would (a test's failpoint).
+    pub fn stop_after_index(&mut self, stop: bool) {
+        self.stop_after_index = stop;
+    }
+
     /// Commits exactly `paths` (work-tree-relative, `/`-separated) as they
     /// are in the work tree (a missing file is removed), on top of HEAD,
-    /// then updates just those entries of git's index so that `git status`
-    /// is clean for them and everything else the user staged stays staged.
-    /// Returns the new commit's id, or `None` when nothing changed.
+    /// updating just those entries of git's index so that `git status` is
+    /// clean for them and everything else the user staged stays staged.
+    /// Returns the new commit's id, or `None` when nothing changed. If HEAD
+    /// cannot be moved, git's index already has the paths staged.
     pub fn commit(
         mut self,
         paths: &[String],
@@ -279,12 +290,26 @@ impl Session {
             email: sig.email.as_str().into(),
             time: &time,
         };
+        let parents: Vec<gix::ObjectId> = self.head.into_iter().collect();
         let commit = repo
-            .commit_as(who, who, "HEAD", message, tree, self.head)
+            .write_object(gix::objs::Commit {
+                message: message.into(),
+                tree,
+                author: who.into(),
+                committer: who.into(),
+                encoding: None,
+                parents: parents.iter().copied().collect(),
+                extra_headers: Vec::new(),
+            })
             .map_err(commit_err)?
             .detach();
-        // The index: only our paths change; the tree cache goes, or the
-        // user's next `git commit` would reuse a stale tree (gitoxide #2421).
+        // git's index before HEAD: killed between the two, the index has
+        // the new blobs and HEAD does not, which the next commit of these
+        // paths puts right (they differ from HEAD). The other order left
+        // HEAD with files that git's index lacked: `git status` showed them
+        // staged for deletion, and the next memoir commit saw no change.
+        // Only our paths change; the tree cache goes, or the user's next
+        // `git commit` would reuse a stale tree (gitoxide #2421).
         let mut index = gix::index::File::at_or_default(
             repo.index_path(),
             repo.object_hash(),
@@ -295,6 +320,27 @@ impl Session {
         let bytes = replace_entries(&mut index, &self.workdir, &blobs).map_err(commit_err)?;
         std::io::Write::write_all(&mut self.lock, &bytes).map_err(commit_err)?;
         self.lock.commit().map_err(commit_err)?;
+        if self.stop_after_index {
+            return Err(commit_err(
+                "failpoint after-index: stopped before moving HEAD",
+            ));
+        }
+        // As `git commit` (and gix's `commit_as`) move it: through HEAD to
+        // its branch, only from the commit it was on.
+        let expected = match self.head {
+            Some(head) => PreviousValue::MustExistAndMatch(gix::refs::Target::Object(head)),
+            None => PreviousValue::MustNotExist,
+        };
+        let log = gix::reference::log::message("commit", message.into(), parents.len());
+        let edit = gix::refs::transaction::RefEdit::update(
+            "HEAD".try_into().map_err(commit_err)?,
+            commit,
+            expected,
+            log,
+        )
+        .with_deref(true);
+        repo.edit_references_as(Some(edit), Some(who))
+            .map_err(commit_err)?;
         Ok(Some(commit.to_string()))
     }
 }

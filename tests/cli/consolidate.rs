@@ -187,7 +187,12 @@ fn an_interrupted_consolidation_is_finished_by_the_next_one() {
             .filter(|(p, _)| !p.starts_with("memory/log/"))
             .collect()
     };
-    for failpoint in ["after-log-append", "mid-view-update", "before-commit"] {
+    for failpoint in [
+        "after-log-append",
+        "mid-view-update",
+        "before-commit",
+        "after-index",
+    ] {
         let env = scenario();
         let mut cmd = env.cmd(&["consolidate"]);
         cmd.env("MEMOIR_FAILPOINT", failpoint);
