@@ -3,8 +3,8 @@
 //! A large store's queries and `git status`-like scans are mostly the
 //! kernel's stat of every memory file. By name in an open folder, the
 //! kernel resolves one component per file instead of walking the whole
-//! path; listing with the folder's own descriptor allocates nothing per
-//! entry beyond its name.
+//! path, and listing it makes nothing per entry but its name (std's
+//! `DirEntry` also keeps a handle on the listing and builds paths).
 
 use crate::state::Stamp;
 use std::ffi::{OsStr, OsString};

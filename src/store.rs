@@ -763,12 +763,15 @@ impl Store {
         names.sort_unstable_by(|a, b| a.1.cmp(&b.1));
         let stamp = |part: &[(OsString, String)]| -> Result<Vec<(String, Stamp)>, StoreError> {
             part.iter()
-                .map(|(raw, name)| {
-                    let stamp = folder.stamp(raw).map_err(|e| StoreError::Io {
+                .filter_map(|(raw, name)| match folder.stamp(raw) {
+                    Ok(stamp) => Some(Ok((format!("{rel_dir}/{name}"), stamp))),
+                    // Removed since the listing (a `forget` beside a query):
+                    // not there, rather than a failed query.
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                    Err(e) => Some(Err(StoreError::Io {
                         path: self.path(rel_dir).join(raw),
                         source: e,
-                    })?;
-                    Ok((format!("{rel_dir}/{name}"), stamp))
+                    })),
                 })
                 .collect()
         };
