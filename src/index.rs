@@ -61,7 +61,7 @@ pub fn value_order(a: &(&Key, &Summary), b: &(&Key, &Summary)) -> Ordering {
 /// memories from the index's records without decoding summaries).
 pub fn rank_order<K: Ord>(a: &(u8, f64, i64, K), b: &(u8, f64, i64, K)) -> Ordering {
     a.0.cmp(&b.0)
-        .then(b.1.partial_cmp(&a.1).unwrap_or(Ordering::Equal))
+        .then(b.1.total_cmp(&a.1))
         .then(b.2.cmp(&a.2))
         .then(a.3.cmp(&b.3))
 }

@@ -345,9 +345,10 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
         }
     };
     let order = |a: &Ranked<'c>, b: &Ranked<'c>| {
+        // A total order, as sorting and selecting need (a NaN rank, were
+        // there one, would otherwise make the order inconsistent).
         b.rank
-            .partial_cmp(&a.rank)
-            .unwrap_or(std::cmp::Ordering::Equal)
+            .total_cmp(&a.rank)
             .then_with(|| path_of(&a.doc).cmp(path_of(&b.doc)))
     };
     // The hit a ranked memory makes, unless the filters pass over it.
