@@ -149,6 +149,9 @@ pub struct RebuildReport {
     pub removed: Vec<String>,
     /// Hand changes left alone (need `--force`).
     pub refused: Vec<Drift>,
+    /// Files that could not be read (a link, bad UTF-8, a name that is not
+    /// UTF-8), with why; left alone (need `--force`).
+    pub unreadable: Vec<(String, String)>,
     /// MEMORY.md changed.
     pub index_changed: bool,
 }
@@ -728,22 +731,19 @@ impl Store {
             writes.push((rel, &d.key));
         }
         // A file that could not be read at all (a link, bad UTF-8) is replaced only with --force.
-        let unreadable: Vec<(&str, Key)> = scan
+        let unreadable: Vec<(&str, Key, String)> = scan
             .files
             .iter()
-            .filter(|(_, content)| content.is_err())
-            .filter_map(|(rel, _)| Some((rel.as_str(), Key::from_rel_path(rel)?)))
+            .filter_map(|(rel, content)| {
+                let why = content.as_ref().err()?.to_string();
+                Some((rel.as_str(), Key::from_rel_path(rel)?, why))
+            })
             .collect();
-        for (rel, key) in &unreadable {
+        for (rel, key, why) in &unreadable {
             if force {
                 writes.push((rel, key));
             } else {
-                report.refused.push(Drift {
-                    key: key.clone(),
-                    path: rel.to_string(),
-                    kind: DriftKind::Edited,
-                    in_logs: false,
-                });
+                report.unreadable.push((rel.to_string(), why.clone()));
             }
         }
         writes.sort();
@@ -820,6 +820,7 @@ impl Store {
         }
         report.written.sort();
         report.refused.sort_by(|a, b| a.path.cmp(&b.path));
+        report.unreadable.sort();
         drop(writes);
         drop(unreadable);
         let block = scan.index_block(&rewritten, self.config.index_budget);
@@ -840,7 +841,10 @@ impl Store {
             .memories
             .keys()
             .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
-            .filter(|(rel, _)| !report.refused.iter().any(|d| &d.path == rel));
+            .filter(|(rel, _)| {
+                !report.refused.iter().any(|d| &d.path == rel)
+                    && !report.unreadable.iter().any(|(p, _)| p == rel)
+            });
         self.journal_reset(views);
         Ok(report)
     }

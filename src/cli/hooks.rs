@@ -167,6 +167,9 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
                     &format!("{}: {} by hand; left alone", d.path, d.kind.as_str()),
                 );
             }
+            for (_, why) in &r.unreadable {
+                warn(app.quiet(), &format!("{why}; left alone"));
+            }
         }
         Err(e) => warn(app.quiet(), &e.to_string()),
     }

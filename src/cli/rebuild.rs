@@ -24,6 +24,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     app.out.json(&json!({
         "written": r.written, "removed": r.removed, "index_changed": r.index_changed,
         "refused": r.refused.iter().map(|d| json!({"path": d.path, "kind": d.kind.as_str()})).collect::<Vec<_>>(),
+        "unreadable": r.unreadable.iter().map(|(path, error)| json!({"path": path, "error": error})).collect::<Vec<_>>(),
     }))?;
     let verb = if args.check { "would " } else { "" };
     for p in &r.written {
@@ -42,8 +43,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             d.kind.as_str()
         );
     }
+    for (_, why) in &r.unreadable {
+        eprintln!("memoir: {why}; left alone (`--force` replaces it from the logs)");
+    }
     let changes = !r.written.is_empty() || !r.removed.is_empty() || r.index_changed;
-    Ok(if !r.refused.is_empty() || (args.check && changes) {
+    let left = !r.refused.is_empty() || !r.unreadable.is_empty();
+    Ok(if left || (args.check && changes) {
         code::ERROR
     } else {
         code::OK

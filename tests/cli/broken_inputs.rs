@@ -105,6 +105,11 @@ fn a_symlink_is_never_followed() {
     );
     let err = env.fails(&["check"], 1);
     assert!(err.contains("memory/project/passwd.md"), "{err}");
+    let err = env.fails(&["rebuild"], 1);
+    assert!(
+        err.contains("memory/project/passwd.md: is a symbolic link") && err.contains("left alone"),
+        "{err}"
+    );
     env.fails(&["show", "project/passwd"], 1);
     assert!(!env.log_text().contains("root:"));
     // A scope folder linked out of the store is refused for writes.
@@ -143,13 +148,24 @@ fn a_file_name_that_is_not_utf8_is_named_and_skipped() {
         err.contains("memory/project/bad") && err.contains("not UTF-8"),
         "{err}"
     );
-    for cmd in ["record", "check"] {
+    for cmd in ["record", "check", "rebuild"] {
         let err = env.fails(&[cmd], 1);
         assert!(
             err.contains("memory/project/bad") && err.contains("not UTF-8"),
             "{cmd}: {err}"
         );
     }
+    // rebuild says why it left the file alone, not that it was edited.
+    let (code, out, _) = env.run(&["--json", "rebuild"]);
+    assert_eq!(code, 1);
+    let v: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["refused"], serde_json::json!([]), "{v}");
+    assert!(
+        v["unreadable"][0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("not UTF-8")),
+        "{v}"
+    );
 }
 
 #[test]
