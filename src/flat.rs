@@ -28,7 +28,7 @@
 //! All integers little-endian.
 
 use crate::memory::Summary;
-use crate::state::{Cache, Dict, FileEntry, KeyState, Stamp};
+use crate::state::{Cache, Dict, FileEntry, KeyState, Stamp, TermList};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -174,8 +174,8 @@ fn description_count(e: &FileEntry) -> u16 {
 fn posting_counts(cache: &Cache) -> Vec<usize> {
     let mut counts = vec![0usize; cache.dict.terms.len()];
     for e in cache.files.values() {
-        for (id, _, _) in &e.terms {
-            if let Some(c) = counts.get_mut(*id as usize) {
+        for (id, _, _) in e.terms.iter() {
+            if let Some(c) = counts.get_mut(id as usize) {
                 *c += 1;
             }
         }
@@ -296,6 +296,7 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
             // over them, so that saving never holds a second copy of every
             // posting (tens of megabytes at 50,000 memories).
             let counts = posting_counts(cache);
+            let mut cursors = vec![crate::state::TermCursor::default(); cache.files.len()];
             let mut lo = 0;
             while lo < counts.len() {
                 let (mut hi, mut n) = (lo, 0usize);
@@ -307,14 +308,19 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
                     .iter()
                     .map(|c| Vec::with_capacity(c * TERM))
                     .collect();
-                for (doc, e) in cache.files.values().enumerate() {
-                    let from = e.terms.partition_point(|t| (t.0 as usize) < lo);
-                    for (id, tf, mask) in e.terms[from..].iter().take_while(|t| (t.0 as usize) < hi)
-                    {
-                        let list = &mut lists[*id as usize - lo];
+                // Each doc's list is sorted by id: a pass resumes where
+                // the last one stopped.
+                for ((doc, e), at) in cache.files.values().enumerate().zip(&mut cursors) {
+                    while let Some(((id, tf, mask), next)) = at.next(&e.terms) {
+                        let id = id as usize;
+                        let Some(list) = id.checked_sub(lo).filter(|_| id < hi) else {
+                            break;
+                        };
+                        let list = &mut lists[list];
                         list.extend_from_slice(&(doc as u32).to_le_bytes());
                         list.extend_from_slice(&tf.to_le_bytes());
-                        list.push(*mask);
+                        list.push(mask);
+                        *at = next;
                     }
                 }
                 for list in lists {
@@ -343,7 +349,7 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
             for e in cache.files.values() {
                 let ids = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0);
                 for (id, _, _) in ids.take(usize::from(description_count(e))) {
-                    put_u32(&mut buf, *id);
+                    put_u32(&mut buf, id);
                 }
                 flush(&mut buf, false)?;
             }
@@ -733,10 +739,10 @@ impl View {
         // The postings are term-major: each doc's list comes out sorted by
         // term id, as a file entry keeps it. They are read a range of terms
         // at a time (the whole section is tens of megabytes).
-        let mut doc_terms: Vec<Vec<(u32, u16, u8)>> = self
+        let mut doc_terms: Vec<TermList> = self
             .recs
             .iter()
-            .map(|r| Vec::with_capacity(r.terms.min(1 << 16)))
+            .map(|r| TermList::with_capacity(r.terms.min(1 << 16)))
             .collect();
         let offs = self.read(12, 0, self.sec[12].1)?;
         let at = |id: usize| u32_at(&offs, id * 4).map(|v| v as usize);
@@ -753,14 +759,16 @@ impl View {
                 let (from, to) = (at(id)?.checked_sub(start)?, at(id + 1)?.checked_sub(start)?);
                 for t in postings.get(from * TERM..to * TERM)?.chunks_exact(TERM) {
                     let doc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
-                    let posting = (id as u32, u16::from_le_bytes([t[4], t[5]]), t[6]);
-                    doc_terms.get_mut(doc)?.push(posting);
+                    doc_terms
+                        .get_mut(doc)?
+                        .push(id as u32, u16::from_le_bytes([t[4], t[5]]), t[6]);
                 }
             }
             lo = hi;
         }
         let mut files = BTreeMap::new();
-        for (i, terms) in doc_terms.into_iter().enumerate() {
+        for (i, mut terms) in doc_terms.into_iter().enumerate() {
+            terms.shrink_to_fit();
             let r = self.recs[i];
             let (summary, error) = self.entry(i);
             files.insert(
@@ -823,11 +831,12 @@ mod tests {
             ))
             .expect("memory");
             let (counts, len) = crate::search::term_counts(&m);
-            let mut terms: Vec<_> = counts
-                .into_iter()
-                .map(|(t, (tf, mask))| (cache.dict.intern(&t), tf, mask))
-                .collect();
-            terms.sort_unstable_by_key(|t| t.0);
+            let terms = TermList::of(
+                counts
+                    .into_iter()
+                    .map(|(t, (tf, mask))| (cache.dict.intern(&t), tf, mask))
+                    .collect(),
+            );
             cache.files.insert(
                 format!("memory/project/m{i}.md"),
                 FileEntry {

@@ -1020,7 +1020,7 @@ impl Store {
                             hash: 0,
                             summary: None,
                             error: Some(error),
-                            terms: Vec::new(),
+                            terms: Default::default(),
                             len: 0,
                         },
                     };
@@ -1252,7 +1252,7 @@ pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str, dict: &mut Dict)
             hash: fingerprint(content.as_bytes()),
             summary: None,
             error: Some(e.to_string()),
-            terms: Vec::new(),
+            terms: Default::default(),
             len: 0,
         },
     }
@@ -1284,12 +1284,12 @@ impl Parsed {
     }
 
     fn into_entry(self, stamp: Stamp, dict: &mut Dict) -> FileEntry {
-        let mut terms: Vec<(u32, u16, u8)> = self
-            .terms
-            .into_iter()
-            .map(|(t, (tf, mask))| (dict.intern(&t), tf, mask))
-            .collect();
-        terms.sort_unstable_by_key(|t| t.0);
+        let terms = crate::state::TermList::of(
+            self.terms
+                .into_iter()
+                .map(|(t, (tf, mask))| (dict.intern(&t), tf, mask))
+                .collect(),
+        );
         FileEntry {
             stamp,
             hash: self.hash,
