@@ -869,12 +869,8 @@ impl Store {
             if dry_run {
                 continue;
             }
-            let path = self.path(rel);
-            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                if let Err(e) = std::fs::remove_file(&path) {
-                    return (done, rewritten, Some(StoreError::io(&path)(e)));
-                }
-            }
+            // A view that is a link (replaced only with --force) goes with
+            // the rename: it replaces the link, never what it points to.
             if let Err(e) = self.write_view(rel, &content) {
                 return (done, rewritten, Some(e));
             }

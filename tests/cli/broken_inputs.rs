@@ -126,6 +126,32 @@ fn a_symlink_is_never_followed() {
 }
 
 #[test]
+fn rebuild_force_replaces_a_linked_view_and_leaves_its_target_alone() {
+    let env = Env::new();
+    env.ok(&["remember", "-q", "project/a", "-d", "a fact", "-s", "t"]);
+    let view = env.read("memory/project/a.md");
+    let outside = tempfile::tempdir().expect("tmp");
+    let target = outside.path().join("target.md");
+    std::fs::write(&target, "not memoir's").expect("write");
+    std::fs::remove_file(env.path("memory/project/a.md")).expect("rm");
+    std::os::unix::fs::symlink(&target, env.path("memory/project/a.md")).expect("link");
+    let err = env.fails(&["rebuild"], 1);
+    assert!(
+        err.contains("memory/project/a.md") && err.contains("symbolic link"),
+        "{err}"
+    );
+    env.ok(&["rebuild", "--force"]);
+    let meta = std::fs::symlink_metadata(env.path("memory/project/a.md")).expect("meta");
+    assert!(meta.file_type().is_file(), "{meta:?}");
+    assert_eq!(env.read("memory/project/a.md"), view);
+    assert_eq!(
+        std::fs::read_to_string(&target).expect("target"),
+        "not memoir's"
+    );
+    env.ok(&["check"]);
+}
+
+#[test]
 fn a_file_name_that_is_not_utf8_is_named_and_skipped() {
     use std::os::unix::ffi::OsStrExt;
     let env = Env::new();
