@@ -2,6 +2,13 @@
 
 use crate::util::Env;
 
+/// A store in a repository with a first (empty) commit.
+fn rooted() -> Env {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    env
+}
+
 /// A repository with code, one staged and one unstaged unrelated change,
 /// and a store with pending work.
 fn scenario() -> Env {
@@ -134,8 +141,7 @@ fn each_git_refusal_appends_nothing() {
 
 #[test]
 fn a_conflicting_proposal_is_never_applied_without_a_decision() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     assert_eq!(
         env.remember("project/db", "Postgres 15 is the database", &[])
             .0,
@@ -213,8 +219,7 @@ fn an_interrupted_consolidation_is_finished_by_the_next_one() {
 
 #[test]
 fn rollback_over_three_consolidations_restores_the_target_exactly() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     let views = |env: &Env| -> Vec<(String, Vec<u8>)> {
         env.snapshot()
             .into_iter()
@@ -315,8 +320,7 @@ fn history_lists_every_version_with_its_commit() {
 
 #[test]
 fn an_extractor_turns_pending_notes_into_memories_through_the_policy() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     env.ok(&["note", "the build took 12 minutes"]);
     env.ok(&["note", "the build took 14 minutes"]);
     let script = env.dir.path().join("extract.sh");
@@ -362,8 +366,7 @@ fn an_extractor_turns_pending_notes_into_memories_through_the_policy() {
 
 #[test]
 fn a_scope_over_its_capacity_evicts_its_least_valuable_memories() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     env.write("memory/config.yaml", "capacity:\n  project: 3\n");
     for (i, c) in ["0.9", "0.2", "0.8", "0.5"].iter().enumerate() {
         let (code, _, err) = env.remember(
@@ -409,8 +412,7 @@ fn a_scope_over_its_capacity_evicts_its_least_valuable_memories() {
 
 #[test]
 fn on_a_terminal_consolidate_asks_about_each_conflict() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     assert_eq!(
         env.remember("project/db", "Postgres 15 is the database", &[])
             .0,
@@ -460,8 +462,7 @@ fn on_a_terminal_consolidate_asks_about_each_conflict() {
 
 #[test]
 fn check_recognizes_a_git_revert_of_a_consolidation() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
     env.ok(&["consolidate"]);
     assert_eq!(env.remember("project/b", "beta", &[]).0, 0);
@@ -476,8 +477,7 @@ fn check_recognizes_a_git_revert_of_a_consolidation() {
 
 #[test]
 fn duplicates_merge_and_near_duplicates_wait() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     assert_eq!(
         env.remember("project/ci", "CI runs on GitHub Actions", &["--tags", "ci"])
             .0,
@@ -557,8 +557,7 @@ fn write_proposals(env: &Env, n: usize) {
 #[test]
 fn a_consolidation_of_hundreds_writes_each_view_as_the_logs_have_it() {
     // Enough views that they are written on several threads.
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     write_proposals(&env, 300);
     env.ok(&["consolidate"]);
     env.assert_store_committed("after");
@@ -581,8 +580,7 @@ fn a_consolidation_of_hundreds_writes_each_view_as_the_logs_have_it() {
 fn kill_9_during_a_large_consolidation_then_rebuild_and_consolidate_recovers() {
     let exe = assert_cmd::cargo::cargo_bin("memoir");
     for delay_ms in [5u64, 30, 80] {
-        let env = Env::new();
-        env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+        let env = rooted();
         write_proposals(&env, 150);
         let mut child = env.spawn(&exe, &["consolidate"], &[("MEMOIR_NOW", env.now.clone())]);
         std::thread::sleep(std::time::Duration::from_millis(delay_ms));
@@ -630,8 +628,7 @@ fn an_index_lock_left_by_a_dead_memoir_is_removed() {
 
 #[test]
 fn with_nothing_to_consolidate_only_direct_writes_are_committed_without_a_replay() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     assert_eq!(env.remember("project/a", "a fact", &[]).0, 0);
     env.ok(&["consolidate"]);
     let head = env.git(&["rev-parse", "HEAD"]);
@@ -650,8 +647,7 @@ fn with_nothing_to_consolidate_only_direct_writes_are_committed_without_a_replay
 
 #[test]
 fn store_files_staged_by_hand_are_committed_as_the_work_tree_has_them() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     assert_eq!(env.remember("project/a", "a fact", &[]).0, 0);
     env.ok(&["consolidate"]);
     // Staged by hand: git's index no longer says what HEAD has, and b's
@@ -709,8 +705,7 @@ fn a_store_in_a_folder_of_the_repository_commits_its_own_paths() {
 
 #[test]
 fn a_broken_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     env.ok(&["note", "one"]);
     env.ok(&["consolidate"]);
     env.ok(&["note", "two"]);
@@ -725,8 +720,7 @@ fn a_broken_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
 
 #[test]
 fn consolidation_plans_from_the_index_and_reads_only_what_it_changes() {
-    let env = Env::new();
-    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let env = rooted();
     for i in 0..30 {
         let (code, _, err) = env.remember(
             &format!("project/fact-{i}"),
