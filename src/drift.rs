@@ -16,7 +16,7 @@ use crate::state::fingerprint;
 use crate::store::{validate_file, Ctx, Store, StoreError};
 use crate::write::check_memory;
 use serde_yaml::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 /// How a memory file differs from what replaying the logs gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -836,15 +836,20 @@ impl Store {
         // reader checks against the logs' and files' stamps, and the next
         // one brings it up to date reading only what changed. (Rebuilding
         // it here would hold it beside what the replay leaves behind.)
+        // Files left alone keep no journal entry (a set: after a hand edit
+        // of every file, that is tens of thousands of paths).
+        let left_alone: HashSet<&str> = report
+            .refused
+            .iter()
+            .map(|d| d.path.as_str())
+            .chain(report.unreadable.iter().map(|(p, _)| p.as_str()))
+            .collect();
         let views = scan
             .replay
             .memories
             .keys()
             .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
-            .filter(|(rel, _)| {
-                !report.refused.iter().any(|d| &d.path == rel)
-                    && !report.unreadable.iter().any(|(p, _)| p == rel)
-            });
+            .filter(|(rel, _)| !left_alone.contains(rel.as_str()));
         self.journal_reset(views);
         Ok(report)
     }
