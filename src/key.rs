@@ -10,6 +10,12 @@ use unicode_normalization::UnicodeNormalization;
 /// The longest slug, in characters; longer names are cut at a character.
 pub const MAX_SLUG_CHARS: usize = 64;
 
+/// The longest slug, in bytes of UTF-8. A file name holds at most 255
+/// bytes on common file systems, and memoir's temporary name for a view,
+/// `.<slug>.md.memoir-<pid>`, adds up to 19: 64 characters of a script of
+/// 4-byte characters would not fit.
+pub const MAX_SLUG_BYTES: usize = 200;
+
 /// The longest accepted name, in characters.
 pub const MAX_NAME_CHARS: usize = 200;
 
@@ -87,17 +93,22 @@ pub fn slugify(name: &str) -> Result<String, KeyError> {
     let mut slug = String::new();
     let mut pending_dash = false;
     let mut count = 0;
+    // Would `extra` more characters of `bytes` bytes still fit?
+    let fits = |slug: &String, count: usize, extra: usize, bytes: usize| {
+        count + extra <= MAX_SLUG_CHARS && slug.len() + bytes <= MAX_SLUG_BYTES
+    };
     for c in name.nfc().flat_map(char::to_lowercase) {
         if c.is_alphanumeric() {
             if pending_dash && !slug.is_empty() {
-                if count + 1 >= MAX_SLUG_CHARS {
+                // A dash only with a character after it: never trailing.
+                if !fits(&slug, count, 2, 1 + c.len_utf8()) {
                     break;
                 }
                 slug.push('-');
                 count += 1;
             }
             pending_dash = false;
-            if count >= MAX_SLUG_CHARS {
+            if !fits(&slug, count, 1, c.len_utf8()) {
                 break;
             }
             slug.push(c);
@@ -121,6 +132,19 @@ fn is_reserved_device(slug: &str) -> bool {
         || (base.len() == 4
             && (base.starts_with("com") || base.starts_with("lpt"))
             && base.as_bytes()[3].is_ascii_digit())
+}
+
+/// The slug `<slug>-<n>` (a second memory beside one), with `slug` cut so
+/// that the suffix always fits the limits.
+pub fn numbered(slug: &str, n: usize) -> Result<String, KeyError> {
+    let suffix = format!("-{n}");
+    let mut base = slug.to_string();
+    while base.chars().count() + suffix.len() > MAX_SLUG_CHARS
+        || base.len() + suffix.len() > MAX_SLUG_BYTES
+    {
+        base.pop();
+    }
+    slugify(&format!("{}{suffix}", base.trim_end_matches('-')))
 }
 
 /// Is `slug` already in normal form (what [`slugify`] returns for itself)?
@@ -200,6 +224,16 @@ mod tests {
             assert_eq!(slugify(name).unwrap(), slug, "{name}");
         }
         assert_eq!(slugify(&"a".repeat(100)).unwrap().len(), MAX_SLUG_CHARS);
+        // A script of 4-byte letters is cut by bytes, not characters.
+        let gothic = "\u{10330}".repeat(64);
+        let s = slugify(&gothic).unwrap();
+        assert!(s.len() <= MAX_SLUG_BYTES && s.len() == 200, "{}", s.len());
+        assert!(is_slug(&s));
+        // A numbered slug fits too, and stays distinct.
+        let n = numbered(&s, 2).unwrap();
+        assert!(n.ends_with("-2") && n.len() <= MAX_SLUG_BYTES && is_slug(&n));
+        let long = numbered(&"a".repeat(64), 10).unwrap();
+        assert!(long.ends_with("-10") && long.chars().count() == MAX_SLUG_CHARS);
         let long = "ab ".repeat(40);
         let s = slugify(&long).unwrap();
         assert!(s.chars().count() <= MAX_SLUG_CHARS && !s.ends_with('-'));

@@ -8,7 +8,7 @@
 //! heads and which consumes the key's pending proposals.
 
 use crate::event::{Event, Op};
-use crate::key::{slugify, Key};
+use crate::key::Key;
 use crate::memory::Memory;
 use crate::replay::{version_content, Replay};
 use crate::store::{Ctx, Store, StoreError};
@@ -266,7 +266,7 @@ impl Store {
     /// The next `<slug>-N` with no current version and not already taken.
     fn next_key(&self, replay: &Replay, key: &Key, taken: &[Key]) -> Result<Key, StoreError> {
         for n in 2..10_000 {
-            let slug = slugify(&format!("{}-{n}", key.slug)).map_err(|e| StoreError::Invalid {
+            let slug = crate::key::numbered(&key.slug, n).map_err(|e| StoreError::Invalid {
                 path: key.to_string(),
                 line: None,
                 message: e.to_string(),

@@ -7,7 +7,7 @@
 //! view files, and regenerates MEMORY.md from the index's records.
 
 use crate::event::{new_id, Event, Op};
-use crate::key::{slugify, Key};
+use crate::key::Key;
 use crate::memory::{Memory, MemoryType};
 use crate::policy::{self, MAX_DESCRIPTION_CHARS, MAX_NOTE_BYTES, MAX_SOURCE_CHARS};
 use crate::snapshot::Snapshot;
@@ -641,7 +641,7 @@ impl Store {
     /// The next free key `<slug>-N` (N from 2) in the key's scope.
     fn free_key(&self, snap: &Snapshot, key: &Key) -> Result<Key, StoreError> {
         for n in 2..10_000 {
-            let slug = slugify(&format!("{}-{n}", key.slug))
+            let slug = crate::key::numbered(&key.slug, n)
                 .map_err(|e| refused("name", &key.to_string(), None, e.to_string()))?;
             let k = Key {
                 scope: key.scope.clone(),
