@@ -683,10 +683,10 @@ impl Store {
             else {
                 continue;
             };
-            let Ok(Some(text)) = self.read(&rel, None) else {
+            let Ok(text) = self.read_log(&rel) else {
                 return Ok(true);
             };
-            let Ok(parsed) = crate::event::parse_log(&text) else {
+            let Ok(parsed) = self.parse_log(&rel, &text) else {
                 return Ok(true);
             };
             markers.extend(
@@ -798,6 +798,7 @@ impl Store {
                 last.id
             );
             let paths = self.changed_store_paths(session.workdir())?;
+            self.gate_commit(session.workdir(), &paths, None)?;
             sig.seconds = ctx.now.0.div_euclid(1000);
             plan.event = Some(last.id.clone());
             plan.commit = session.commit(&paths, &message, &sig)?;
@@ -868,6 +869,7 @@ impl Store {
         // Waited for before writing: beside the writes, in the same folders,
         // both are slower (measured: 50 ms of writes took 120-200).
         let mut paths = before.wait()?;
+        self.gate_commit(session.workdir(), &paths, Some(snap))?;
         let written = self.apply_to(snap, &events)?;
         plan.event = Some(marker.id.clone());
         // Commit every store path that differs from HEAD: the views and
@@ -915,6 +917,91 @@ impl Store {
         session.stop_after_index(self.failpoint.as_deref() == Some("after-index"));
         plan.commit = session.commit(&paths, &message, &sig)?;
         Ok(plan)
+    }
+
+    /// What a version must not commit, checked before it writes anything:
+    /// a log that is not HEAD's log with entries appended (logs only grow:
+    /// an edit, a truncation or a deletion in the work tree), and a secret
+    /// in any text memoir did not police as it wrote it: a hand edit not
+    /// yet recorded, MEMORY.md's team text, log text appended by hand. A
+    /// memory file that is the view the logs give (`snap`) was policed
+    /// when its event was logged.
+    pub(crate) fn gate_commit(
+        &self,
+        workdir: &std::path::Path,
+        paths: &[String],
+        snap: Option<&Snapshot>,
+    ) -> Result<(), StoreError> {
+        let prefix = self.workdir_prefix(workdir);
+        let store: Vec<(&str, &str)> = paths
+            .iter()
+            .filter_map(|p| Some((p.as_str(), p.strip_prefix(&prefix)?)))
+            .collect();
+        let logs: Vec<&str> = store
+            .iter()
+            .filter(|(_, rel)| rel.starts_with("memory/log/"))
+            .map(|(p, _)| *p)
+            .collect();
+        let committed = git::head_blobs(workdir, &logs)?;
+        for (path, rel) in store {
+            if !rel.starts_with("memory/log/") {
+                let Some(content) = self.read(rel, None)? else {
+                    continue;
+                };
+                let policed = snap.is_some_and(|snap| {
+                    Key::from_rel_path(rel).is_some_and(|k| {
+                        snap.key(&k).and_then(|s| s.view_hash)
+                            == Some(crate::state::fingerprint(content.as_bytes()))
+                    })
+                });
+                if !policed {
+                    crate::write::check_secrets(&content, rel)?;
+                }
+                continue;
+            }
+            let now = match crate::safe_file::read(&self.path(rel), crate::store::MAX_LOG_BYTES) {
+                Ok(Some(bytes)) => bytes,
+                Ok(None) if committed.contains_key(path) => {
+                    return Err(StoreError::Invalid {
+                        path: rel.to_string(),
+                        line: None,
+                        message: "deleted since the last commit, and logs are never deleted: \
+                                  `git checkout -- <path>` restores it"
+                            .into(),
+                    })
+                }
+                Ok(None) => continue,
+                Err(e) => return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES)),
+            };
+            let old = committed.get(path).map_or(&[][..], Vec::as_slice);
+            if !now.starts_with(old) {
+                let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+                return Err(StoreError::Invalid {
+                    path: rel.to_string(),
+                    line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
+                    message: "rewritten since the last commit, and logs only grow: \
+                              `git checkout -- <path>` restores it"
+                        .into(),
+                });
+            }
+            let added = String::from_utf8_lossy(&now[old.len()..]);
+            if let Err(StoreError::Refused {
+                rule,
+                line,
+                message,
+                ..
+            }) = crate::write::check_secrets(&added, rel)
+            {
+                let before = old.iter().filter(|&&b| b == b'\n').count();
+                return Err(StoreError::Refused {
+                    rule,
+                    path: rel.to_string(),
+                    line: line.map(|l| l + before),
+                    message,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that

@@ -1,7 +1,7 @@
 //! What memory an agent will believe differently between two revisions:
 //! for reviewers of a pull request.
 
-use crate::event::{parse_log, Event, Op};
+use crate::event::{Event, Op};
 use crate::key::Key;
 use crate::replay::Replay;
 use crate::store::{Store, StoreError};
@@ -98,11 +98,7 @@ impl Store {
             };
             let text = String::from_utf8_lossy(&bytes).into_owned();
             if rel.starts_with("memory/log/") && rel.ends_with(".md") {
-                let parsed = parse_log(&text).map_err(|e| StoreError::Invalid {
-                    path: format!("{rel} at {rev}"),
-                    line: Some(e.line),
-                    message: e.message,
-                })?;
+                let parsed = self.parse_log(&format!("{rel} at {rev}"), &text)?;
                 events.extend(parsed.events);
             } else if let Some(key) = Key::from_rel_path(rel).filter(|k| self.has_scope(&k.scope)) {
                 views.insert(key, text);

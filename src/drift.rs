@@ -176,7 +176,7 @@ pub struct Recorded {
 /// scan of a large store stays small; what needs a file's text reads it.
 struct Scan {
     replay: Replay,
-    warnings: Vec<String>,
+    issues: Vec<crate::store::LogIssue>,
     files: BTreeMap<String, Result<Seen, StoreError>>,
     journal: HashMap<String, Option<u64>>,
     /// Format and policy problems of the files (when asked for).
@@ -500,14 +500,14 @@ impl Store {
                 });
             (replayed, files.join())
         });
-        let (replay, warnings) = replayed?;
+        let (replay, issues) = replayed?;
         let (files, problems) = files.map_err(|_| StoreError::Io {
             path: self.path("memory"),
             source: std::io::Error::other("a thread reading memory files failed"),
         })??;
         Ok(Scan {
             replay,
-            warnings,
+            issues,
             files,
             journal: self.state.journal(),
             problems,
@@ -598,8 +598,19 @@ impl Store {
                 ),
             );
         }
-        for w in &scan.warnings {
-            push(Severity::Warning, "memory/log", None, "log", w.clone());
+        for issue in &scan.issues {
+            let severity = if issue.error {
+                Severity::Error
+            } else {
+                Severity::Warning
+            };
+            push(
+                severity,
+                &issue.path,
+                issue.line,
+                "log",
+                issue.message.clone(),
+            );
         }
         for (name, files) in self.unknown_scopes() {
             let message = format!(

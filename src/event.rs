@@ -206,12 +206,39 @@ pub struct ParsedLog {
     pub torn: Vec<usize>,
     /// The file ends inside a torn entry that no writer has repaired yet.
     pub torn_tail: bool,
+    /// Entries that do not parse, skipped: logs are append-only, so one
+    /// malformed entry (a teammate's buggy tool, a bad hand edit) must not
+    /// stop the store. `check` reports them.
+    pub quarantined: Vec<Quarantined>,
+    /// The file ends inside a quarantined entry (nothing after it parses).
+    pub open_end: bool,
+}
+
+/// An entry that does not parse, skipped by every reader.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Quarantined {
+    /// 1-based line where the entry starts.
+    pub line: usize,
+    /// What is wrong, and on which line.
+    pub error: LogError,
+}
+
+impl ParsedLog {
+    /// Can an entry be appended as it is? (Else the file ends inside a torn
+    /// or malformed entry, and [`TORN_MARKER`] must come first so that the
+    /// new entry is read as one.)
+    pub fn ends_cleanly(&self) -> bool {
+        !self.torn_tail && !self.open_end
+    }
 }
 
 enum EntryError {
     /// The text ended inside the entry: a torn write.
     Eof,
     Malformed(usize, String),
+    /// A format version this build cannot read: never skipped, since a
+    /// newer memoir's events must not be silently left out of a replay.
+    Unsupported(usize, String),
 }
 
 struct Cursor<'a> {
@@ -249,7 +276,7 @@ fn parse_entry(c: &mut Cursor<'_>) -> Result<Event, EntryError> {
     let meta: Meta = serde_json::from_str(json)
         .map_err(|e| c.malformed(format!("invalid entry metadata: {e}")))?;
     if meta.v != FORMAT_VERSION {
-        return Err(c.malformed(format!(
+        return Err(EntryError::Unsupported(c.line, format!(
             "log format version {} is not supported by this memoir (it reads version {FORMAT_VERSION})",
             meta.v
         )));
@@ -332,7 +359,9 @@ fn parse_entry(c: &mut Cursor<'_>) -> Result<Event, EntryError> {
 
 /// Parses a whole log file. A final entry cut short by a crash is skipped
 /// (`torn_tail`); an entry a later writer closed with [`TORN_MARKER`] is
-/// skipped too; anything else malformed is an error naming the line.
+/// skipped too; an entry that is malformed in any other way is quarantined
+/// (skipped, and listed) and reading goes on at the next entry. Only an
+/// entry of a format version this build cannot read is an error.
 pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
     let mut out = ParsedLog::default();
     let mut c = Cursor {
@@ -349,27 +378,84 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
             return Ok(out);
         }
         let (entry_pos, entry_line) = (c.pos, c.line + 1);
-        match parse_entry(&mut c) {
-            Ok(e) => out.events.push(e),
-            Err(err) => {
-                // A torn entry closed by a later writer: skip up to the marker.
-                if let Some((after, lines)) = find_torn_marker(&text[entry_pos..]) {
-                    out.torn.push(entry_line);
-                    c.pos = entry_pos + after;
-                    c.line = entry_line - 1 + lines;
-                    continue;
-                }
-                match err {
-                    EntryError::Eof => {
-                        out.torn.push(entry_line);
-                        out.torn_tail = true;
-                        return Ok(out);
-                    }
-                    EntryError::Malformed(line, message) => return Err(LogError { line, message }),
-                }
+        let (line, message) = match parse_entry(&mut c) {
+            Ok(e) => {
+                out.events.push(e);
+                continue;
+            }
+            Err(EntryError::Unsupported(line, message)) => return Err(LogError { line, message }),
+            Err(EntryError::Eof) => (0, String::new()),
+            Err(EntryError::Malformed(line, message)) => (line, message),
+        };
+        let marker = find_torn_marker(&text[entry_pos..])
+            .map(|(after, lines)| (entry_pos + after, entry_line - 1 + lines));
+        // A malformed entry is skipped up to the next entry that parses; a
+        // torn one (cut short by a crash) up to the marker that a later
+        // writer put after it. Whichever comes first decides which it was.
+        let next = if line == 0 {
+            None
+        } else {
+            next_entry(text, entry_pos, entry_line)
+        };
+        match (marker, next) {
+            (Some((at, lines)), next) if next.is_none_or(|(n, _)| at <= n) => {
+                out.torn.push(entry_line);
+                (c.pos, c.line) = (at, lines);
+            }
+            (_, Some((at, lines))) => {
+                out.quarantined.push(Quarantined {
+                    line: entry_line,
+                    error: LogError { line, message },
+                });
+                (c.pos, c.line) = (at, lines);
+            }
+            (_, None) if line == 0 => {
+                out.torn.push(entry_line);
+                out.torn_tail = true;
+                return Ok(out);
+            }
+            (_, None) => {
+                // Nothing after it parses: the file ends in this entry, and
+                // the next writer must close it before appending.
+                out.quarantined.push(Quarantined {
+                    line: entry_line,
+                    error: LogError { line, message },
+                });
+                out.open_end = true;
+                return Ok(out);
             }
         }
     }
+}
+
+/// Where reading resumes after a malformed entry that starts at `from`
+/// (on line `line`): the first later line that begins an entry which
+/// parses (a heading, then a metadata line), as a byte offset and the
+/// number of lines before it.
+fn next_entry(text: &str, from: usize, line: usize) -> Option<(usize, usize)> {
+    let mut pos = from;
+    let mut lines = line - 1;
+    // Skip the malformed entry's own first line.
+    let first = text[pos..].find('\n')?;
+    pos += first + 1;
+    lines += 1;
+    while pos < text.len() {
+        let rest = &text[pos..];
+        let end = rest.find('\n').map_or(rest.len(), |e| e + 1);
+        if rest.starts_with("## ") && rest[end..].starts_with(META_PREFIX) {
+            let mut c = Cursor {
+                text,
+                pos,
+                line: lines,
+            };
+            if parse_entry(&mut c).is_ok() {
+                return Some((pos, lines));
+            }
+        }
+        pos += end;
+        lines += 1;
+    }
+    None
 }
 
 /// Byte offset just past the first torn-marker line in `text`, and how many
@@ -387,21 +473,15 @@ fn find_torn_marker(text: &str) -> Option<(usize, usize)> {
     None
 }
 
-/// Does a log whose last bytes are `tail` end cleanly, so that an append may
-/// follow? (Else the last entry was torn and [`TORN_MARKER`] must come first.)
-pub fn ends_cleanly(tail: &str) -> bool {
-    if tail.is_empty() {
-        return true;
-    }
-    let Some(body) = tail.strip_suffix('\n') else {
-        return false;
-    };
-    let last = body
-        .trim_end_matches('\n')
-        .rsplit('\n')
-        .next()
-        .unwrap_or("");
-    (last.starts_with(END_PREFIX) && last.ends_with(COMMENT_SUFFIX)) || last == TORN_MARKER
+/// Does the log `text` end cleanly, so that an entry may be appended as
+/// it is? Else its last entry is torn, malformed or runs past the end of
+/// the file, and [`TORN_MARKER`] must come first so that the new entry is
+/// read as one. The whole log is parsed: only a reader's view of the file
+/// tells whether an entry that looks complete is swallowed by one before it
+/// whose length runs past it.
+pub fn log_ends_cleanly(text: &str) -> bool {
+    // A log this build cannot read is left as it ends.
+    parse_log(text).map_or(true, |p| p.ends_cleanly())
 }
 
 #[cfg(test)]
@@ -452,7 +532,7 @@ mod tests {
             let parsed = parse_log(torn).unwrap();
             assert_eq!(parsed.events.len(), 1, "cut at {cut}");
             assert!(parsed.torn_tail || cut >= b.len() - 2);
-            if !ends_cleanly(torn) {
+            if !log_ends_cleanly(torn) {
                 let repaired = format!("{torn}\n{TORN_MARKER}\n\n{}", event("c").render());
                 let parsed = parse_log(&repaired).unwrap();
                 // Only the final newline missing: the newline that starts

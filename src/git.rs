@@ -864,6 +864,29 @@ pub fn files_at(
     Ok((commit.id.to_string(), out))
 }
 
+/// The contents HEAD has at each of `paths` (work-tree-relative), for those
+/// it has as files; empty on an unborn branch.
+pub fn head_blobs(
+    workdir: &Path,
+    paths: &[&str],
+) -> Result<std::collections::HashMap<String, Vec<u8>>, GitError> {
+    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let mut out = std::collections::HashMap::new();
+    let Ok(commit) = repo.head_commit() else {
+        return Ok(out);
+    };
+    let tree = commit.tree().map_err(gix_err)?;
+    for path in paths {
+        if let Some(e) = tree.lookup_entry_by_path(path).map_err(gix_err)? {
+            if e.mode().is_blob() {
+                let mut blob = repo.find_blob(e.oid()).map_err(gix_err)?;
+                out.insert(path.to_string(), blob.take_data());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// A commit memoir made when it consolidated the store.
 #[derive(Debug, Clone)]
 pub struct Version {

@@ -28,6 +28,7 @@ pub mod recall;
 pub mod replay;
 pub mod resolve;
 pub mod rollback;
+mod safe_file;
 pub mod search;
 pub mod snapshot;
 pub mod state;

@@ -158,6 +158,14 @@ impl Store {
                 }
             }
         }
+        // Files in the log folder that are no logs (a link, a FIFO) are
+        // never read; they are listed, and `check` fails on them.
+        let (_, not_logs) = self.log_listing()?;
+        st.invalid.extend(
+            not_logs
+                .into_iter()
+                .map(|issue| (issue.path, issue.message)),
+        );
         st.drift.sort();
         st.drift.dedup();
         let block =

@@ -5,7 +5,7 @@
 //! warning. `context` renders the block an agent injects into its prompt,
 //! within a token budget (format in `docs/search.md`).
 
-use crate::event::{parse_log, Op};
+use crate::event::Op;
 use crate::flat::View;
 use crate::index;
 use crate::key::Key;
@@ -538,11 +538,9 @@ impl Store {
                 continue;
             }
             let parsed = self
-                .read(&f.rel, None)
-                .map_err(|e| e.to_string())
-                .and_then(|t| {
-                    parse_log(&t.unwrap_or_default()).map_err(|e| format!("{}:{e}", f.rel))
-                });
+                .read_log(&f.rel)
+                .and_then(|t| self.parse_log(&f.rel, &t))
+                .map_err(|e| e.to_string());
             match parsed {
                 Ok(p) => {
                     for e in p.events.into_iter().filter(|e| e.op == Op::Note) {

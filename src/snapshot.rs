@@ -15,7 +15,7 @@
 //! refresh (any `recall`, `list` or `check` does one). The file a write
 //! replaces is always read, so a hand edit of it is never overwritten.
 
-use crate::event::{parse_log, Event};
+use crate::event::Event;
 use crate::flat::{Load, View};
 use crate::key::Key;
 use crate::memory::Summary;
@@ -303,8 +303,10 @@ impl Store {
             let Some(text) = self.read_from(&f.rel, from) else {
                 return Ok(None);
             };
-            let parsed = match parse_log(&text) {
-                Ok(p) if p.torn.is_empty() => p,
+            // As in a full replay, quarantined entries are skipped; a torn
+            // end may yet be completed.
+            let parsed = match self.parse_log(&f.rel, &text) {
+                Ok(p) if p.torn.is_empty() && !p.open_end => p,
                 _ => return Ok(None),
             };
             for e in &parsed.events {

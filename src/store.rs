@@ -6,7 +6,7 @@
 //! Nothing here follows a symbolic link.
 
 use crate::config::{Config, ConfigError, CONFIG_PATH};
-use crate::event::{self, Event, LogError, Op, TORN_MARKER};
+use crate::event::{self, Event, LogError, Op, ParsedLog, TORN_MARKER};
 use crate::git::{self, GitError};
 use crate::index::{self, INDEX_PATH};
 use crate::key::Key;
@@ -35,7 +35,7 @@ pub struct Ctx {
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// No store at or above the directory.
-    #[error("no memoir store in {0} or any parent directory (a store has MEMORY.md and memory/; run `memoir init`)")]
+    #[error("no memoir store in {0} or any parent directory (a store has memory/log/; run `memoir init`)")]
     NotFound(PathBuf),
     /// A file could not be read or written.
     #[error("{path}: {source}")]
@@ -99,6 +99,28 @@ impl StoreError {
                 path: path.to_string(),
                 line: e.line,
                 message: e.message.clone(),
+            },
+        }
+    }
+
+    /// A store file that [`crate::safe_file`] would not read.
+    pub(crate) fn unreadable(rel: &str, e: crate::safe_file::ReadError, cap: u64) -> StoreError {
+        use crate::safe_file::ReadError;
+        match e {
+            ReadError::TooLarge(size) => StoreError::Refused {
+                rule: "size".into(),
+                path: rel.to_string(),
+                line: None,
+                message: format!("file is {size} bytes, more than the limit of {cap}"),
+            },
+            ReadError::Io(source) => StoreError::Io {
+                path: PathBuf::from(rel),
+                source,
+            },
+            e => StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: e.to_string(),
             },
         }
     }
@@ -173,12 +195,43 @@ const GITATTRIBUTES: [&str; 3] = [
     "MEMORY.md merge=memoir-index",
 ];
 
+/// Is `dir` a store? A store is found by what cannot be derived: its
+/// `memory/` folder with the logs in it (`memory/log/`), so that a deleted
+/// or broken MEMORY.md (a view) can still be rebuilt. A store whose logs
+/// folder is gone (git keeps no empty folder) still has both MEMORY.md and
+/// `memory/`.
+pub fn is_store(dir: &Path) -> bool {
+    let memory = dir.join("memory");
+    memory.join("log").is_dir() || (memory.is_dir() && dir.join(INDEX_PATH).is_file())
+}
+
+/// The largest log file memoir reads (64 MiB): a day of one writer's
+/// entries; a larger one is refused rather than read into memory.
+pub const MAX_LOG_BYTES: u64 = 64 << 20;
+/// The largest MEMORY.md memoir reads (4 MiB).
+pub const MAX_INDEX_BYTES: u64 = 4 << 20;
+/// The largest `memory/config.yaml` memoir reads (64 KiB).
+pub const MAX_CONFIG_BYTES: u64 = 64 << 10;
+
+/// The most memoir reads of a store file, by what the file is.
+pub fn read_cap(rel: &str) -> u64 {
+    if rel.starts_with("memory/log/") {
+        MAX_LOG_BYTES
+    } else if rel == INDEX_PATH {
+        MAX_INDEX_BYTES
+    } else if rel == CONFIG_PATH {
+        MAX_CONFIG_BYTES
+    } else {
+        MAX_FILE_BYTES as u64
+    }
+}
+
 /// Finds the nearest directory at or above `start` that holds a store.
 pub fn discover(start: &Path) -> Result<PathBuf, StoreError> {
     let start = fs::canonicalize(start).map_err(StoreError::io(start))?;
     start
         .ancestors()
-        .find(|d| d.join(INDEX_PATH).is_file() && d.join("memory").is_dir())
+        .find(|d| is_store(d))
         .map(Path::to_path_buf)
         .ok_or(StoreError::NotFound(start))
 }
@@ -254,6 +307,38 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
     })
 }
 
+/// Refuses to append to a log that is not a regular file of its own: a
+/// FIFO or device, or a hard link, through which an append would reach a
+/// file outside the store.
+fn refuse_special(meta: &fs::Metadata, rel: &str) -> Result<(), StoreError> {
+    let message = if !meta.is_file() {
+        "is not a regular file; memoir appends only to regular files"
+    } else if hard_links(meta) > 1 {
+        "is a hard link (the same file is elsewhere too); memoir never writes through a link: \
+         replace it with a copy (`cp f f.tmp && mv f.tmp f`)"
+    } else {
+        return Ok(());
+    };
+    Err(StoreError::Invalid {
+        path: rel.to_string(),
+        line: None,
+        message: message.into(),
+    })
+}
+
+/// How many names the file has (1 where the platform cannot say).
+fn hard_links(meta: &fs::Metadata) -> u64 {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::MetadataExt::nlink(meta)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        1
+    }
+}
+
 fn refuse_symlink(path: &Path, rel: &str) -> Result<(), StoreError> {
     match fs::symlink_metadata(path) {
         Ok(m) if m.file_type().is_symlink() => Err(StoreError::Invalid {
@@ -285,6 +370,55 @@ pub struct LogFile {
     pub stamp: Stamp,
 }
 
+/// Something a reader of the logs skipped, and where: a torn or
+/// quarantined entry, a file that is no log, a replay's warning.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogIssue {
+    /// Store-relative path (`memory/log` when no one file).
+    pub path: String,
+    /// 1-based line, when there is one.
+    pub line: Option<usize>,
+    /// What was skipped and why.
+    pub message: String,
+    /// `check` fails on it (else a warning).
+    pub error: bool,
+}
+
+impl std::fmt::Display for LogIssue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "{}:{line}: {}", self.path, self.message),
+            None => write!(f, "{}: {}", self.path, self.message),
+        }
+    }
+}
+
+/// A quarantined entry's problem, naming where the entry starts when that
+/// is not the line at fault.
+fn quarantine_message(q: &event::Quarantined) -> String {
+    if q.line == 0 {
+        q.error.message.clone()
+    } else if q.error.line != q.line {
+        format!(
+            "malformed entry (from line {}): {}",
+            q.line, q.error.message
+        )
+    } else {
+        format!("malformed entry: {}", q.error.message)
+    }
+}
+
+/// An error's message without the path it names (the issue names it).
+fn error_message(e: &StoreError) -> String {
+    match e {
+        StoreError::Invalid { message, .. } | StoreError::Refused { message, .. } => {
+            message.clone()
+        }
+        StoreError::Io { source, .. } => source.to_string(),
+        e => e.to_string(),
+    }
+}
+
 /// All events of the store's logs, with what a reader should be told.
 #[derive(Debug, Default)]
 pub struct Logs {
@@ -300,25 +434,18 @@ impl Store {
     /// Opens the store rooted at `root`.
     pub fn open(root: &Path) -> Result<Store, StoreError> {
         let root = fs::canonicalize(root).map_err(StoreError::io(root))?;
-        if !(root.join(INDEX_PATH).is_file() && root.join("memory").is_dir()) {
+        if !is_store(&root) {
             return Err(StoreError::NotFound(root));
         }
         refuse_symlink(&root.join("memory"), "memory")?;
         let repo = git::discover(&root)?;
         let config_path = root.join(CONFIG_PATH);
-        let config = match fs::symlink_metadata(&config_path) {
-            Ok(m) if m.file_type().is_symlink() => {
-                return Err(StoreError::Invalid {
-                    path: CONFIG_PATH.into(),
-                    line: None,
-                    message: "is a symbolic link; memoir never follows links in a store".into(),
-                })
-            }
-            Ok(_) => {
-                let bytes = fs::read(&config_path).map_err(StoreError::io(&config_path))?;
+        let config = match crate::safe_file::read(&config_path, MAX_CONFIG_BYTES) {
+            Ok(Some(bytes)) => {
                 Config::parse(&utf8(bytes, CONFIG_PATH)?).map_err(StoreError::config)?
             }
-            Err(_) => Config::default(),
+            Ok(None) => Config::default(),
+            Err(e) => return Err(StoreError::unreadable(CONFIG_PATH, e, MAX_CONFIG_BYTES)),
         };
         let clone = state::clone_id(&repo.common_dir).map_err(StoreError::io(&repo.common_dir))?;
         let state =
@@ -368,57 +495,27 @@ impl Store {
         self.config.scopes.iter().any(|s| s == scope)
     }
 
-    /// Reads a store file that must not be a link: `None` if it does not exist.
+    /// Reads a store file that must be a regular file (never a link, a
+    /// FIFO or a device), of at most `limit` bytes (default: the cap for
+    /// its kind, [`read_cap`]): `None` if it does not exist.
     pub fn read(&self, rel: &str, limit: Option<u64>) -> Result<Option<String>, StoreError> {
         let path = self.path(rel);
-        let meta = match fs::symlink_metadata(&path) {
-            Ok(m) => m,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(StoreError::Io { path, source: e }),
-        };
-        if meta.file_type().is_symlink() {
-            return Err(StoreError::Invalid {
-                path: rel.to_string(),
-                line: None,
-                message: "is a symbolic link; memoir never follows links in a store".into(),
-            });
+        let cap = limit.unwrap_or_else(|| read_cap(rel));
+        match crate::safe_file::read(&path, cap) {
+            Ok(Some(bytes)) => Ok(Some(utf8(bytes, rel)?)),
+            Ok(None) => Ok(None),
+            Err(e) => Err(StoreError::unreadable(rel, e, cap)),
         }
-        if !meta.is_file() {
-            return Err(StoreError::Invalid {
-                path: rel.to_string(),
-                line: None,
-                message: "is not a regular file".into(),
-            });
-        }
-        if let Some(limit) = limit.filter(|l| meta.len() > *l) {
-            return Err(StoreError::Refused {
-                rule: "size".into(),
-                path: rel.to_string(),
-                line: None,
-                message: format!(
-                    "file is {} bytes, more than the limit of {limit}",
-                    meta.len()
-                ),
-            });
-        }
-        let mut bytes = Vec::with_capacity(meta.len() as usize);
-        fs::File::open(&path)
-            .and_then(|mut f| f.read_to_end(&mut bytes))
-            .map_err(StoreError::io(&path))?;
-        Ok(Some(utf8(bytes, rel)?))
     }
 
     /// The bytes of a store file from `offset` on, as text (`None` if that
     /// fails: callers fall back to reading everything).
     pub(crate) fn read_from(&self, rel: &str, offset: u64) -> Option<String> {
-        let path = self.path(rel);
-        if fs::symlink_metadata(&path).ok()?.file_type().is_symlink() {
-            return None;
-        }
-        let mut f = fs::File::open(&path).ok()?;
+        let (mut f, meta) = crate::safe_file::open(&self.path(rel)).ok()??;
         f.seek(SeekFrom::Start(offset)).ok()?;
-        let mut bytes = Vec::new();
-        f.read_to_end(&mut bytes).ok()?;
+        let cap = read_cap(rel);
+        let bytes =
+            crate::safe_file::read_capped(f, meta.len().saturating_sub(offset), cap).ok()?;
         String::from_utf8(bytes).ok()
     }
 
@@ -513,21 +610,39 @@ impl Store {
             let new_dir = !dir.exists();
             fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
             refuse_symlink(&path, &rel)?;
-            let mut f = OpenOptions::new()
-                .read(true)
-                .append(true)
-                .create(true)
-                .open(&path)
-                .map_err(StoreError::io(&path))?;
-            let len = f.metadata().map_err(StoreError::io(&path))?.len();
+            let mut options = OpenOptions::new();
+            options.read(true).append(true).create(true);
+            #[cfg(unix)]
+            {
+                // Never through a link, never blocked on a FIFO.
+                use std::os::unix::fs::OpenOptionsExt;
+                let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+                options.custom_flags(flags.bits() as i32);
+            }
+            let mut f = options.open(&path).map_err(|e| {
+                if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                    StoreError::Invalid {
+                        path: rel.clone(),
+                        line: None,
+                        message: "is a symbolic link; memoir never follows links in a store".into(),
+                    }
+                } else {
+                    StoreError::Io {
+                        path: path.clone(),
+                        source: e,
+                    }
+                }
+            })?;
+            let meta = f.metadata().map_err(StoreError::io(&path))?;
+            refuse_special(&meta, &rel)?;
+            let len = meta.len();
             let mut payload = String::new();
             if len > 0 {
-                let start = len.saturating_sub(512);
-                let mut tail = Vec::new();
-                f.seek(SeekFrom::Start(start))
-                    .and_then(|_| f.read_to_end(&mut tail))
-                    .map_err(StoreError::io(&path))?;
-                if !event::ends_cleanly(&String::from_utf8_lossy(&tail)) {
+                // Read as every reader reads it: a torn or malformed end (or
+                // a final entry whose length runs past the file) is closed.
+                let mut bytes = Vec::new();
+                f.read_to_end(&mut bytes).map_err(StoreError::io(&path))?;
+                if !event::log_ends_cleanly(&String::from_utf8_lossy(&bytes)) {
                     payload.push_str(&format!("\n{TORN_MARKER}\n\n"));
                 }
             }
@@ -550,23 +665,38 @@ impl Store {
         Ok(out)
     }
 
-    /// Every log file, sorted by path.
+    /// Every log file, sorted by path (only regular files: see
+    /// [`Store::log_listing`]).
     pub fn log_files(&self) -> Result<Vec<LogFile>, StoreError> {
+        Ok(self.log_listing()?.0)
+    }
+
+    /// Every log file, sorted by path, and what is in the log folder that
+    /// memoir will not read as a log (a link, a FIFO, a device: never
+    /// opened, so never followed and never waited on).
+    pub fn log_listing(&self) -> Result<(Vec<LogFile>, Vec<LogIssue>), StoreError> {
         let mut out = Vec::new();
+        let mut skipped = Vec::new();
         let log_dir = self.path("memory/log");
         refuse_symlink(&log_dir, "memory/log")?;
         let Ok(days) = fs::read_dir(&log_dir) else {
-            return Ok(out);
+            return Ok((out, skipped));
+        };
+        let not_a_log = |rel: String, what: &str| LogIssue {
+            path: rel,
+            line: None,
+            message: format!("{what}; memoir reads only regular files as logs (skipped)"),
+            error: true,
         };
         for day in days.flatten() {
             let name = day.file_name().to_string_lossy().to_string();
             let ft = day.file_type().map_err(StoreError::io(day.path()))?;
-            if ft.is_symlink() {
-                return Err(StoreError::Invalid {
-                    path: format!("memory/log/{name}"),
-                    line: None,
-                    message: "is a symbolic link; memoir never follows links in a store".into(),
-                });
+            if ft.is_symlink() && crate::time::Date::parse(&name).is_ok() {
+                skipped.push(not_a_log(
+                    format!("memory/log/{name}"),
+                    "is a symbolic link",
+                ));
+                continue;
             }
             if !ft.is_dir() || crate::time::Date::parse(&name).is_err() {
                 continue;
@@ -578,59 +708,139 @@ impl Store {
                     continue;
                 }
                 let rel = format!("memory/log/{name}/{fname}");
-                let meta = fs::symlink_metadata(f.path()).map_err(StoreError::io(f.path()))?;
+                let meta = match fs::symlink_metadata(f.path()) {
+                    Ok(m) => m,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+                    Err(e) => return Err(StoreError::io(f.path())(e)),
+                };
                 if meta.file_type().is_symlink() {
-                    return Err(StoreError::Invalid {
-                        path: rel,
-                        line: None,
-                        message: "is a symbolic link; memoir never follows links in a store".into(),
+                    skipped.push(not_a_log(rel, "is a symbolic link"));
+                } else if !meta.is_file() {
+                    skipped.push(not_a_log(rel, "is not a regular file"));
+                } else {
+                    out.push(LogFile {
+                        rel,
+                        stamp: Stamp::of(&meta),
                     });
                 }
-                out.push(LogFile {
-                    rel,
-                    stamp: Stamp::of(&meta),
-                });
             }
         }
         out.sort_by(|a, b| a.rel.cmp(&b.rel));
-        Ok(out)
+        skipped.sort_by(|a, b| a.path.cmp(&b.path));
+        Ok((out, skipped))
+    }
+
+    /// Parses a log's text as every reader must: malformed entries, and
+    /// entries for a scope the store does not have (a forged entry must not
+    /// make a folder), are quarantined.
+    pub(crate) fn parse_log(&self, rel: &str, text: &str) -> Result<ParsedLog, StoreError> {
+        let mut parsed = event::parse_log(text).map_err(|e| StoreError::log(rel, e))?;
+        if parsed
+            .events
+            .iter()
+            .any(|e| e.key.as_ref().is_some_and(|k| !self.has_scope(&k.scope)))
+        {
+            let (keep, unknown): (Vec<Event>, Vec<Event>) = std::mem::take(&mut parsed.events)
+                .into_iter()
+                .partition(|e| e.key.as_ref().is_none_or(|k| self.has_scope(&k.scope)));
+            parsed.events = keep;
+            for e in unknown {
+                let scope = e.key.as_ref().map_or("", |k| k.scope.as_str());
+                parsed.quarantined.push(event::Quarantined {
+                    line: 0,
+                    error: LogError {
+                        line: 0,
+                        message: format!(
+                            "entry {} is for the unknown scope `{scope}` (configured: {})",
+                            e.id,
+                            self.config.scopes.join(", ")
+                        ),
+                    },
+                });
+            }
+        }
+        Ok(parsed)
     }
 
     /// Reads and parses every log.
     pub fn read_logs(&self) -> Result<Logs, StoreError> {
         let mut logs = Logs::default();
-        self.each_log(&mut logs.warnings, |rel, events| {
+        let mut issues = Vec::new();
+        self.each_log(&mut issues, |rel, events| {
             let start = logs.events.len();
             logs.events.extend(events);
             logs.files.push((rel.to_string(), start..logs.events.len()));
         })?;
+        logs.warnings = issues.iter().map(LogIssue::to_string).collect();
         Ok(logs)
     }
 
     /// Reads and parses every log, one at a time (its text let go before
-    /// the next is read), handing each one's events to `each`; entries torn
-    /// by a crash become warnings.
+    /// the next is read), handing each one's events to `each`. What a
+    /// reader skips becomes an issue: entries torn by a crash, quarantined
+    /// entries, files that are no logs or cannot be read.
     fn each_log(
         &self,
-        warnings: &mut Vec<String>,
+        issues: &mut Vec<LogIssue>,
         mut each: impl FnMut(&str, Vec<Event>),
     ) -> Result<(), StoreError> {
         self.stats
             .replays
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        for f in self.log_files()? {
-            let text = self.read(&f.rel, None)?.unwrap_or_default();
-            let parsed = event::parse_log(&text).map_err(|e| StoreError::log(&f.rel, e))?;
+        let (files, skipped) = self.log_listing()?;
+        issues.extend(skipped);
+        for f in files {
+            let text = match self.read_log(&f.rel) {
+                Ok(text) => text,
+                Err(e) => {
+                    issues.push(LogIssue {
+                        path: f.rel.clone(),
+                        line: None,
+                        message: format!("{} (skipped)", error_message(&e)),
+                        error: true,
+                    });
+                    continue;
+                }
+            };
+            let parsed = self.parse_log(&f.rel, &text)?;
             drop(text);
             for line in &parsed.torn {
-                warnings.push(format!(
-                    "{}:{line}: skipped an entry torn by a crash (never acknowledged)",
-                    f.rel
-                ));
+                issues.push(LogIssue {
+                    path: f.rel.clone(),
+                    line: Some(*line),
+                    message: "skipped an entry torn by a crash (never acknowledged)".into(),
+                    error: false,
+                });
+            }
+            for q in &parsed.quarantined {
+                issues.push(LogIssue {
+                    path: f.rel.clone(),
+                    line: Some(q.error.line.max(q.line)).filter(|l| *l > 0),
+                    message: format!(
+                        "{}; skipped by every reader (the change it held, if any, must be made again)",
+                        quarantine_message(q)
+                    ),
+                    error: false,
+                });
             }
             each(&f.rel, parsed.events);
         }
         Ok(())
+    }
+
+    /// A log's text. Bytes that are not UTF-8 are replaced (U+FFFD), so that
+    /// only the entries holding them fail their length check and are
+    /// quarantined, rather than the whole log.
+    pub(crate) fn read_log(&self, rel: &str) -> Result<String, StoreError> {
+        let cap = MAX_LOG_BYTES;
+        match crate::safe_file::read(&self.path(rel), cap) {
+            Ok(Some(bytes)) => Ok(match String::from_utf8(bytes) {
+                Ok(text) => text,
+                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+            }),
+            Ok(None) => Ok(String::new()),
+            Err(e) => Err(StoreError::unreadable(rel, e, cap)),
+        }
     }
 
     /// Replays every log, with `extra` events (not logged yet) added. Lean:
@@ -639,12 +849,12 @@ impl Store {
     /// memory stays bounded by the memories rather than the logs' length;
     /// history's old versions need [`Store::read_logs`].
     pub fn replay_with(&self, extra: Vec<Event>) -> Result<(Replay, Vec<String>), StoreError> {
-        let (mut replay, warnings) = self.replay_keeping(extra, crate::replay::Keep::Views)?;
+        let (mut replay, issues) = self.replay_keeping(extra, crate::replay::Keep::Views)?;
         // Conflicts show a common ancestor, whose text was let go: read the
         // logs again for those versions only.
         let missing = replay.missing_views();
         self.restore(&mut replay, &missing)?;
-        Ok((replay, warnings))
+        Ok((replay, issues.iter().map(LogIssue::to_string).collect()))
     }
 
     /// Puts back the text of versions `ids` that a replay let go, from a
@@ -687,16 +897,21 @@ impl Store {
         &self,
         extra: Vec<Event>,
         keep: crate::replay::Keep,
-    ) -> Result<(Replay, Vec<String>), StoreError> {
+    ) -> Result<(Replay, Vec<LogIssue>), StoreError> {
         let mut b = crate::replay::Builder::new(keep);
-        let mut warnings = Vec::new();
-        self.each_log(&mut warnings, |_, events| {
+        let mut issues = Vec::new();
+        self.each_log(&mut issues, |_, events| {
             events.into_iter().for_each(|e| b.add(e))
         })?;
         extra.into_iter().for_each(|e| b.add(e));
         let replay = b.finish();
-        warnings.extend(replay.warnings.iter().cloned());
-        Ok((replay, warnings))
+        issues.extend(replay.warnings.iter().map(|w| LogIssue {
+            path: "memory/log".into(),
+            line: None,
+            message: w.clone(),
+            error: false,
+        }));
+        Ok((replay, issues))
     }
 
     /// Replays every log (lean: see [`Store::replay_with`]).
@@ -860,8 +1075,10 @@ impl Store {
                 let Some(text) = self.read_from(&f.rel, from) else {
                     return Ok(false);
                 };
-                match event::parse_log(&text) {
-                    Ok(p) if p.torn.is_empty() => events.extend(p.events),
+                // Quarantined entries are skipped as a full replay skips
+                // them; a torn end may yet be completed: replay it all.
+                match self.parse_log(&f.rel, &text) {
+                    Ok(p) if p.torn.is_empty() && !p.open_end => events.extend(p.events),
                     _ => return Ok(false),
                 }
             }

@@ -52,7 +52,7 @@ pub struct Cli {
 /// Flags every command takes.
 #[derive(Debug, clap::Args)]
 struct Global {
-    /// The store's directory (default: the nearest ancestor with MEMORY.md and memory/).
+    /// The store's directory (default: the nearest ancestor with memory/log/).
     #[arg(long, global = true, env = "MEMOIR_STORE", value_name = "DIR")]
     store: Option<PathBuf>,
     /// Print data as JSON (shapes in docs/cli.md).

@@ -347,9 +347,19 @@ fn broken_logs_and_config_name_the_file_and_line() {
     let text = env.read(&log);
     let broken = text.replacen("\"op\":\"note\"", "\"op\":\"nope\"", 1);
     env.write(&log, &broken);
-    let err = env.fails(&["check"], 1);
+    // Quarantined: named with its file and line, skipped, the store goes on.
+    let err = env.fails(&["check"], 0);
     assert!(err.contains(&format!("{log}:2:")), "{err}");
-    env.fails(&["rebuild"], 1);
+    env.ok(&["rebuild"]);
+    let hot = env.ok(&["context"]);
+    assert!(hot.contains("two") && !hot.contains("one"), "{hot}");
+    // A log of a format version this memoir cannot read still stops it.
+    env.write(&log, text.replacen("\"v\":1", "\"v\":2", 1));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains(&format!("{log}:2:")) && err.contains("version"),
+        "{err}"
+    );
     env.write(&log, &text);
     env.ok(&["check"]);
     env.write("memory/config.yaml", "scopes: [user, project\n");

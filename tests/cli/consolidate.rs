@@ -704,7 +704,7 @@ fn a_store_in_a_folder_of_the_repository_commits_its_own_paths() {
 }
 
 #[test]
-fn a_broken_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
+fn a_rewritten_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
     let env = rooted();
     env.ok(&["note", "one"]);
     env.ok(&["consolidate"]);
@@ -712,10 +712,17 @@ fn a_broken_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
     let head = env.git(&["rev-parse", "HEAD"]);
     let log = env.first_log();
     let text = env.read(&log);
+    // A committed log edited in place: never committed (logs only grow).
     env.write(&log, text.replacen("\"op\":\"note\"", "\"op\":\"nope\"", 1));
     let err = env.fails(&["consolidate"], 1);
     assert!(err.contains(&format!("{log}:2:")), "{err}");
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    // A malformed entry appended (a teammate's tool) is quarantined: the
+    // consolidation goes on and commits it.
+    env.write(&log, format!("{text}## 10:00:00Z note · bogus\n\n"));
+    env.ok(&["consolidate"]);
+    assert_ne!(env.git(&["rev-parse", "HEAD"]), head);
+    env.assert_store_committed("after the consolidation");
 }
 
 #[test]

@@ -9,6 +9,7 @@ mod consolidate;
 mod fixtures;
 mod git_status;
 mod hooks;
+mod hostile;
 mod lifecycle;
 mod recall;
 mod resolve;

@@ -1,0 +1,123 @@
+//! Reading a store file safely: only a regular file, never through a link,
+//! never more than a cap.
+//!
+//! Anything in a work tree can be a trap: a FIFO blocks an `open` for ever
+//! (a pre-commit or prompt hook must never hang), a character device reads
+//! without end, a symbolic link points outside the store. Every read of a
+//! store file goes through [`read`]: the file is opened without following a
+//! link and without blocking, checked on the open handle (no race between a
+//! check and the open), and read up to its cap.
+
+use std::fs::{File, Metadata};
+use std::io::{self, Read};
+use std::path::Path;
+
+/// Why a store file could not be read.
+#[derive(Debug)]
+pub(crate) enum ReadError {
+    /// The path is a symbolic link.
+    Link,
+    /// Not a regular file (a folder, a FIFO, a device, a socket).
+    NotRegular,
+    /// Larger than the cap: the file's size.
+    TooLarge(u64),
+    /// The system said no.
+    Io(io::Error),
+}
+
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Link => {
+                f.write_str("is a symbolic link; memoir never follows links in a store")
+            }
+            ReadError::NotRegular => f.write_str("is not a regular file"),
+            ReadError::TooLarge(n) => write!(f, "is {n} bytes, more than memoir reads"),
+            ReadError::Io(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+/// Opens `path` for reading if it is a regular file: `None` if it does not
+/// exist. On unix the open neither follows a final link (`O_NOFOLLOW`) nor
+/// blocks on a FIFO (`O_NONBLOCK`, harmless for a regular file).
+pub(crate) fn open(path: &Path) -> Result<Option<(File, Metadata)>, ReadError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits() as i32);
+    }
+    let file = match options.open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => {
+            // ELOOP from O_NOFOLLOW, or a platform without it: say "link".
+            let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            return Err(if link {
+                ReadError::Link
+            } else {
+                ReadError::Io(e)
+            });
+        }
+    };
+    let meta = file.metadata().map_err(ReadError::Io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular);
+    }
+    Ok(Some((file, meta)))
+}
+
+/// The bytes of the regular file at `path`, at most `cap` of them (a larger
+/// file is [`ReadError::TooLarge`], also one that grows past the cap while
+/// it is read); `None` if it does not exist.
+pub(crate) fn read(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, ReadError> {
+    let Some((file, meta)) = open(path)? else {
+        return Ok(None);
+    };
+    if meta.len() > cap {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    read_capped(file, meta.len(), cap).map(Some)
+}
+
+/// Reads what is left of `file` (about `expected` bytes), at most `cap`.
+pub(crate) fn read_capped(file: File, expected: u64, cap: u64) -> Result<Vec<u8>, ReadError> {
+    let mut bytes = Vec::with_capacity(expected.min(cap) as usize);
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(ReadError::Io)?;
+    if bytes.len() as u64 > cap {
+        return Err(ReadError::TooLarge(bytes.len() as u64));
+    }
+    Ok(bytes)
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn refuses_links_fifos_and_devices_and_caps_size() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("f.md");
+        std::fs::write(&file, "hello").unwrap();
+        assert_eq!(read(&file, 5).unwrap().unwrap(), b"hello");
+        assert!(matches!(read(&file, 4), Err(ReadError::TooLarge(5))));
+        let link = dir.path().join("l.md");
+        std::os::unix::fs::symlink(&file, &link).unwrap();
+        assert!(matches!(read(&link, 100), Err(ReadError::Link)));
+        let fifo = dir.path().join("p.md");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        // Would block for ever without O_NONBLOCK.
+        assert!(matches!(read(&fifo, 100), Err(ReadError::NotRegular)));
+        assert!(matches!(
+            read(Path::new("/dev/zero"), 100),
+            Err(ReadError::NotRegular)
+        ));
+        assert!(read(&dir.path().join("none"), 100).unwrap().is_none());
+    }
+}

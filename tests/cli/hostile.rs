@@ -1,0 +1,276 @@
+//! Hostile input, as a buggy agent, a teammate's tool or a crash leaves it:
+//! the store stays usable, every read finishes, nothing outside the store
+//! is touched. Each test names what it holds (issue 14's findings).
+
+use crate::util::{bobs_event, exists, Env};
+use std::time::Duration;
+
+/// Long enough for a debug build under load, far short of a hang.
+const PROMPT: Duration = Duration::from_secs(20);
+
+/// A store with one memory.
+fn with_memory() -> Env {
+    let env = Env::new();
+    assert_eq!(env.remember("project/db", "Postgres 16", &[]).0, 0);
+    env
+}
+
+#[test]
+fn a_deleted_memory_md_is_found_named_and_rebuilt() {
+    let env = with_memory();
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm");
+    // Found by what cannot be derived: the logs.
+    assert!(env.ok(&["list"]).contains("project/db"));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("MEMORY.md") && err.contains("missing") && err.contains("memoir"),
+        "{err}"
+    );
+    env.ok(&["--store", ".", "rebuild"]);
+    assert!(env.read("MEMORY.md").contains("[db](memory/project/db.md)"));
+    env.ok(&["check"]);
+    // From a subfolder too.
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm");
+    let sub = env.path("memory/project");
+    let out = env
+        .cmd(&["reindex"])
+        .current_dir(&sub)
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(env.read("MEMORY.md").contains("[db]"));
+}
+
+/// This writer's log for the pinned day, after one note.
+fn own_log(env: &Env) -> String {
+    env.ok(&["note", "first"]);
+    env.first_log()
+}
+
+#[test]
+fn a_final_entry_whose_length_runs_past_the_end_is_closed_by_the_next_writer() {
+    let env = with_memory();
+    let log = own_log(&env);
+    let text = env.read(&log);
+    // The last entry claims a longer body than the file holds.
+    let at = text.rfind("\"len\":").expect("len");
+    let digits: String = text[at + 6..]
+        .chars()
+        .take_while(char::is_ascii_digit)
+        .collect();
+    let forged = format!(
+        "{}\"len\":{}{}",
+        &text[..at],
+        digits.parse::<usize>().expect("n") + 500,
+        &text[at + 6 + digits.len()..]
+    );
+    env.write(&log, forged);
+    env.ok(&["note", "second"]);
+    env.ok(&["note", "third"]);
+    // The log still parses and both notes are read.
+    let (_, stdout, _) = env.run(&["--json", "check"]);
+    let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
+    assert!(
+        report["problems"]
+            .as_array()
+            .expect("problems")
+            .iter()
+            .all(|p| p["severity"] == "warning"),
+        "{report}"
+    );
+    let hot = env.ok(&["context"]);
+    assert!(hot.contains("second") && hot.contains("third"), "{hot}");
+    env.ok(&["remember", "project/x", "-d", "still writable", "-s", "s"]);
+}
+
+#[test]
+fn a_malformed_entry_in_a_teammates_log_is_quarantined_not_blocking() {
+    let env = with_memory();
+    let good = bobs_event(
+        memoir::event::Op::Remember,
+        "project/bob",
+        vec![],
+        "---\nname: bob\ndescription: Bob's memory\ntype: project\nsource: bob\n---\n".into(),
+    );
+    let bad = good
+        .render()
+        .replace("\"op\":\"remember\"", "\"op\":\"frobnicate\"");
+    let later = bobs_event(
+        memoir::event::Op::Remember,
+        "project/bob2",
+        vec![],
+        "---\nname: bob2\ndescription: Bob's second\ntype: project\nsource: bob\n---\n".into(),
+    );
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    env.write(log, format!("{bad}{}", later.render()));
+    // Every command goes on, the entry after the bad one is read.
+    env.ok(&["rebuild"]);
+    assert!(env.ok(&["list"]).contains("project/bob2"));
+    env.ok(&["status"]);
+    env.ok(&["remember", "project/new", "-d", "a new memory", "-s", "s"]);
+    env.ok(&["forget", "project/new", "--reason", "test"]);
+    env.ok(&["consolidate"]);
+    // check names the file and line, as a warning.
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!("{log}:2:")) && err.contains("malformed"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_forged_entry_for_an_unknown_scope_makes_no_folder() {
+    let env = with_memory();
+    let mut e = bobs_event(
+        memoir::event::Op::Remember,
+        "project/x",
+        vec![],
+        "---\nname: x\ndescription: evil\ntype: project\nsource: bob\n---\n".into(),
+    );
+    e.key = Some(memoir::key::Key {
+        scope: "evil".into(),
+        slug: "x".into(),
+    });
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", e.render());
+    env.ok(&["rebuild"]);
+    assert!(!exists(&env.path("memory/evil")));
+    env.ok(&["list"]);
+    let err = env.fails(&["check"], 0);
+    assert!(err.contains("unknown scope `evil`"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn special_files_in_the_logs_never_hang_and_are_reported() {
+    let env = with_memory();
+    let fifo = env.path("memory/log/2026-11-29/fifo-00000000.md");
+    std::fs::create_dir_all(fifo.parent().expect("parent")).expect("mkdir");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    for args in [
+        &["list"][..],
+        &["status"],
+        &["recall", "postgres"],
+        &["context"],
+        &["rebuild"],
+    ] {
+        let out = env.cmd(args).timeout(PROMPT).output().expect("run");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+    }
+    let out = env
+        .cmd(&["context", "--from-hook"])
+        .write_stdin(r#"{"prompt": "postgres", "cwd": "."}"#)
+        .timeout(PROMPT)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = env.cmd(&["check"]).timeout(PROMPT).output().expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("fifo-00000000.md") && err.contains("not a regular file"),
+        "{err}"
+    );
+    // A FIFO as a memory file, too.
+    let fifo = env.path("memory/project/pipe.md");
+    std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    for args in [
+        &["list"][..],
+        &["status"],
+        &["recall", "postgres"],
+        &["check"],
+    ] {
+        let out = env.cmd(args).timeout(PROMPT).output().expect("run");
+        assert!(
+            matches!(out.status.code(), Some(0 | 1)),
+            "{args:?}: {out:?}"
+        );
+    }
+}
+
+#[cfg(unix)]
+#[test]
+fn a_symlinked_log_is_listed_by_status_which_exits_0() {
+    let env = with_memory();
+    let outside = env.dir.path().join("outside.md");
+    std::fs::write(&outside, "not a log").expect("write");
+    std::fs::create_dir_all(env.path("memory/log/2026-11-29")).expect("mkdir");
+    std::os::unix::fs::symlink(&outside, env.path("memory/log/2026-11-29/link-00000000.md"))
+        .expect("symlink");
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert!(
+        status["invalid"].to_string().contains("link-00000000.md"),
+        "{status}"
+    );
+    env.ok(&["list"]);
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains("symbolic link"), "{err}");
+}
+
+#[cfg(unix)]
+#[test]
+fn a_hard_linked_log_is_never_appended_through() {
+    let env = with_memory();
+    let log = own_log(&env);
+    let outside = env.dir.path().join("outside.md");
+    std::fs::rename(env.path(&log), &outside).expect("mv");
+    std::fs::hard_link(&outside, env.path(&log)).expect("ln");
+    let before = std::fs::read(&outside).expect("read");
+    let err = env.fails(&["note", "through the link"], 1);
+    assert!(err.contains("hard link"), "{err}");
+    assert_eq!(std::fs::read(&outside).expect("read"), before);
+}
+
+#[test]
+fn a_slug_of_four_byte_letters_fits_a_file_name_and_an_old_overlong_event_is_skipped() {
+    let env = with_memory();
+    let name = "\u{10330}".repeat(64);
+    let key = format!("project/{name}");
+    let (code, _, err) = env.remember(&key, "Gothic letters", &[]);
+    assert_eq!(code, 0, "{err}");
+    let files = env.memory_files();
+    let long = files
+        .iter()
+        .find(|f| f.contains('\u{10330}'))
+        .expect("written");
+    let stem = long
+        .trim_start_matches("memory/project/")
+        .trim_end_matches(".md");
+    assert!(stem.len() <= 200, "{}", stem.len());
+    // --keep-both beside it stays distinct and fits.
+    let (code, _, err) = env.remember(&key, "Gothic letters, again", &["--keep-both"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(env.memory_files().len(), 3);
+    env.ok(&["check"]);
+    // An event an older memoir logged with a slug too long for a file
+    // name: quarantined, and every command goes on.
+    let mut e = bobs_event(
+        memoir::event::Op::Remember,
+        "project/x",
+        vec![],
+        format!("---\nname: {name}\ndescription: too long\ntype: project\nsource: bob\n---\n"),
+    );
+    e.key = Some(memoir::key::Key {
+        scope: "project".into(),
+        slug: name.to_lowercase(),
+    });
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", e.render());
+    env.ok(&["rebuild"]);
+    env.ok(&["rebuild", "--force"]);
+    let err = env.fails(&["check"], 0);
+    assert!(err.contains("bob-0badc0de.md"), "{err}");
+    env.ok(&["forget", "project/db", "--reason", "moved"]);
+    env.ok(&["list"]);
+}
