@@ -1009,6 +1009,18 @@ impl Store {
         if events.is_empty() {
             return Ok(recorded);
         }
+        // The completed files are written back before the log append: a
+        // crash after the append must leave files that are what the logs
+        // say (else they look edited by hand again, rebuild refuses them
+        // and the next record logs them twice); a crash before it leaves
+        // hand edits that already have their fields, recorded as they are.
+        for (e, r) in events.iter().zip(&recorded) {
+            if !r.filled.is_empty() {
+                if let Some(key) = &e.key {
+                    self.write_view(&key.rel_path(), &e.body)?;
+                }
+            }
+        }
         let mut cache = self.refreshed_cache()?;
         self.apply(&mut cache, &events)?;
         Ok(recorded)

@@ -274,3 +274,67 @@ fn a_slug_of_four_byte_letters_fits_a_file_name_and_an_old_overlong_event_is_ski
     env.ok(&["forget", "project/db", "--reason", "moved"]);
     env.ok(&["list"]);
 }
+
+/// Hand-written memories lacking the fields `record` fills, as Claude Code
+/// writes them.
+fn hand_written(env: &Env, n: usize) {
+    for i in 0..n {
+        env.write(
+            &format!("memory/project/fact-{i}.md"),
+            format!("---\nname: fact-{i}\ndescription: fact number {i}\ntype: project\n---\n\nbody {i}\n"),
+        );
+    }
+}
+
+/// How many `remember` entries each hand-written fact has in the logs.
+fn remembered(env: &Env, n: usize) -> Vec<usize> {
+    let logs = env.log_text();
+    (0..n)
+        .map(|i| {
+            logs.matches(&format!(" remember project/fact-{i} · "))
+                .count()
+        })
+        .collect()
+}
+
+#[test]
+fn an_interrupted_record_is_finished_by_the_next_one_without_logging_twice() {
+    // After its log append, before the files are written back.
+    let env = Env::new();
+    hand_written(&env, 20);
+    let err = env
+        .cmd(&["record"])
+        .env("MEMOIR_FAILPOINT", "after-log-append")
+        .output()
+        .expect("run");
+    assert_eq!(err.status.code(), Some(4), "{err:?}");
+    // memoir's own write, not hand edits: rebuild finishes it.
+    let (_, _, err) = env.run(&["check"]);
+    assert!(!err.contains("edited by hand"), "{err}");
+    env.ok(&["rebuild"]);
+    env.ok(&["check"]);
+    env.ok(&["record"]);
+    assert!(remembered(&env, 20).iter().all(|&n| n == 1));
+    // And killed at any point.
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    for delay_ms in [10u64, 40, 120, 300] {
+        let env = Env::new();
+        hand_written(&env, 600);
+        let mut child = env.spawn(&exe, &["record"], &[("MEMOIR_NOW", env.now.clone())]);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        // Exit 1 if killed before the log append: the files are still
+        // hand edits, left for record.
+        let (code, _, err) = env.run(&["rebuild"]);
+        assert!(code == 0 || (code == 1 && err.contains("by hand")), "{err}");
+        env.ok(&["record"]);
+        env.ok(&["check"]);
+        let counts = remembered(&env, 600);
+        assert!(
+            counts.iter().all(|&n| n == 1),
+            "delay {delay_ms}: {:?}",
+            counts.iter().filter(|&&n| n != 1).count()
+        );
+    }
+}
