@@ -461,32 +461,69 @@ fn write_replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     fs::rename(&tmp, path)
 }
 
-/// The clone's random id, created on first use.
+/// The clone's random id, created on first use, and bound to the git
+/// directory it lives in: a work tree copied with its `.git` (`cp -a`, a
+/// restored backup) would otherwise share the id, and both copies would
+/// append to the same log files, which git then merges with conflict
+/// markers inside an append-only log. A copy gets a fresh id (a new writer).
 pub fn clone_id(common_dir: &Path) -> io::Result<String> {
     let dir = common_dir.join("memoir");
     let path = dir.join("clone-id");
-    if let Ok(id) = fs::read_to_string(&path) {
-        let id = id.trim();
-        if id.len() == 32 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Ok(id.to_string());
+    let here = dir_identity(common_dir);
+    if let Some((id, bound)) = read_clone_id(&path) {
+        if here.is_none() || bound == here {
+            return Ok(id);
         }
     }
     fs::create_dir_all(&dir)?;
-    let mut bytes = [0u8; 16];
-    getrandom::fill(&mut bytes).map_err(io::Error::other)?;
-    let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    // Two processes racing here: the hard link succeeds for one only, and
-    // both read the winner's id back.
-    let tmp = dir.join(format!("clone-id.tmp-{}-{id}", std::process::id()));
-    fs::write(&tmp, format!("{id}\n"))?;
-    let linked = fs::hard_link(&tmp, &path);
-    let _ = fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => Ok(id),
-        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
-            Ok(fs::read_to_string(&path)?.trim().to_string())
+    // Under a lock: two first uses at once must agree on one id.
+    let lock = fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(dir.join("clone-id.lock"))?;
+    fs2::FileExt::lock_exclusive(&lock)?;
+    let id = match read_clone_id(&path) {
+        // Bound since, by another process; or an id from before binding,
+        // kept (its clone cannot be told from a copy), now bound.
+        Some((id, bound)) if bound == here || bound.is_none() => id,
+        _ => {
+            let mut bytes = [0u8; 16];
+            getrandom::fill(&mut bytes).map_err(io::Error::other)?;
+            bytes.iter().map(|b| format!("{b:02x}")).collect()
         }
-        Err(e) => Err(e),
+    };
+    let binding = here.map(|h| format!("git-dir {h}\n")).unwrap_or_default();
+    write_replace(&path, format!("{id}\n{binding}").as_bytes())?;
+    Ok(id)
+}
+
+/// The id in a clone-id file and the git directory it is bound to.
+fn read_clone_id(path: &Path) -> Option<(String, Option<String>)> {
+    let text = fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let id = lines.next()?.trim();
+    if id.len() != 32 || !id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    let bound = lines.find_map(|l| l.strip_prefix("git-dir ").map(str::to_string));
+    Some((id.to_string(), bound))
+}
+
+/// What tells this git directory from a copy of it: its device and inode
+/// (a copy is a new folder; a rename keeps both). `None` where the
+/// platform cannot say.
+fn dir_identity(dir: &Path) -> Option<String> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        let m = fs::metadata(dir).ok()?;
+        Some(format!("{} {}", m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
     }
 }
 

@@ -338,3 +338,37 @@ fn an_interrupted_record_is_finished_by_the_next_one_without_logging_twice() {
         );
     }
 }
+
+#[test]
+fn a_copied_work_tree_becomes_a_new_writer() {
+    let env = Env::new();
+    env.ok(&["note", "from the original"]);
+    let original = env.first_log();
+    let copy = env.dir.path().join("copy");
+    let cp = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(env.root())
+        .arg(&copy)
+        .status()
+        .expect("cp");
+    assert!(cp.success());
+    let out = env
+        .cmd(&["note", "from the copy"])
+        .current_dir(&copy)
+        .output()
+        .expect("run");
+    assert!(out.status.success(), "{out:?}");
+    // The copy writes a log of its own; the original's is as it was.
+    let copied_log = std::fs::read_to_string(copy.join(&original)).expect("log");
+    assert!(!copied_log.contains("from the copy"), "{copied_log}");
+    let day = std::path::Path::new(&original).parent().expect("day");
+    let logs: Vec<_> = std::fs::read_dir(copy.join(day))
+        .expect("day")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(logs.len(), 2, "{logs:?}");
+    // The original (moved, not copied) keeps its writer.
+    env.ok(&["note", "again from the original"]);
+    assert!(env.read(&original).contains("again from the original"));
+}
