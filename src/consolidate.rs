@@ -1013,12 +1013,53 @@ impl Store {
         let prefix = self.workdir_prefix(workdir);
         // Temporary files of an interrupted write are not the store's.
         let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
-        Ok(git::changed_paths(
+        let mut paths = git::changed_paths(
             workdir,
             &format!("{prefix}{}", crate::index::INDEX_PATH),
             &format!("{prefix}memory/"),
             &keep,
-        )?)
+        )?;
+        let attributes = format!("{prefix}.gitattributes");
+        if self.attributes_to_commit(workdir, &attributes)? {
+            paths.push(attributes);
+            paths.sort_unstable();
+        }
+        Ok(paths)
+    }
+
+    /// Should a version commit the store's `.gitattributes`? When what it
+    /// has beyond HEAD's is memoir's lines only (`init` wrote them; a clone
+    /// with `core.autocrlf` needs them committed, or it converts the logs'
+    /// line endings). Anyone else's uncommitted edit of it is theirs to
+    /// commit.
+    fn attributes_to_commit(
+        &self,
+        workdir: &std::path::Path,
+        path: &str,
+    ) -> Result<bool, StoreError> {
+        let cap = 1 << 20;
+        let now = match crate::safe_file::read(&self.path(".gitattributes"), cap) {
+            Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+            _ => return Ok(false),
+        };
+        let committed = git::head_blobs(workdir, &[path])?;
+        let old = committed
+            .get(path)
+            .map(|b| String::from_utf8_lossy(b).into_owned())
+            .unwrap_or_default();
+        if old == now {
+            return Ok(false);
+        }
+        let memoirs = |line: &str| {
+            let line = line.trim();
+            line.is_empty()
+                || line.starts_with("# memoir")
+                || line.starts_with("# view files merge")
+                || crate::store::GITATTRIBUTES.contains(&line)
+        };
+        let kept = old.lines().all(|l| now.lines().any(|n| n == l));
+        let added = now.lines().filter(|l| !old.lines().any(|o| o == *l));
+        Ok(kept && added.clone().all(memoirs) && added.count() > 0)
     }
 }
 

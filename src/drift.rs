@@ -36,6 +36,10 @@ pub enum DriftKind {
     /// git merged the file as text (conflict markers, or the memory's
     /// versions have forked): the logs settle it.
     Merged,
+    /// git converted its line endings on checkout (`core.autocrlf` in a
+    /// clone made before the store's `-text` attributes were committed):
+    /// the view, with CRLF.
+    Converted,
 }
 
 impl DriftKind {
@@ -49,6 +53,7 @@ impl DriftKind {
             DriftKind::Added => "added",
             DriftKind::Deleted => "deleted",
             DriftKind::Merged => "merged",
+            DriftKind::Converted => "converted",
         }
     }
 
@@ -56,7 +61,11 @@ impl DriftKind {
     pub fn is_memoirs(self) -> bool {
         matches!(
             self,
-            DriftKind::Stale | DriftKind::Missing | DriftKind::Leftover | DriftKind::Merged
+            DriftKind::Stale
+                | DriftKind::Missing
+                | DriftKind::Leftover
+                | DriftKind::Merged
+                | DriftKind::Converted
         )
     }
 }
@@ -189,6 +198,9 @@ struct Seen {
     hash: u64,
     /// It holds git conflict markers.
     markers: bool,
+    /// Fingerprint of what git's `core.autocrlf` converted it from, if it
+    /// is such a conversion.
+    lf_hash: Option<u64>,
     /// What it says, if it is a valid memory.
     summary: Option<memory::Summary>,
 }
@@ -260,6 +272,7 @@ impl Scan {
             let kind = match (view, file) {
                 (Some(v), Some(f)) if v == f.hash => continue,
                 (Some(_), Some(f)) if memoir_wrote(f.hash) => DriftKind::Stale,
+                (Some(v), Some(f)) if f.lf_hash == Some(v) => DriftKind::Converted,
                 // git's text merge (markers), or a fork whose every version
                 // is in the logs: nothing of the file's content can be lost.
                 (Some(_), Some(f))
@@ -541,6 +554,7 @@ impl Store {
                 Seen {
                     hash: fingerprint(c.as_bytes()),
                     markers: crate::merge::has_conflict_markers(&c),
+                    lf_hash: crate::text::git_crlf_undone(&c).map(|t| fingerprint(t.as_bytes())),
                     summary: parsed.ok().map(|m| memory::Summary::of(&m)),
                 }
             });
@@ -644,6 +658,7 @@ impl Store {
                 DriftKind::Added => "added by hand; `memoir record` adopts it".to_string(),
                 DriftKind::Deleted => "deleted by hand; `memoir record` forgets it, `memoir rebuild` restores it".to_string(),
                 DriftKind::Merged => "merged as text by git (a merge without memoir's merge driver); `memoir rebuild` settles it from the merged logs".to_string(),
+                DriftKind::Converted => "line endings converted by git (core.autocrlf, and the store's .gitattributes not committed yet); `memoir rebuild` restores it".to_string(),
             };
             push(
                 Severity::Error,

@@ -265,9 +265,14 @@ impl Session {
         let mut blobs = Vec::new();
         for rel in paths {
             let abs = self.workdir.join(rel);
-            match std::fs::symlink_metadata(&abs) {
-                Ok(meta) if meta.is_file() => {
-                    let bytes = std::fs::read(&abs).map_err(commit_err)?;
+            // Only a regular file is a version of a store path (a link or a
+            // FIFO is never opened, so never followed or waited on).
+            match crate::safe_file::read(&abs, crate::store::MAX_LOG_BYTES) {
+                Err(crate::safe_file::ReadError::TooLarge(n)) => {
+                    return Err(commit_err(format!("{rel}: {n} bytes, too large to commit")))
+                }
+                Err(crate::safe_file::ReadError::Io(e)) => return Err(commit_err(e)),
+                Ok(Some(bytes)) => {
                     let id = repo.write_blob(&bytes).map_err(commit_err)?.detach();
                     editor
                         .upsert(rel.as_str(), gix::object::tree::EntryKind::Blob, id)
@@ -482,14 +487,21 @@ pub fn changed_paths(
         if let Some(e) = entry.filter(|_| fresh) {
             return Ok(head_id != Some(e.id));
         }
-        match std::fs::read(workdir.join(path)) {
-            Ok(bytes) => {
+        use crate::safe_file::ReadError;
+        match crate::safe_file::read(&workdir.join(path), crate::store::MAX_LOG_BYTES) {
+            Ok(Some(bytes)) => {
                 let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
                     .map_err(gix_err)?;
                 Ok(head_id != Some(id))
             }
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(head_id.is_some()),
-            Err(source) => Err(GitError::Io {
+            // No file there as far as a commit goes: a link or a FIFO is
+            // never read (a commit leaves it out).
+            Ok(None) | Err(ReadError::Link | ReadError::NotRegular) => Ok(head_id.is_some()),
+            Err(ReadError::TooLarge(n)) => Err(GitError::Io {
+                path: workdir.join(path),
+                source: std::io::Error::other(format!("{n} bytes, more than memoir reads")),
+            }),
+            Err(ReadError::Io(source)) => Err(GitError::Io {
                 path: workdir.join(path),
                 source,
             }),

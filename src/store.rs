@@ -187,10 +187,13 @@ pub struct Store {
 }
 
 /// The lines `init` puts in .gitattributes: no line-ending conversion for
-/// the store, and memoir's merge drivers for view files (a driver that is
-/// not configured falls back to git's text merge, which `rebuild` settles).
-const GITATTRIBUTES: [&str; 3] = [
+/// the store (logs must stay byte-exact even where `core.autocrlf` is on,
+/// as on Git for Windows), and memoir's merge drivers for view files (a
+/// driver that is not configured falls back to git's text merge, which
+/// `rebuild` settles). Consolidation commits them.
+pub const GITATTRIBUTES: [&str; 4] = [
     "memory/** -text",
+    "MEMORY.md -text",
     "memory/*/*.md merge=memoir",
     "MEMORY.md merge=memoir-index",
 ];
@@ -834,10 +837,15 @@ impl Store {
     pub(crate) fn read_log(&self, rel: &str) -> Result<String, StoreError> {
         let cap = MAX_LOG_BYTES;
         match crate::safe_file::read(&self.path(rel), cap) {
-            Ok(Some(bytes)) => Ok(match String::from_utf8(bytes) {
-                Ok(text) => text,
-                Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-            }),
+            Ok(Some(bytes)) => {
+                let text = match String::from_utf8(bytes) {
+                    Ok(text) => text,
+                    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                };
+                // Checked out by a clone with core.autocrlf before the
+                // store's `-text` attributes were committed: read as written.
+                Ok(crate::text::git_crlf_undone(&text).unwrap_or(text))
+            }
             Ok(None) => Ok(String::new()),
             Err(e) => Err(StoreError::unreadable(rel, e, cap)),
         }

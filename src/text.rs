@@ -1,7 +1,27 @@
-//! Text helpers shared by near-duplicate detection and diffs.
+//! Text helpers shared by near-duplicate detection, diffs and readers.
 
 use similar::TextDiff;
 use std::collections::BTreeSet;
+
+/// The text git converted from, if `text` is what git's `core.autocrlf`
+/// makes of a file with LF line endings on checkout: git converts only a
+/// file with no CR at all, turning every LF into CRLF, so the conversion is
+/// exactly undone when every CR is followed by an LF and every LF follows a
+/// CR. (memoir writes its logs with LF, so a log with CRLF everywhere is
+/// always such a conversion.)
+pub fn git_crlf_undone(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut crlf = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        match b {
+            b'\r' if bytes.get(i + 1) == Some(&b'\n') => crlf += 1,
+            b'\r' => return None,
+            b'\n' if i == 0 || bytes[i - 1] != b'\r' => return None,
+            _ => {}
+        }
+    }
+    (crlf > 0).then(|| text.replace("\r\n", "\n"))
+}
 
 /// Is `c` a Chinese, Japanese or Korean character (written without spaces)?
 pub fn is_cjk(c: char) -> bool {

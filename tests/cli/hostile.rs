@@ -372,3 +372,63 @@ fn a_copied_work_tree_becomes_a_new_writer() {
     env.ok(&["note", "again from the original"]);
     assert!(env.read(&original).contains("again from the original"));
 }
+
+#[test]
+fn core_autocrlf_neither_converts_the_store_nor_stops_a_clone_that_did() {
+    // The attributes that keep the store byte-exact are committed.
+    let env = Env::new();
+    env.git(&["config", "core.autocrlf", "true"]);
+    assert_eq!(env.remember("project/db", "Postgres 16", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    let attributes = env.git(&["show", "HEAD:.gitattributes"]);
+    assert!(
+        attributes.contains("memory/** -text") && attributes.contains("MEMORY.md -text"),
+        "{attributes}"
+    );
+    let clone = env.dir.path().join("clone");
+    env.git(&[
+        "clone",
+        "-q",
+        "-c",
+        "core.autocrlf=true",
+        ".",
+        clone.to_str().expect("utf8"),
+    ]);
+    let log = env.first_log();
+    let text = std::fs::read_to_string(clone.join(&log)).expect("log");
+    assert!(!text.contains('\r'), "converted");
+    // A store committed before its attributes (an older memoir), cloned
+    // with core.autocrlf: logs and views come out with CRLF.
+    let old = Env::new();
+    assert_eq!(old.remember("project/db", "Postgres 16", &[]).0, 0);
+    std::fs::remove_file(old.path(".gitattributes")).expect("rm");
+    old.git(&["add", "-A"]);
+    old.git(&["commit", "-q", "-m", "store"]);
+    let clone = old.dir.path().join("clone");
+    old.git(&[
+        "clone",
+        "-q",
+        "-c",
+        "core.autocrlf=true",
+        ".",
+        clone.to_str().expect("utf8"),
+    ]);
+    let converted = std::fs::read_to_string(clone.join("memory/project/db.md")).expect("view");
+    assert!(
+        converted.contains("\r\n"),
+        "git did not convert: {converted:?}"
+    );
+    let run = |args: &[&str]| old.cmd(args).current_dir(&clone).output().expect("run");
+    let list = run(&["list"]);
+    assert!(
+        String::from_utf8_lossy(&list.stdout).contains("project/db"),
+        "{list:?}"
+    );
+    let check = run(&["check"]);
+    let err = String::from_utf8_lossy(&check.stderr);
+    assert!(err.contains("line endings converted"), "{err}");
+    assert!(run(&["rebuild"]).status.success());
+    assert!(run(&["note", "still writable"]).status.success());
+    let check = run(&["check"]);
+    assert!(check.status.success(), "{check:?}");
+}
