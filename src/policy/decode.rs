@@ -1,0 +1,348 @@
+//! What a secret may hide in: base64 runs, YAML and JSON escapes, quoted
+//! YAML scalars and block scalars. Each is turned into a piece of plain
+//! text that the rules then scan, tied to the span of the original it came
+//! from (so a finding names the original line, and redaction replaces the
+//! encoded run).
+
+use std::ops::Range;
+
+/// The shortest base64 run worth decoding (15 bytes decoded).
+const MIN_BASE64: usize = 20;
+/// How much of the line before a decoded run is kept with it, so that
+/// `password: <base64>` is still judged as a password.
+const PREFIX: usize = 64;
+
+/// Decoded text, one piece a line, each tied to where it came from.
+#[derive(Default)]
+pub(super) struct Derived {
+    /// The pieces, each followed by a newline.
+    pub buf: String,
+    /// Start of each piece in `buf`, with its span in the original.
+    pub pieces: Vec<(usize, Range<usize>)>,
+}
+
+impl Derived {
+    fn push(&mut self, parts: &[&str], orig: Range<usize>) {
+        self.pieces.push((self.buf.len(), orig));
+        for p in parts {
+            // A piece is one line: a decoded newline would let a rule see
+            // past its piece, and the rules stop at line ends anyway.
+            self.buf.extend(
+                p.chars()
+                    .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+            );
+        }
+        self.buf.push('\n');
+    }
+
+    fn push_raw(&mut self, parts: &[&str], orig: Range<usize>) {
+        self.pieces.push((self.buf.len(), orig));
+        for p in parts {
+            self.buf.push_str(p);
+        }
+        self.buf.push('\n');
+    }
+
+    /// The original span of the piece holding `offset` of `buf`.
+    pub fn origin(&self, offset: usize) -> Option<Range<usize>> {
+        let i = self.pieces.partition_point(|(start, _)| *start <= offset);
+        i.checked_sub(1).map(|i| self.pieces[i].1.clone())
+    }
+}
+
+fn b64_value(c: u8) -> Option<u32> {
+    Some(match c {
+        b'A'..=b'Z' => c - b'A',
+        b'a'..=b'z' => c - b'a' + 26,
+        b'0'..=b'9' => c - b'0' + 52,
+        b'+' | b'-' => 62,
+        b'/' | b'_' => 63,
+        _ => return None,
+    } as u32)
+}
+
+/// Decodes standard or URL-safe base64 (padding optional) that holds text:
+/// valid UTF-8 without control characters but tab and newlines. Anything
+/// else (binary, not base64) is None, as early as possible.
+pub(super) fn base64_text(run: &[u8]) -> Option<String> {
+    let run = match run.iter().position(|&c| c == b'=') {
+        Some(i) if run[i..].iter().all(|&c| c == b'=') && run.len() - i <= 2 => &run[..i],
+        Some(_) => return None,
+        None => run,
+    };
+    let std = run.iter().any(|&c| c == b'+' || c == b'/');
+    let url = run.iter().any(|&c| c == b'-' || c == b'_');
+    if (std && url) || run.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(run.len() / 4 * 3 + 2);
+    let mut acc = 0u32;
+    let mut bits = 0;
+    for &c in run {
+        acc = (acc << 6) | b64_value(c)?;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            let byte = (acc >> bits) as u8;
+            acc &= (1 << bits) - 1;
+            if byte < 0x20 && !matches!(byte, b'\t' | b'\n' | b'\r') || byte == 0x7f {
+                return None;
+            }
+            out.push(byte);
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+fn is_b64(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while i > 0 && !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+/// Every base64 run of `text` that decodes to text, as pieces.
+fn base64_runs(text: &str, out: &mut Derived) {
+    let b = text.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        if !is_b64(b[i]) {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        while i < b.len() && is_b64(b[i]) {
+            i += 1;
+        }
+        let mut end = i;
+        while end < b.len() && end - i < 2 && b[end] == b'=' {
+            end += 1;
+        }
+        if i - start >= MIN_BASE64 {
+            if let Some(decoded) = base64_text(&b[start..end]) {
+                let line_start = text[..start].rfind('\n').map_or(0, |n| n + 1);
+                let from = floor_boundary(text, start.saturating_sub(PREFIX).max(line_start));
+                out.push(&[&text[from..start], &decoded], start..end);
+            }
+        }
+        i = end.max(i);
+    }
+}
+
+fn hex(s: &[u8]) -> Option<u32> {
+    let s = std::str::from_utf8(s).ok()?;
+    u32::from_str_radix(s, 16).ok()
+}
+
+/// The value of a double-quoted YAML (or JSON) scalar's body, escapes
+/// resolved; quotes in it dropped, so the value is one run for the rules.
+fn unescape_double(body: &[u8]) -> String {
+    let mut out = String::with_capacity(body.len());
+    let mut i = 0;
+    while i < body.len() {
+        let c = body[i];
+        if c != b'\\' || i + 1 >= body.len() {
+            let len = utf8_len(c);
+            if let Some(s) = body
+                .get(i..i + len)
+                .and_then(|s| std::str::from_utf8(s).ok())
+            {
+                out.push_str(s);
+            }
+            i += len.max(1);
+            continue;
+        }
+        let e = body[i + 1];
+        let (len, ch) = match e {
+            b'x' => (4, body.get(i + 2..i + 4).and_then(hex)),
+            b'u' => (6, body.get(i + 2..i + 6).and_then(hex)),
+            b'U' => (10, body.get(i + 2..i + 10).and_then(hex)),
+            b'0' => (2, Some(0x20)),
+            b't' | b'n' | b'r' | b'_' | b'N' | b'L' | b'P' | b'a' | b'b' | b'e' | b'f' | b'v' => {
+                (2, Some(0x20))
+            }
+            _ => (2, Some(e as u32)),
+        };
+        match ch.and_then(char::from_u32) {
+            Some(c) => out.push(c),
+            None => out.push('\u{fffd}'),
+        }
+        i += len;
+    }
+    out.retain(|c| !matches!(c, '"' | '\'' | '`'));
+    out
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0x00..=0x7f => 1,
+        0xc0..=0xdf => 2,
+        0xe0..=0xef => 3,
+        _ => 4,
+    }
+}
+
+/// A line whose quoted scalars hide their value (`"\x68…"`, `'it''s'`),
+/// rewritten with the values in plain.
+fn quoted(text: &str, line: Range<usize>, out: &mut Derived) {
+    let l = &text[line.clone()];
+    if !(l.contains('\\') && l.contains('"')) && !l.contains("''") {
+        return;
+    }
+    let b = l.as_bytes();
+    let mut rewritten = String::with_capacity(l.len());
+    let mut span: Option<Range<usize>> = None;
+    let mut last = 0;
+    let mut i = 0;
+    while i < b.len() {
+        let q = b[i];
+        if q != b'"' && q != b'\'' {
+            i += 1;
+            continue;
+        }
+        // The closing quote: `\"` escapes in double quotes, `''` in single.
+        let mut j = i + 1;
+        let mut escaped = false;
+        while j < b.len() {
+            if q == b'"' && b[j] == b'\\' {
+                escaped = true;
+                j += 2;
+                continue;
+            }
+            if b[j] == q {
+                if q == b'\'' && b.get(j + 1) == Some(&b'\'') {
+                    escaped = true;
+                    j += 2;
+                    continue;
+                }
+                break;
+            }
+            j += 1;
+        }
+        if j >= b.len() {
+            break;
+        }
+        if escaped {
+            let body = &b[i + 1..j];
+            let value = if q == b'"' {
+                unescape_double(body)
+            } else {
+                String::from_utf8_lossy(body).replace('\'', "")
+            };
+            rewritten.push_str(&l[last..i + 1]);
+            rewritten.push_str(&value);
+            last = j;
+            let s = line.start + i..line.start + j + 1;
+            span = Some(match span {
+                Some(prev) => prev.start..s.end,
+                None => s,
+            });
+        }
+        i = j + 1;
+    }
+    if let Some(span) = span {
+        rewritten.push_str(&l[last..]);
+        out.push(&[&rewritten], span);
+    }
+}
+
+fn indent(l: &str) -> usize {
+    l.len() - l.trim_start_matches([' ', '\t']).len()
+}
+
+/// `key:` ending a line, its indentation and the key (`- key`, quotes and
+/// all, are fine). The rest after the colon is returned too.
+fn yaml_key(l: &str) -> Option<(usize, &str, &str)> {
+    let t = l.trim_start_matches([' ', '\t']);
+    let t = t.strip_prefix("- ").unwrap_or(t);
+    let (key, rest) = match (t.find(':'), t.find('：')) {
+        (Some(a), Some(b)) if b < a => (&t[..b], &t[b + '：'.len_utf8()..]),
+        (Some(a), _) => (&t[..a], &t[a + 1..]),
+        (None, Some(b)) => (&t[..b], &t[b + '：'.len_utf8()..]),
+        (None, None) => return None,
+    };
+    let key = key.trim().trim_matches(['"', '\'']);
+    if key.is_empty() || key.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((indent(l), key, rest.trim()))
+}
+
+/// Whether `rest` (after `key:`) opens a block scalar: `|`, `>-`, `|2+`…,
+/// perhaps with a comment.
+fn opens_block(rest: &str) -> bool {
+    let r = rest.split(" #").next().unwrap_or("").trim();
+    let mut chars = r.chars();
+    matches!(chars.next(), Some('|' | '>'))
+        && chars.all(|c| c == '+' || c == '-' || c.is_ascii_digit())
+}
+
+/// YAML values on the lines after their key: block scalars (`key: |`) and
+/// a plain scalar on the next, deeper line (`key:` then `  value`). Each
+/// content line becomes `key: line`.
+fn blocks(text: &str, lines: &[Range<usize>], out: &mut Derived) {
+    let mut k = 0;
+    while k < lines.len() {
+        let l = &text[lines[k].clone()];
+        let Some((ind, key, rest)) = yaml_key(l) else {
+            k += 1;
+            continue;
+        };
+        let block = opens_block(rest);
+        if !block && !rest.is_empty() {
+            k += 1;
+            continue;
+        }
+        let mut m = k + 1;
+        while m < lines.len() {
+            let c = &text[lines[m].clone()];
+            if c.trim().is_empty() {
+                m += 1;
+                continue;
+            }
+            if indent(c) <= ind {
+                break;
+            }
+            let t = c.trim();
+            let plain_ok = !t.contains(' ')
+                && !t.starts_with(['-', '#'])
+                && !t.ends_with(':')
+                && !t.contains(": ");
+            if block || plain_ok {
+                let start = lines[m].start + indent(c);
+                out.push_raw(&[key, ": ", t], start..start + t.len());
+            }
+            m += 1;
+            if !block {
+                break;
+            }
+        }
+        // A block's lines are its own; after a plain key, the next line
+        // may be a key of its own (`db:` then `  password: |`).
+        k = if block { m.max(k + 1) } else { k + 1 };
+    }
+}
+
+/// Every piece of hidden text in `text`.
+pub(super) fn derive(text: &str) -> Derived {
+    let mut out = Derived::default();
+    let mut lines = Vec::new();
+    let mut start = 0;
+    for l in text.split_inclusive('\n') {
+        let body = l.trim_end_matches(['\n', '\r']);
+        lines.push(start..start + body.len());
+        start += l.len();
+    }
+    for l in &lines {
+        quoted(text, l.clone(), &mut out);
+    }
+    if text.contains(':') {
+        blocks(text, &lines, &mut out);
+    }
+    base64_runs(text, &mut out);
+    out
+}

@@ -1,0 +1,913 @@
+//! The rule table: token formats from gitleaks' rule set (MIT licensed,
+//! github.com/gitleaks/gitleaks, config/gitleaks.toml), trufflehog's
+//! detectors and GitHub's secret-scanning patterns, rewritten for the
+//! `regex` crate in ASCII mode, then the generic rules.
+//!
+//! Each rule names the lowercase literals (keywords) that every match
+//! contains: a rule is only run near a line's keyword (see `scan`), which
+//! keeps a 256 KiB body to a few milliseconds with 170 rules. A rule with no
+//! keyword runs over the whole text, so there are few of those.
+//!
+//! The value a gate judges, and redaction replaces, is the group named `v`,
+//! else group 1, else the whole match. Order matters: on a line with two
+//! findings the earlier rule is reported, so the specific formats come
+//! first and the generic rules last.
+
+/// How a match is confirmed before it counts.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(super) enum Gate {
+    /// A vendor format: the value only needs some entropy (not `xxxx…`) and
+    /// must not be a documented example key (`…EXAMPLE`).
+    Token,
+    /// A catch-all format: the value must look random (mixed digits and
+    /// letters, or mixed case), see `gate::tokenish`.
+    Tokenish,
+    /// Shannon entropy of the value at least this.
+    Entropy(f64),
+    /// A password in a URL: anything but a placeholder, however weak.
+    Url,
+    /// A `user:pass` pair in base64 (`Basic …`, docker's `"auth"`).
+    Basic,
+    /// An opaque bearer token.
+    Bearer,
+    /// A named value (`password: …`): judged by the class of the name
+    /// (group `n`, password if absent) and the shape of the value.
+    Named,
+}
+
+/// One rule.
+pub(super) struct Def {
+    /// The id reported, e.g. `github-pat`.
+    pub id: &'static str,
+    /// Lowercase literals, one of which every match contains.
+    pub kw: &'static [&'static str],
+    /// The pattern (compiled in ASCII mode).
+    pub re: &'static str,
+    /// What confirms a match.
+    pub gate: Gate,
+    /// Whether a match may span lines (the window is not cut at the line).
+    pub multiline: bool,
+}
+
+const fn d(id: &'static str, kw: &'static [&'static str], re: &'static str) -> Def {
+    Def {
+        id,
+        kw,
+        re,
+        gate: Gate::Token,
+        multiline: false,
+    }
+}
+
+const fn g(id: &'static str, kw: &'static [&'static str], re: &'static str, gate: Gate) -> Def {
+    Def {
+        id,
+        kw,
+        re,
+        gate,
+        multiline: false,
+    }
+}
+
+/// Characters of an assigned value: printable ASCII but space, quotes,
+/// backtick, `,`, `;` and `&` (which end a value in prose, code and query
+/// strings).
+macro_rules! value {
+    () => {
+        r"[\x21\x23-\x25\x28-\x2b\x2d-\x3a\x3c-\x5f\x61-\x7e]"
+    };
+}
+
+/// Separators between a name and its value, full-width ones included.
+macro_rules! sep {
+    () => {
+        r#"["']?\s{0,3}(?::=|=>|\?=|={1,3}|:{1,2}|：|＝)\s{0,3}["']?"#
+    };
+}
+
+/// A vendor name, then up to 30 name characters, then a separator.
+macro_rules! named {
+    ($vendor:literal, $value:literal) => {
+        concat!(
+            r"(?i)",
+            $vendor,
+            r"[a-z0-9_.\-]{0,30}",
+            sep!(),
+            "(",
+            $value,
+            r")\b"
+        )
+    };
+}
+
+/// Every rule, most specific first.
+pub(super) const RULES: &[Def] = &[
+    // --- cloud providers ---
+    d(
+        "aws-access-key-id",
+        &["a3t", "akia", "asia", "abia", "acca"],
+        r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
+    ),
+    d(
+        "aws-secret-access-key",
+        &["aws"],
+        concat!(
+            r"(?i)aws[a-z0-9_.\-]{0,20}(?:secret|sk)[a-z0-9_.\-]{0,20}",
+            sep!(),
+            r"([A-Za-z0-9/+]{40})"
+        ),
+    ),
+    d(
+        "aws-bedrock-key",
+        &["absk", "bedrock-api-key-"],
+        r"\b(ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]{20,})",
+    ),
+    d(
+        "aws-mws-key",
+        &["amzn.mws."],
+        r"(amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
+    ),
+    d("google-api-key", &["aiza"], r"\b(AIza[0-9A-Za-z_\-]{35})"),
+    d(
+        "google-oauth-secret",
+        &["gocspx-"],
+        r"\b(GOCSPX-[A-Za-z0-9_\-]{28})",
+    ),
+    d(
+        "google-oauth-token",
+        &["ya29."],
+        r"\b(ya29\.[0-9A-Za-z_\-]{30,})",
+    ),
+    d(
+        "google-refresh-token",
+        &["1//0"],
+        r"\b(1//0[0-9A-Za-z_\-]{40,})",
+    ),
+    d(
+        "gcp-service-account",
+        &["private_key_id"],
+        r#"("private_key_id"\s*:\s*"[a-f0-9]{40}")"#,
+    ),
+    d(
+        "azure-storage-key",
+        &["accountkey="],
+        r"(?i)(AccountKey=[A-Za-z0-9+/=]{86,88})",
+    ),
+    d(
+        "azure-shared-access-key",
+        &["sharedaccesskey="],
+        r"(?i)SharedAccessKey=([A-Za-z0-9+/=]{40,})",
+    ),
+    g(
+        "azure-sas-token",
+        &["sig="],
+        r"(?i)[?&]sig=([A-Za-z0-9%+/_\-]{30,}(?:%3D|=){0,2})",
+        Gate::Entropy(3.5),
+    ),
+    d(
+        "azure-ad-client-secret",
+        &["q~"],
+        r"\b([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.\-]{31,34})",
+    ),
+    d(
+        "azure-container-registry-key",
+        &["+acr"],
+        r"\b([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6})\b",
+    ),
+    d(
+        "azure-devops-pat",
+        &["azdo"],
+        r"\b([A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
+    ),
+    d(
+        "azure-devops-pat",
+        &["azure", "devops", "vsts", "ado_"],
+        named!(r"(?:azure|devops|vsts|ado_)", r"[a-z2-7]{52}"),
+    ),
+    d(
+        "alibaba-access-key-id",
+        &["ltai"],
+        r"\b(LTAI[A-Za-z0-9]{20})\b",
+    ),
+    d("tencent-secret-id", &["akid"], r"\b(AKID[A-Za-z0-9]{32})\b"),
+    d(
+        "yandex-key",
+        &["aqvn", "t1."],
+        r"\b(AQVN[A-Za-z0-9_\-]{35,38}|t1\.[A-Za-z0-9_\-]+=*\.[A-Za-z0-9_\-]{86}=*)",
+    ),
+    d(
+        "yandex-key",
+        &["yandex"],
+        named!("yandex", r"YC[a-zA-Z0-9_\-]{38}"),
+    ),
+    d(
+        "cloudflare-origin-ca-key",
+        &["v1.0-"],
+        r"\b(v1\.0-[a-f0-9]{24}-[a-f0-9]{146})",
+    ),
+    d(
+        "cloudflare-api-token",
+        &["cloudflare", "cf_api"],
+        named!(r"(?:cloudflare|cf_api)", r"[A-Za-z0-9_\-]{37,40}"),
+    ),
+    d(
+        "digitalocean-token",
+        &["doo_v1_", "dop_v1_", "dor_v1_"],
+        r"\b(do[opr]_v1_[a-f0-9]{64})\b",
+    ),
+    d("heroku-api-key", &["hrku-"], r"\b(HRKU-[0-9A-Za-z_\-]{60})"),
+    d(
+        "heroku-api-key",
+        &["heroku"],
+        named!(
+            "heroku",
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+        ),
+    ),
+    d(
+        "vercel-token",
+        &["vcp_", "vck_", "vci_", "vca_", "vcr_"],
+        r"\b(vc[pkiar]_[A-Za-z0-9]{24,})\b",
+    ),
+    d(
+        "vercel-token",
+        &["vercel"],
+        named!("vercel", r"[A-Za-z0-9]{24}"),
+    ),
+    d(
+        "netlify-token",
+        &["nfp_", "nfc_", "nfo_", "nfu_", "nfb_"],
+        r"\b(nf[pcoub]_[A-Za-z0-9_\-]{36,48})",
+    ),
+    d(
+        "netlify-token",
+        &["netlify"],
+        named!("netlify", r"[A-Za-z0-9_\-]{40,46}"),
+    ),
+    d("render-api-key", &["rnd_"], r"\b(rnd_[A-Za-z0-9]{26,40})\b"),
+    d(
+        "flyio-token",
+        &["fo1_", "fm1", "fm2_"],
+        r"\b(fo1_[\w\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})",
+    ),
+    d(
+        "railway-token",
+        &["railway"],
+        named!(
+            "railway",
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+        ),
+    ),
+    d(
+        "supabase-token",
+        &["sbp_", "sb_secret_"],
+        r"\b(sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{28,})",
+    ),
+    d(
+        "planetscale-token",
+        &["pscale_"],
+        r"\b(pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=\-_.]{32,64})",
+    ),
+    d("neon-api-key", &["napi_"], r"\b(napi_[a-z0-9]{64})\b"),
+    d(
+        "databricks-token",
+        &["dapi"],
+        r"\b(dapi[a-f0-9]{32}(?:-\d)?)\b",
+    ),
+    d("scalingo-token", &["tk-us-"], r"\b(tk-us-[\w\-]{48})"),
+    d("openshift-token", &["sha256~"], r"\b(sha256~[\w\-]{43})"),
+    // --- code hosts, registries and CI ---
+    d("github-pat", &["ghp_"], r"\b(ghp_[0-9A-Za-z]{36,251})\b"),
+    d("github-oauth", &["gho_"], r"\b(gho_[0-9A-Za-z]{36,251})\b"),
+    d(
+        "github-app-token",
+        &["ghu_", "ghs_"],
+        r"\b((?:ghu|ghs)_[0-9A-Za-z]{36,251})\b",
+    ),
+    d(
+        "github-refresh-token",
+        &["ghr_"],
+        r"\b(ghr_[0-9A-Za-z]{36,251})\b",
+    ),
+    d(
+        "github-fine-grained-pat",
+        &["github_pat_"],
+        r"\b(github_pat_[0-9A-Za-z_]{60,251})\b",
+    ),
+    d(
+        "gitlab-pat",
+        &["glpat-"],
+        r"\b(glpat-[0-9A-Za-z_\-]{20,300}(?:\.[0-9a-z]{2}[0-9a-z]{7})?)",
+    ),
+    d(
+        "gitlab-runner-token",
+        &["glrt-", "glrtr-"],
+        r"\b(glrtr?-(?:t\d_)?[0-9A-Za-z_\-]{20,300}(?:\.[0-9a-z]{9})?)",
+    ),
+    d(
+        "gitlab-runner-registration-token",
+        &["gr1348941"],
+        r"\b(GR1348941[0-9A-Za-z_\-]{20})",
+    ),
+    d(
+        "gitlab-deploy-token",
+        &["gldt-"],
+        r"\b(gldt-[0-9A-Za-z_\-]{20,})",
+    ),
+    d(
+        "gitlab-cicd-job-token",
+        &["glcbt-"],
+        r"\b(glcbt-[0-9A-Za-z]{1,5}_[0-9A-Za-z_\-]{20,})",
+    ),
+    d(
+        "gitlab-pipeline-trigger-token",
+        &["glptt-"],
+        r"\b(glptt-[0-9a-f]{40})",
+    ),
+    d(
+        "gitlab-scim-token",
+        &["glsoat-"],
+        r"\b(glsoat-[0-9A-Za-z_\-]{20,})",
+    ),
+    d(
+        "gitlab-feed-token",
+        &["glft-"],
+        r"\b(glft-[0-9A-Za-z_\-]{20,})",
+    ),
+    d(
+        "gitlab-incoming-mail-token",
+        &["glimt-"],
+        r"\b(glimt-[0-9A-Za-z_\-]{25,})",
+    ),
+    d(
+        "gitlab-agent-token",
+        &["glagent-"],
+        r"\b(glagent-[0-9A-Za-z_\-]{50,})",
+    ),
+    d(
+        "gitlab-oauth-secret",
+        &["gloas-"],
+        r"\b(gloas-[0-9A-Za-z_\-]{64})",
+    ),
+    d(
+        "gitlab-feature-flag-token",
+        &["glffct-"],
+        r"\b(glffct-[0-9A-Za-z_\-]{20,})",
+    ),
+    d(
+        "gitlab-session-cookie",
+        &["_gitlab_session="],
+        r"_gitlab_session=([0-9a-z]{32})",
+    ),
+    // GitLab adds prefixes over time (glwt-, gltok-…): any gl*- token that
+    // looks random.
+    g(
+        "gitlab-token",
+        &["gl"],
+        r"\b(gl[a-z]{2,7}-[0-9A-Za-z_\-]{20,300})",
+        Gate::Tokenish,
+    ),
+    d(
+        "bitbucket-app-password",
+        &["atbb"],
+        r"\b(ATBB[A-Za-z0-9_=.\-]{28,})",
+    ),
+    d(
+        "bitbucket-access-token",
+        &["atctt3"],
+        r"\b(ATCTT3[A-Za-z0-9_=\-]{60,})",
+    ),
+    d(
+        "atlassian-token",
+        &["atatt3"],
+        r"\b(ATATT3[A-Za-z0-9_\-=]{150,})",
+    ),
+    d(
+        "bitbucket-client-secret",
+        &["bitbucket"],
+        named!("bitbucket", r"[A-Za-z0-9=_\-]{32,64}"),
+    ),
+    d(
+        "gitea-token",
+        &["gitea", "forgejo", "gogs", "codeberg"],
+        named!(r"(?:gitea|forgejo|gogs|codeberg)", r"[0-9a-f]{40}"),
+    ),
+    d(
+        "sourcegraph-token",
+        &["sgp_"],
+        r"\b(sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})\b",
+    ),
+    d(
+        "docker-hub-token",
+        &["dckr_"],
+        r"\b(dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,})",
+    ),
+    d(
+        "quay-token",
+        &["quay"],
+        named!("quay", r"[A-Z0-9]{64}|[A-Za-z0-9]{40}"),
+    ),
+    d("npm-token", &["npm_"], r"\b(npm_[A-Za-z0-9]{36})\b"),
+    d(
+        "pypi-token",
+        &["pypi-ageichlwas5vcmc"],
+        r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
+    ),
+    d(
+        "rubygems-token",
+        &["rubygems_"],
+        r"\b(rubygems_[a-f0-9]{48})\b",
+    ),
+    d("nuget-key", &["oy2"], r"\b(oy2[a-z0-9]{43})\b"),
+    d("crates-io-token", &["cio"], r"\b(cio[a-zA-Z0-9]{32})\b"),
+    d(
+        "clojars-token",
+        &["clojars_"],
+        r"(?i)\b(CLOJARS_[a-z0-9]{60})",
+    ),
+    d(
+        "artifactory-key",
+        &["akcp", "cmvmd"],
+        r"\b(AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b",
+    ),
+    d(
+        "circleci-token",
+        &["ccipat_", "ccipro_"],
+        r"\b(CCIP(?:AT|RO)_[A-Za-z0-9]{22}_[a-f0-9]{40})\b",
+    ),
+    d("buildkite-token", &["bkua_"], r"\b(bkua_[a-f0-9]{40})\b"),
+    d(
+        "sonarqube-token",
+        &["squ_", "sqp_", "sqa_"],
+        r"\b((?:squ|sqp|sqa)_[a-f0-9]{40})\b",
+    ),
+    d(
+        "terraform-cloud-token",
+        &["atlasv1"],
+        r"\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70})",
+    ),
+    d("pulumi-token", &["pul-"], r"\b(pul-[a-f0-9]{40})\b"),
+    d(
+        "doppler-token",
+        &[
+            "dp.pt.",
+            "dp.st.",
+            "dp.sa.",
+            "dp.ct.",
+            "dp.scim.",
+            "dp.audit.",
+        ],
+        r"\b(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{40,})",
+    ),
+    d(
+        "hashicorp-vault-token",
+        &["hvs.", "hvb.", "hvr."],
+        r"\b(hv[sbr]\.[A-Za-z0-9_\-]{24,})",
+    ),
+    d(
+        "onepassword-token",
+        &["ops_eyj"],
+        r"\b(ops_eyJ[a-zA-Z0-9+/]{200,}={0,3})",
+    ),
+    g(
+        "onepassword-secret-key",
+        &["a3-"],
+        r"\b(A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+        Gate::Entropy(3.5),
+    ),
+    d(
+        "age-secret-key",
+        &["age-secret-key-1"],
+        r"(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
+    ),
+    d(
+        "postman-api-key",
+        &["pmak-"],
+        r"\b(PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b",
+    ),
+    d("figma-token", &["figd_"], r"\b(figd_[A-Za-z0-9_\-]{40,})"),
+    d(
+        "youtrack-token",
+        &["perm:"],
+        r"\b(perm:[A-Za-z0-9+/=]{4,}\.[A-Za-z0-9+/=]{4,}\.[A-Za-z0-9]{20,})",
+    ),
+    d("prefect-token", &["pnu_"], r"\b(pnu_[a-zA-Z0-9]{36})\b"),
+    d("readme-token", &["rdme_"], r"\b(rdme_[a-z0-9]{70})\b"),
+    d("infracost-token", &["ico-"], r"\b(ico-[a-zA-Z0-9]{32})\b"),
+    d(
+        "harness-token",
+        &["pat.", "sat."],
+        r"\b((?:pat|sat)\.[a-zA-Z0-9_\-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20})\b",
+    ),
+    d("octopus-deploy-key", &["api-"], r"\b(API-[A-Z0-9]{26})\b"),
+    d(
+        "frameio-token",
+        &["fio-u-"],
+        r"\b(fio-u-[A-Za-z0-9\-_=]{64})",
+    ),
+    d("typeform-token", &["tfp_"], r"\b(tfp_[A-Za-z0-9\-_.=]{59})"),
+    // --- AI ---
+    d(
+        "openai-key",
+        &["t3blbkfj"],
+        r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})",
+    ),
+    d(
+        "openai-project-key",
+        &["sk-proj-", "sk-svcacct-", "sk-admin-"],
+        r"\b(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,})",
+    ),
+    d(
+        "anthropic-key",
+        &["sk-ant-"],
+        r"\b(sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_\-]{32,})",
+    ),
+    d(
+        "openrouter-key",
+        &["sk-or-"],
+        r"\b(sk-or-v\d-[a-f0-9]{64})\b",
+    ),
+    d(
+        "huggingface-token",
+        &["hf_", "api_org_"],
+        r"\b((?:hf_|api_org_)[A-Za-z]{34})\b",
+    ),
+    d("groq-key", &["gsk_"], r"\b(gsk_[A-Za-z0-9]{48,56})\b"),
+    d("perplexity-key", &["pplx-"], r"\b(pplx-[A-Za-z0-9]{48})\b"),
+    d("replicate-token", &["r8_"], r"\b(r8_[A-Za-z0-9]{37})\b"),
+    d("xai-key", &["xai-"], r"\b(xai-[A-Za-z0-9]{70,90})\b"),
+    d(
+        "langsmith-key",
+        &["lsv2_"],
+        r"\b(lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b",
+    ),
+    // --- chat, mail and webhooks ---
+    d(
+        "slack-config-token",
+        &["xoxe"],
+        r"(?i)\b(xoxe(?:\.xox[bp])?-\d-[A-Z0-9]{100,})",
+    ),
+    d(
+        "slack-token",
+        &[
+            "xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
+        ],
+        r"\b(xox[baprseo]-[0-9A-Za-z\-]{10,})",
+    ),
+    d(
+        "slack-app-token",
+        &["xapp-"],
+        r"(?i)\b(xapp-\d-[A-Z0-9]+-\d+-[a-z0-9]+)",
+    ),
+    d(
+        "slack-webhook",
+        &["hooks.slack.com"],
+        r"(hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,})",
+    ),
+    d(
+        "discord-webhook",
+        &["discord.com/api/webhooks", "discordapp.com/api/webhooks"],
+        r"(discord(?:app)?\.com/api/webhooks/\d+/[A-Za-z0-9_\-]{30,})",
+    ),
+    // Discord bot tokens have no prefix: the base64 of a numeric id, a
+    // timestamp and an HMAC.
+    g(
+        "discord-bot-token",
+        &[],
+        r"\b([MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})\b",
+        Gate::Tokenish,
+    ),
+    d(
+        "discord-token",
+        &["discord"],
+        named!("discord", r"[a-f0-9]{64}|[A-Za-z0-9=_\-]{32}"),
+    ),
+    d(
+        "telegram-bot-token",
+        &[":aa"],
+        r"(\d{5,16}:AA[0-9A-Za-z_\-]{32,34})\b",
+    ),
+    d(
+        "teams-webhook",
+        &["webhook.office.com", "outlook.office.com/webhook"],
+        r"(?i)((?:webhook\.office\.com/webhookb2|outlook\.office\.com/webhook)/[A-Za-z0-9@\-]{36,90}/IncomingWebhook/[A-Za-z0-9]{32}/[A-Za-z0-9\-]{36}(?:/[A-Za-z0-9_\-]+)?)",
+    ),
+    d(
+        "google-chat-webhook",
+        &["chat.googleapis.com"],
+        r"(chat\.googleapis\.com/v1/spaces/[A-Za-z0-9_\-]+/messages\?[A-Za-z0-9_\-=&%.]*(?:key|token)=[A-Za-z0-9_\-%=]{20,})",
+    ),
+    d(
+        "zapier-webhook",
+        &["hooks.zapier.com"],
+        r"(hooks\.zapier\.com/hooks/catch/\d+/[A-Za-z0-9]{5,})",
+    ),
+    g(
+        "mattermost-webhook",
+        &["/hooks/"],
+        r"/hooks/([a-z0-9]{26})\b",
+        Gate::Tokenish,
+    ),
+    d("twilio-key", &["sk"], r"\b(SK[0-9a-fA-F]{32})\b"),
+    d(
+        "twilio-auth-token",
+        &["twilio"],
+        named!("twilio", r"[a-f0-9]{32}"),
+    ),
+    d(
+        "sendgrid-key",
+        &["sg."],
+        r"\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})\b",
+    ),
+    d(
+        "sendinblue-key",
+        &["xkeysib-", "xsmtpsib-"],
+        r"\b(x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16})\b",
+    ),
+    d("mailgun-key", &["key-"], r"\b(key-[a-f0-9]{32})\b"),
+    d("mailchimp-key", &["-us"], r"\b([0-9a-f]{32}-us\d{1,2})\b"),
+    d(
+        "postmark-token",
+        &["postmark"],
+        named!(
+            "postmark",
+            r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+        ),
+    ),
+    d(
+        "webhook-signing-secret",
+        &["whsec_"],
+        r"\b(whsec_[A-Za-z0-9+/=]{24,})",
+    ),
+    // --- payments and commerce ---
+    d(
+        "stripe-key",
+        &[
+            "sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_",
+        ],
+        r"\b((?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,247})\b",
+    ),
+    d(
+        "square-token",
+        &["sq0atp-", "sq0csp-", "eaaa"],
+        r"\b((?:sq0atp|sq0csp)-[0-9A-Za-z\-_]{22,43}|EAAA[A-Za-z0-9_\-]{60})",
+    ),
+    d(
+        "shopify-token",
+        &["shpat_", "shpca_", "shppa_", "shpss_"],
+        r"\b(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})\b",
+    ),
+    d(
+        "braintree-token",
+        &["access_token$"],
+        r"(access_token\$(?:production|sandbox)\$[0-9a-z]{16}\$[0-9a-f]{32})",
+    ),
+    d(
+        "razorpay-key",
+        &["rzp_"],
+        r"\b(rzp_(?:live|test)_[A-Za-z0-9]{14})\b",
+    ),
+    d(
+        "flutterwave-key",
+        &["flwseck", "flwpubk"],
+        r"\b(FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?)",
+    ),
+    d(
+        "duffel-token",
+        &["duffel_"],
+        r"\b(duffel_(?:test|live)_[A-Za-z0-9_\-=]{43})",
+    ),
+    d(
+        "shippo-token",
+        &["shippo_"],
+        r"\b(shippo_(?:live|test)_[a-fA-F0-9]{40})\b",
+    ),
+    d(
+        "easypost-key",
+        &["ezak", "eztk"],
+        r"\b(EZ[AT]K[A-Za-z0-9]{54})\b",
+    ),
+    // --- SaaS and observability ---
+    d(
+        "sentry-token",
+        &["sntrys_", "sntryu_"],
+        r"\b(sntry[su]_[A-Za-z0-9+/=_\-]{40,})",
+    ),
+    d(
+        "new-relic-key",
+        &["nrak-", "nrjs-", "nrii-"],
+        r"\b(NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32})",
+    ),
+    d(
+        "grafana-token",
+        &["glsa_", "glc_", "eyjrijoi"],
+        r"\b(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|eyJrIjoi[A-Za-z0-9]{70,400}={0,3})",
+    ),
+    d(
+        "dynatrace-token",
+        &["dt0c01."],
+        r"\b(dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b",
+    ),
+    d(
+        "datadog-key",
+        &["datadog", "dd_api", "dd_app"],
+        named!(r"(?:datadog|dd_api|dd_app)", r"[a-f0-9]{32}|[a-f0-9]{40}"),
+    ),
+    d(
+        "linear-api-key",
+        &["lin_api_"],
+        r"\b(lin_api_[A-Za-z0-9]{40})\b",
+    ),
+    d(
+        "notion-token",
+        &["secret_", "ntn_"],
+        r"\b((?:secret|ntn)_[A-Za-z0-9]{43,46})\b",
+    ),
+    d(
+        "airtable-token",
+        &["pat"],
+        r"\b(pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b",
+    ),
+    d(
+        "atlassian-token",
+        &["jira", "confluence", "atlassian"],
+        named!(r"(?:jira|confluence|atlassian)", r"[A-Za-z0-9]{24}"),
+    ),
+    d(
+        "okta-token",
+        &["okta"],
+        named!("okta", r"00[A-Za-z0-9_\-]{40}"),
+    ),
+    d(
+        "mapbox-secret-token",
+        &["sk.eyj"],
+        r"\b(sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,})",
+    ),
+    d("dropbox-token", &["sl."], r"\b(sl\.[A-Za-z0-9_\-]{130,})"),
+    d("facebook-token", &["eaa"], r"\b(EAA[MC][A-Za-z0-9]{100,})"),
+    d(
+        "twitter-bearer-token",
+        &["aaaaaaaaaaaaaaaaaaaaa"],
+        r"\b(A{22}[A-Za-z0-9%]{80,100})",
+    ),
+    d(
+        "adobe-client-secret",
+        &["p8e-"],
+        r"\b(p8e-[A-Za-z0-9]{32})\b",
+    ),
+    d("clickhouse-key", &["4b1d"], r"\b(4b1d[A-Za-z0-9]{38})\b"),
+    d(
+        "maxmind-license-key",
+        &["_mmk"],
+        r"\b([A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)\b",
+    ),
+    d(
+        "settlemint-token",
+        &["sm_aat_", "sm_pat_", "sm_sat_"],
+        r"\b(sm_[aps]at_[a-zA-Z0-9]{16})\b",
+    ),
+    d(
+        "intra42-secret",
+        &["s-s4t2"],
+        r"\b(s-s4t2(?:ud|af)-[a-f0-9]{64})\b",
+    ),
+    // --- keys and signed tokens ---
+    // A header alone is a key when the key's material follows (on its
+    // line, or after `\n` in JSON), or the header ends the text or its line
+    // and the next line is not an elision (`...`, `<key>`, `[…]`); a header
+    // inside a sentence is prose about keys.
+    Def {
+        id: "private-key",
+        kw: &["private key"],
+        re: r#"(-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----)["'`]?[ \t]*(?:\\r\\n|\\n|\z|[A-Za-z0-9+/=]{16}|\r?\n(?:\z|[\x09-\x0d\x20-\x27\x29-\x2d\x2f-\x3b\x3d-\x5a\x5c-\x7e]))"#,
+        gate: Gate::Token,
+        multiline: true,
+    },
+    d(
+        "putty-private-key",
+        &["putty-user-key-file-"],
+        r"(PuTTY-User-Key-File-\d:\s*[a-z0-9\-]+)",
+    ),
+    d(
+        "jwt",
+        &["ey"],
+        r"\b(ey[A-Za-z0-9]{15,}\.ey[A-Za-z0-9_\-]{15,}\.[A-Za-z0-9_\-]{10,}={0,2})",
+    ),
+    // --- generic: credentials in context ---
+    g(
+        "url-credentials",
+        &["://"],
+        r"(?i)\b[a-z][a-z0-9+.\-]{1,30}://[A-Za-z0-9._~%!$&*+=\-]{0,64}:([\x21\x23-\x26\x28-\x2e\x30-\x3b\x3d\x40-\x7e]{1,128})@[a-z0-9.\-_]*[a-z0-9]",
+        Gate::Url,
+    ),
+    g(
+        "docker-config-auth",
+        &["\"auth\""],
+        r#""auth"\s*:\s*"([A-Za-z0-9+/=]{8,})""#,
+        Gate::Basic,
+    ),
+    g(
+        "basic-auth",
+        &["basic"],
+        r"(?i)\bbasic\s+([A-Za-z0-9+/]{8,}={0,2})",
+        Gate::Basic,
+    ),
+    g(
+        "bearer-token",
+        &["bearer", "token", "bot "],
+        r"(?i)\b(?:bearer|token|bot)\s+([A-Za-z0-9\-._~+/]{16,}=*)",
+        Gate::Bearer,
+    ),
+    g(
+        "generic-secret",
+        &["<add"],
+        concat!(
+            r#"(?i)<add\s+key\s*=\s*"(?P<n>[A-Za-z0-9_.:\-]{1,60})"\s+value\s*=\s*"(?P<v>"#,
+            value!(),
+            r"{1,200})"
+        ),
+        Gate::Named,
+    ),
+    g(
+        "generic-secret",
+        &["machine"],
+        concat!(
+            r"(?i)\bmachine\s+[\x21-\x7e]+\s+(?:login\s+[\x21-\x7e]+\s+)?(?P<n>password)\s+(?P<v>",
+            value!(),
+            r"{1,200})"
+        ),
+        Gate::Named,
+    ),
+    g(
+        "generic-secret",
+        &["docker login"],
+        concat!(
+            r"(?i)docker\s+login\b[\x20-\x7e\t]{0,200}?\s(?:-p|--password)[= ]\s{0,3}(?P<v>",
+            value!(),
+            r"{1,200})"
+        ),
+        Gate::Named,
+    ),
+    g(
+        "generic-secret",
+        &[
+            "-pass", "-pwd", "-token", "-api", "-secret", "-auth", "-key", "-client",
+        ],
+        concat!(
+            r"(?i)\s--?(?P<n>password|passwd|pass|pwd|token|api-?key|secret|client-secret|access-token|auth-token)[= ]\s{0,3}[\x22']?(?P<v>",
+            value!(),
+            r"{1,200})"
+        ),
+        Gate::Named,
+    ),
+    g(
+        "generic-secret",
+        &[
+            "pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "salt", "private",
+            "pat", "bearer",
+        ],
+        concat!(
+            r"(?i)(?P<n>[a-z0-9_.\-]{0,40}?(?:pass|pwd|pw|secret|token|key|auth|cred|salt|private|pat|bearer)[a-z0-9_.\-]{0,40})",
+            sep!(),
+            "(?P<v>",
+            value!(),
+            "{1,200})"
+        ),
+        Gate::Named,
+    ),
+    g(
+        "generic-secret",
+        &[
+            "密码",
+            "口令",
+            "密钥",
+            "秘钥",
+            "私钥",
+            "令牌",
+            "凭证",
+            "凭据",
+            "授权码",
+            "パスワード",
+            "トークン",
+            "暗証番号",
+            "비밀번호",
+            "토큰",
+        ],
+        concat!(
+            r"(?P<n>密码|口令|密钥|秘钥|私钥|令牌|凭证|凭据|授权码|パスワード|トークン|暗証番号|비밀번호|토큰)\s{0,3}(?:[:=]|：|＝|是|为|為|は)\s{0,3}(?:[\x22']|“|「)?(?P<v>",
+            value!(),
+            "{1,200})"
+        ),
+        Gate::Named,
+    ),
+    g(
+        "generic-secret",
+        &["export"],
+        concat!(
+            r"\bexport\s+(?P<n>[A-Za-z_][A-Za-z0-9_]{0,60})=[\x22']?(?P<v>",
+            value!(),
+            "{1,200})"
+        ),
+        Gate::Named,
+    ),
+];
