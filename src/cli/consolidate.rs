@@ -41,7 +41,16 @@ pub struct Args {
     extract_cmd: Option<String>,
 }
 
-/// One line of an extractor's output.
+/// One line of an extractor's output: a candidate memory, or the notes it
+/// read and found nothing in worth remembering.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Answer {
+    Candidate(Box<Candidate>),
+    Consumed { consumed: Vec<String> },
+}
+
+/// A candidate memory an extractor proposes.
 #[derive(serde::Deserialize)]
 struct Candidate {
     key: String,
@@ -59,6 +68,9 @@ struct Candidate {
     review_by: Option<String>,
     #[serde(default)]
     expires: Option<String>,
+    /// The notes it was drawn from: consumed.
+    #[serde(default)]
+    notes: Vec<String>,
 }
 
 fn default_type() -> String {
@@ -70,7 +82,9 @@ fn default_confidence() -> f64 {
 }
 
 /// Runs the extractor on the pending notes; returns its candidates and the
-/// notes it was given.
+/// notes it answered for (those a candidate names as drawn from, and those
+/// it says it consumed with nothing to remember): only those are consumed,
+/// so a note an extractor never read is given to the next one.
 fn extract(
     cmd: &str,
     store: &memoir::store::Store,
@@ -93,11 +107,19 @@ fn extract(
         .stdout(std::process::Stdio::piped())
         .spawn()
         .map_err(|e| CliError::Failed(format!("cannot run the extractor `{cmd}`: {e}")))?;
-    if let Some(mut stdin) = child.stdin.take() {
-        // An extractor that exits without reading is its own business.
-        let _ = stdin.write_all(input.as_bytes());
-    }
+    // Written on a thread while the output is read: an extractor that
+    // answers each line as it reads it would fill its output pipe while
+    // memoir still writes, and both would wait for ever.
+    let writer = child.stdin.take().map(|mut stdin| {
+        std::thread::spawn(move || {
+            // An extractor that exits without reading is its own business.
+            let _ = stdin.write_all(input.as_bytes());
+        })
+    });
     let out = child.wait_with_output()?;
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
     if !out.status.success() {
         return Err(CliError::Failed(format!(
             "the extractor `{cmd}` failed ({}); nothing consolidated",
@@ -106,6 +128,8 @@ fn extract(
     }
     let text = String::from_utf8(out.stdout)
         .map_err(|_| CliError::Failed("the extractor's output is not UTF-8".into()))?;
+    let given: std::collections::HashSet<&str> = notes.iter().map(|n| n.id.as_str()).collect();
+    let mut consumed: Vec<String> = Vec::new();
     let mut candidates = Vec::new();
     for (i, line) in text
         .lines()
@@ -113,7 +137,29 @@ fn extract(
         .filter(|(_, l)| !l.trim().is_empty())
     {
         let at = |m: String| CliError::Failed(format!("extractor output line {}: {m}", i + 1));
-        let c: Candidate = serde_json::from_str(line).map_err(|e| at(e.to_string()))?;
+        // A candidate's own errors (a missing field) are worth naming.
+        let answer: Answer = serde_json::from_str(line).map_err(|e| {
+            at(match serde_json::from_str::<Candidate>(line) {
+                Err(c) if line.contains("\"key\"") => c.to_string(),
+                _ if e.is_data() => "neither a candidate ({\"key\", \"description\", \"source\", …}) nor {\"consumed\": [note ids]}".into(),
+                _ => e.to_string(),
+            })
+        })?;
+        let answered = match &answer {
+            Answer::Candidate(c) => &c.notes,
+            Answer::Consumed { consumed } => consumed,
+        };
+        for id in answered {
+            if !given.contains(id.as_str()) {
+                return Err(at(format!("`{id}` is not a note it was given")));
+            }
+            if !consumed.contains(id) {
+                consumed.push(id.clone());
+            }
+        }
+        let Answer::Candidate(c) = answer else {
+            continue;
+        };
         let (key, name) = parse_key(&c.key)?;
         let kind = MemoryType::parse(&c.kind).ok_or_else(|| {
             CliError::Store(StoreError::Refused {
@@ -147,7 +193,7 @@ fn extract(
             expect: None,
         });
     }
-    Ok((candidates, notes.into_iter().map(|n| n.id).collect()))
+    Ok((candidates, consumed))
 }
 
 /// `MEMOIR_AUTHOR="Name <email>"`, if set.

@@ -327,9 +327,10 @@ fn an_extractor_turns_pending_notes_into_memories_through_the_policy() {
     let script = env.dir.path().join("extract.sh");
     std::fs::write(
         &script,
-        "#!/bin/sh\nn=0\nwhile IFS= read -r line; do n=$((n+1)); done\n\
+        "#!/bin/sh\nn=0; ids=\nwhile IFS= read -r line; do n=$((n+1));\n\
+         id=$(printf '%s' \"$line\" | sed 's/.*\"id\":\"\\([^\"]*\\)\".*/\\1/'); ids=\"$ids${ids:+,}\\\"$id\\\"\"; done\n\
          [ \"$n\" -gt 0 ] || exit 0\n\
-         echo '{\"key\":\"project/build-time\",\"description\":\"The build takes about '$n'0 minutes\",\"source\":\"extracted from '$n' notes\",\"tags\":[\"ci\"]}'\n",
+         echo '{\"key\":\"project/build-time\",\"description\":\"The build takes about '$n'0 minutes\",\"source\":\"extracted from '$n' notes\",\"tags\":[\"ci\"],\"notes\":['$ids']}'\n",
     )
     .expect("script");
     let cmd = format!("sh {}", script.display());

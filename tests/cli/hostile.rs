@@ -432,3 +432,72 @@ fn core_autocrlf_neither_converts_the_store_nor_stops_a_clone_that_did() {
     let check = run(&["check"]);
     assert!(check.status.success(), "{check:?}");
 }
+
+/// A store with `n` notes from Bob, no consolidation yet.
+fn with_notes(n: usize) -> Env {
+    let env = Env::new();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    let mut log = String::new();
+    for i in 0..n {
+        let mut e = bobs_event(
+            memoir::event::Op::Note,
+            "project/x",
+            vec![],
+            format!("note {i}"),
+        );
+        e.key = None;
+        log.push_str(&e.render());
+    }
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", log);
+    env
+}
+
+#[test]
+fn an_extractor_consumes_only_the_notes_it_answered_for() {
+    let env = with_notes(40);
+    // Reads nothing, answers nothing: nothing consumed.
+    env.ok(&["consolidate", "--extract-cmd", "true"]);
+    let seen = env.dir.path().join("seen.jsonl");
+    let cmd = format!("cat > {}", seen.display());
+    env.ok(&["consolidate", "--extract-cmd", &cmd]);
+    let given = std::fs::read_to_string(&seen).expect("seen");
+    assert_eq!(given.lines().count(), 40);
+    // Answers for the first note only: the other 39 come again.
+    let first: serde_json::Value =
+        serde_json::from_str(given.lines().next().expect("line")).expect("json");
+    let answer = format!(
+        "cat > /dev/null; echo '{{\"consumed\": [\"{}\"]}}'",
+        first["id"].as_str().expect("id")
+    );
+    env.ok(&["consolidate", "--extract-cmd", &answer]);
+    env.ok(&["consolidate", "--extract-cmd", &cmd]);
+    assert_eq!(
+        std::fs::read_to_string(&seen)
+            .expect("seen")
+            .lines()
+            .count(),
+        39
+    );
+    // An id it was not given is a protocol error.
+    let bogus = "cat > /dev/null; echo '{\"consumed\": [\"01ARZ3NDEKTSV4RRFFQ69G5FAV\"]}'";
+    let err = env.fails(&["consolidate", "--extract-cmd", bogus], 1);
+    assert!(err.contains("not a note it was given"), "{err}");
+}
+
+#[test]
+fn an_extractor_that_answers_as_it_reads_never_deadlocks() {
+    let env = with_notes(700);
+    let pad = " ".repeat(300);
+    let cmd = format!("sed -u 's/.*\"id\":\"\\([^\"]*\\)\".*/{{\"consumed\":[\"\\1\"]}}{pad}/'");
+    let out = env
+        .cmd(&["consolidate", "--extract-cmd", &cmd])
+        .timeout(Duration::from_secs(60))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    // Every note was answered for: none is given again.
+    let seen = env.dir.path().join("seen.jsonl");
+    let again = format!("cat > {}", seen.display());
+    env.ok(&["consolidate", "--extract-cmd", &again]);
+    assert_eq!(std::fs::read_to_string(&seen).expect("seen"), "");
+}
