@@ -1,0 +1,131 @@
+//! What each fuzz target asserts of one input, shared by the targets
+//! (`fuzz_targets/*.rs`) and the replay of saved crash inputs
+//! (`tests/cli/fuzz_regressions.rs`), so that both call the same library
+//! functions the same way. Each function panics on a violation.
+
+use memoir::event::parse_log;
+use memoir::key::{check_scope, is_slug, slugify, Key, MAX_SLUG_CHARS};
+use memoir::memory::{split, Memory};
+use memoir::time::Timestamp;
+
+/// `memory`: `split` and `Memory::parse` never panic; the split's parts are
+/// slices of the input; a memory that parses re-renders to a file that
+/// parses to the same fields, up to what `render` normalizes (times to
+/// whole seconds, a final newline on a non-empty body).
+pub fn memory(text: &str) {
+    if let Ok(sp) = split(text) {
+        assert!(sp.yaml_start <= sp.yaml_end && sp.yaml_end <= text.len());
+        assert_eq!(&text[sp.yaml_start..sp.yaml_end], sp.yaml);
+        assert!(text.ends_with(sp.body));
+    }
+    let Ok(m) = Memory::parse(text) else {
+        return;
+    };
+    let rendered = m.render();
+    let again = match Memory::parse(&rendered) {
+        Ok(again) => again,
+        Err(e) => panic!("a rendered memory does not parse: {e}\n{rendered:?}"),
+    };
+    let mut expected = m.clone();
+    let secs = |t: Timestamp| Timestamp(t.0 - t.0.rem_euclid(1000));
+    expected.created = m.created.map(secs);
+    expected.updated = m.updated.map(secs);
+    if !expected.body.is_empty() && !expected.body.ends_with('\n') {
+        expected.body.push('\n');
+    }
+    assert_eq!(again, expected, "{rendered:?}");
+}
+
+/// `log`: `parse_log` never panics, and every event it reads renders to an
+/// entry that parses back to the same event (docs/format.md: "any content
+/// round-trips byte for byte"), alone and as a whole log.
+pub fn log(text: &str) {
+    let Ok(parsed) = parse_log(text) else {
+        return;
+    };
+    let mut all = String::new();
+    for e in &parsed.events {
+        let rendered = e.render();
+        let again = match parse_log(&rendered) {
+            Ok(p) => p,
+            Err(err) => panic!("a rendered event does not parse: {err}\n{rendered:?}"),
+        };
+        assert_eq!(again.events.len(), 1, "{rendered:?}");
+        assert_eq!(again.events[0], *e, "{rendered:?}");
+        assert!(again.torn.is_empty() && !again.torn_tail, "{rendered:?}");
+        all.push_str(&rendered);
+    }
+    let again = parse_log(&all).expect("rendered events parse as a log");
+    assert_eq!(again.events, parsed.events);
+}
+
+/// `slug`: `slugify`, `is_slug` and `Key::parse` never panic; a slug is in
+/// normal form (`is_slug`; slugify of it is itself), has no `-` at either
+/// end and at most `MAX_SLUG_CHARS` characters; a parsed key's path maps
+/// back to it.
+pub fn slug(text: &str) {
+    let _ = is_slug(text);
+    if let Ok(slug) = slugify(text) {
+        assert!(
+            slug.chars().count() <= MAX_SLUG_CHARS,
+            "{slug:?} is longer than {MAX_SLUG_CHARS} characters"
+        );
+        assert_eq!(
+            slugify(&slug).as_deref(),
+            Ok(slug.as_str()),
+            "slugify is not idempotent on {text:?}"
+        );
+        assert!(is_slug(&slug), "{slug:?} (from {text:?}) is not a slug");
+        assert!(!slug.starts_with('-') && !slug.ends_with('-'), "{slug:?}");
+    }
+    if let Ok((key, name)) = Key::parse(text) {
+        assert!(check_scope(&key.scope).is_ok());
+        assert_eq!(slugify(&name).as_deref(), Ok(key.slug.as_str()));
+        assert!(is_slug(&key.slug), "{key} (from {text:?})");
+        assert_eq!(Key::from_rel_path(&key.rel_path()), Some(key.clone()));
+    }
+}
+
+/// `secrets`: `find_secrets` never panics and reports lines that exist, one
+/// finding a line at most, in order. (Its time is bounded by the caller.)
+pub fn secrets(text: &str) {
+    let found = memoir::policy::find_secrets(text);
+    let lines = text.lines().count();
+    for pair in found.windows(2) {
+        assert!(pair[0].line < pair[1].line, "{found:?}");
+    }
+    for f in &found {
+        assert!(f.line >= 1 && f.line <= lines, "{f:?} of {lines} lines");
+    }
+}
+
+/// `merge`: the input is split at NUL into base, ours and theirs (an empty
+/// base is no base). The merge drivers never panic; the memory merge is one
+/// of its inputs, whichever side is ours; reducing conflicts to our side
+/// leaves no conflict start.
+pub fn merge(text: &str) {
+    let mut parts = text.splitn(3, '\0');
+    let base = parts.next().unwrap_or("");
+    let ours = parts.next().unwrap_or("");
+    let theirs = parts.next().unwrap_or("");
+    let base_opt = Some(base).filter(|b| !b.is_empty());
+    let m = memoir::merge::memory(base_opt, ours, theirs);
+    assert!(
+        m == ours || m == theirs || m == base,
+        "not one of the inputs"
+    );
+    assert_eq!(
+        memoir::merge::memory(base_opt, theirs, ours),
+        m,
+        "depends on which side is ours"
+    );
+    let _ = memoir::merge::index(base, ours, theirs);
+    for t in [base, ours, theirs] {
+        let _ = memoir::merge::has_conflict_markers(t);
+        let reduced = memoir::merge::ours_of_conflicts(t);
+        assert!(
+            !reduced.lines().any(|l| l.starts_with("<<<<<<< ")),
+            "a conflict start is left"
+        );
+    }
+}

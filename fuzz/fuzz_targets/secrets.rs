@@ -1,0 +1,16 @@
+//! The secret scanner (`memoir::policy::find_secrets`): see
+//! `checks::secrets`; its time is bounded by libFuzzer's `-timeout`.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+
+#[path = "../checks.rs"]
+#[allow(dead_code)] // each target uses one of the checks
+mod checks;
+
+fuzz_target!(|data: &[u8]| {
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    checks::secrets(text);
+});
