@@ -7,6 +7,7 @@ mod broken_inputs;
 mod concurrency;
 mod consolidate;
 mod fixtures;
+mod fuzz_regressions;
 mod git_status;
 mod hooks;
 mod hostile;
