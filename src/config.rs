@@ -51,6 +51,10 @@ impl Config {
         if text.trim().is_empty() {
             return Ok(Config::default());
         }
+        crate::yaml_bounds::check(text).map_err(|e| ConfigError {
+            line: Some(e.line + 1),
+            message: e.message,
+        })?;
         let config: Config = serde_yaml::from_str(text).map_err(|e| ConfigError {
             line: e.location().map(|l| l.line()),
             message: e

@@ -36,6 +36,7 @@ pub mod store;
 pub mod text;
 pub mod time;
 pub mod write;
+pub mod yaml_bounds;
 
 /// Threads for work spread over the cores (stats, file writes, tokenizing):
 /// one a core, at most 4; past that the file system's locks, not the

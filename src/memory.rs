@@ -188,6 +188,13 @@ impl Memory {
                 "tab used for indentation in frontmatter (YAML allows only spaces)",
             ));
         }
+        // Bounded before the parser, whose time grows with the nesting's square.
+        crate::yaml_bounds::check(sp.yaml).map_err(|e| {
+            err(
+                Some(fm_line + e.line + 1),
+                format!("frontmatter: {}", e.message),
+            )
+        })?;
         let value: Value = if sp.yaml.trim().is_empty() {
             Value::Null
         } else {

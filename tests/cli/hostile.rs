@@ -501,3 +501,58 @@ fn an_extractor_that_answers_as_it_reads_never_deadlocks() {
     env.ok(&["consolidate", "--extract-cmd", &again]);
     assert_eq!(std::fs::read_to_string(&seen).expect("seen"), "");
 }
+
+#[test]
+fn hostile_frontmatter_is_answered_at_once_by_every_reader() {
+    let env = with_memory();
+    let header = |k: &str| format!("---\nname: {k}\ndescription: d\ntype: project\nsource: s\n");
+    for n in [60_000usize, 200_000] {
+        let shapes = [
+            ("flow", format!("tags: {}\n", "[".repeat(n))),
+            ("flowmap", format!("tags: {}\n", "{a: ".repeat(n / 4))),
+            ("dash", format!("tags:\n  {}x\n", "- ".repeat(n / 2))),
+            ("qmark", format!("tags:\n  {}x\n", "? ".repeat(n / 2))),
+            (
+                "aliases",
+                format!("a: &a x\ntags: [{}]\n", vec!["*a"; n / 3].join(",")),
+            ),
+            (
+                "indent",
+                (0..300).map(|i| format!("{}a:\n", " ".repeat(i))).collect(),
+            ),
+        ];
+        for (name, yaml) in shapes {
+            let text = format!("{}{yaml}---\n", header(name));
+            env.write(
+                &format!("memory/project/{name}.md"),
+                &text[..text.len().min(250_000)],
+            );
+        }
+        for args in [
+            &["list"][..],
+            &["status"],
+            &["recall", "postgres"],
+            &["context"],
+            &["reindex"],
+        ] {
+            let out = env.cmd(args).timeout(PROMPT).output().expect("run");
+            assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
+        }
+        let out = env.cmd(&["check"]).timeout(PROMPT).output().expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        let line = if n < 65_536 { 6 } else { 2 };
+        assert!(
+            err.contains(&format!(
+                "memory/project/flow.md:{line}: error[format]: frontmatter: YAML"
+            )),
+            "{err}"
+        );
+        let out = env
+            .cmd(&["context", "--from-hook"])
+            .write_stdin(r#"{"prompt": "postgres"}"#)
+            .timeout(PROMPT)
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(0), "{out:?}");
+    }
+}
