@@ -4,7 +4,7 @@
 //! functions the same way. Each function panics on a violation.
 
 use memoir::event::parse_log;
-use memoir::key::{check_scope, is_slug, slugify, Key, MAX_SLUG_CHARS};
+use memoir::key::{check_scope, is_slug, slugify, Key, MAX_SLUG_BYTES, MAX_SLUG_CHARS};
 use memoir::memory::{split, Memory};
 use memoir::time::Timestamp;
 
@@ -61,14 +61,19 @@ pub fn log(text: &str) {
 
 /// `slug`: `slugify`, `is_slug` and `Key::parse` never panic; a slug is in
 /// normal form (`is_slug`; slugify of it is itself), has no `-` at either
-/// end and at most `MAX_SLUG_CHARS` characters; a parsed key's path maps
-/// back to it.
+/// end, at most `MAX_SLUG_CHARS` characters and `MAX_SLUG_BYTES` bytes
+/// (docs/format.md, slug algorithm step 4); a parsed key's path maps back
+/// to it.
 pub fn slug(text: &str) {
     let _ = is_slug(text);
     if let Ok(slug) = slugify(text) {
         assert!(
             slug.chars().count() <= MAX_SLUG_CHARS,
             "{slug:?} is longer than {MAX_SLUG_CHARS} characters"
+        );
+        assert!(
+            slug.len() <= MAX_SLUG_BYTES,
+            "{slug:?} is longer than {MAX_SLUG_BYTES} bytes"
         );
         assert_eq!(
             slugify(&slug).as_deref(),
