@@ -150,6 +150,12 @@ pub(crate) fn check_secrets(text: &str, path: &str) -> Result<(), StoreError> {
     }
 }
 
+/// A character a one-line field must not hold: a control character (a tab
+/// aside) or a bidirectional override.
+fn is_unprintable(c: char) -> bool {
+    (c.is_control() && c != '\t') || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+}
+
 /// The write policy for a memory about to be written at `rel`.
 pub(crate) fn check_memory(
     store: &Store,
@@ -216,6 +222,23 @@ pub(crate) fn check_memory(
             ))
         }
         _ => {}
+    }
+    // One-line fields are printed on terminals: no escape sequence, no
+    // bell, no bidirectional override in them.
+    let one_line = [
+        ("description", Some(&m.description)),
+        ("source", m.source.as_ref()),
+    ];
+    let tags = m.tags.iter().map(|t| ("tags", Some(t)));
+    for (field, text) in one_line.into_iter().chain(tags) {
+        if text.is_some_and(|t| t.chars().any(is_unprintable)) {
+            return Err(refused(
+                "control",
+                rel,
+                None,
+                format!("`{field}` holds a control character"),
+            ));
+        }
     }
     let confidence = m.confidence.unwrap_or(1.0);
     if confidence < store.config.min_confidence {

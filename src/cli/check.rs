@@ -48,7 +48,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         );
         // Errors are printed even with -q: they are why the command fails.
         if p.severity == Severity::Error || !app.quiet() {
-            eprintln!("{text}");
+            super::output::diagnostic(&text);
         }
     }
     Ok(if report.failed() {

@@ -93,10 +93,10 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
                 .map_err(|e| fail(e.to_string()))?;
             let partly: Vec<&String> = partly.iter().filter(|p| store.path(p).exists()).collect();
             if !partly.is_empty() {
-                eprintln!(
+                super::output::diagnostic(&format!(
                     "memoir: {} staged differently from the work tree; stage a memory file whole (git add) or not at all",
                     partly.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
-                );
+                ));
                 return Ok(1);
             }
             let ctx = app.ctx(&store)?;
@@ -143,15 +143,15 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
             return Ok(0);
         }
         for p in &errors {
-            eprintln!(
+            super::output::diagnostic(&format!(
                 "{}{}: error[{}]: {}",
                 p.path,
                 p.line.map(|l| format!(":{l}")).unwrap_or_default(),
                 p.rule,
                 p.message
-            );
+            ));
         }
-        eprintln!("memoir: this commit stages memory that does not check out; fix the above, `git add` the store, and commit again");
+        super::output::diagnostic("memoir: this commit stages memory that does not check out; fix the above, `git add` the store, and commit again");
         return Ok(1);
     }
     // post-merge, post-rewrite: settle the views from the merged logs.

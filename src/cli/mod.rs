@@ -171,7 +171,15 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
-            let _ = e.print();
+            // clap quotes a bad argument back (a PEM key passed as a note
+            // that starts with `-` was printed twice): help and version go
+            // out as they are, every error through the redaction.
+            match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
+                    let _ = e.print();
+                }
+                _ => output::diagnostic(e.render().to_string().trim_end()),
+            }
             return ExitCode::from(match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     code::OK
@@ -234,7 +242,7 @@ pub fn main() -> ExitCode {
         Ok(c) => ExitCode::from(c),
         Err(e) if e.is_broken_pipe() => ExitCode::from(code::OK),
         Err(e) => {
-            eprintln!("memoir: {}", e.message());
+            output::diagnostic(&format!("memoir: {}", e.message()));
             ExitCode::from(e.code())
         }
     }

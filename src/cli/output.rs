@@ -1,6 +1,14 @@
-//! The one place that writes to stdout: text lines, JSON, coloured diffs.
+//! The one place that writes output: text lines, JSON and coloured diffs
+//! on stdout, diagnostics on stderr.
+//!
+//! Whatever memoir prints may come from a file anyone could write: control
+//! characters (an ESC sequence in a description) are shown escaped, never
+//! sent to a terminal raw; and a diagnostic never holds a secret, whoever
+//! built its message (clap echoes a bad argument, a path may carry a
+//! token).
 
 use serde_json::{Map, Value};
+use std::borrow::Cow;
 use std::io::{self, IsTerminal, Write};
 
 /// Where command output goes, and how.
@@ -11,17 +19,20 @@ pub struct Output {
     /// `-q`: print nothing on success.
     pub quiet: bool,
     color: bool,
+    /// stdout is a terminal.
+    terminal: bool,
 }
 
 impl Output {
     /// Output to stdout; colour only on a terminal and never with NO_COLOR.
     pub fn new(json: bool, quiet: bool, no_color: bool) -> Output {
-        let color = !no_color && io::stdout().is_terminal();
+        let terminal = io::stdout().is_terminal();
         Output {
             out: io::stdout().lock(),
             json,
             quiet,
-            color,
+            color: !no_color && terminal,
+            terminal,
         }
     }
 
@@ -30,13 +41,17 @@ impl Output {
         if self.json || self.quiet {
             return Ok(());
         }
-        writeln!(self.out, "{}", text.as_ref())
+        writeln!(self.out, "{}", printable(text.as_ref(), true))
     }
 
-    /// Raw text, written as is (for `show`): not when quiet.
+    /// Raw text (for `show`): exact into a pipe or a file, control
+    /// characters escaped on a terminal; not when quiet.
     pub fn raw(&mut self, text: &str) -> io::Result<()> {
         if self.quiet {
             return Ok(());
+        }
+        if self.terminal {
+            return self.out.write_all(printable(text, true).as_bytes());
         }
         self.out.write_all(text.as_bytes())
     }
@@ -56,6 +71,7 @@ impl Output {
             return Ok(());
         }
         for line in diff.lines() {
+            let line = printable(line, false);
             let color = match line.as_bytes().first() {
                 _ if !self.color => None,
                 Some(b'+') if !line.starts_with("+++") => Some("32"),
@@ -107,6 +123,71 @@ pub fn memory_json(
 /// A warning on stderr (shown even with `--json`; suppressed by `-q`).
 pub fn warn(quiet: bool, text: &str) {
     if !quiet {
-        eprintln!("memoir: warning: {text}");
+        diagnostic(&format!("memoir: warning: {text}"));
     }
+}
+
+/// A line on stderr, as every diagnostic is printed: secrets redacted,
+/// control characters escaped.
+pub fn diagnostic(text: &str) {
+    eprintln!("{}", printable(&redacted(text), true));
+}
+
+/// `text` with control characters (C0 but tab and, if `newlines`, LF; DEL;
+/// C1) and bidirectional overrides shown as `\u{..}` escapes.
+pub fn printable(text: &str, newlines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\t' && !(newlines && c == '\n'))
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if unsafe_char(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
+}
+
+/// `text` with no secret in it: every argument memoir was given that is
+/// long enough to be one (or spans lines, as a key file does) is replaced
+/// by its length wherever it is quoted, and a line that still holds
+/// something the secret rules find is withheld.
+pub fn redacted(text: &str) -> String {
+    let mut out = text.to_string();
+    for arg in std::env::args_os().skip(1) {
+        let arg = arg.to_string_lossy();
+        if (arg.len() >= 24 || arg.contains('\n')) && out.contains(arg.as_ref()) {
+            out = out.replace(arg.as_ref(), &format!("<argument of {} bytes>", arg.len()));
+        }
+    }
+    let findings = memoir::policy::find_secrets(&out);
+    if findings.is_empty() {
+        return out;
+    }
+    out.lines()
+        .enumerate()
+        .map(
+            |(i, line)| match findings.iter().find(|f| f.line == i + 1) {
+                Some(f) => format!(
+                    "{}<withheld: looks like a secret ({})>",
+                    line.split(": ")
+                        .next()
+                        .filter(|p| p.len() < line.len())
+                        .map(|p| format!("{p}: "))
+                        .unwrap_or_default(),
+                    f.rule
+                ),
+                None => line.to_string(),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("\n")
 }

@@ -37,14 +37,16 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         app.out.line(format!("{verb}regenerate MEMORY.md"))?;
     }
     for d in &r.refused {
-        eprintln!(
+        super::output::diagnostic(&format!(
             "memoir: {}: {} by hand and not in the logs; left alone (`memoir record` keeps it, `--force` discards it)",
             d.path,
             d.kind.as_str()
-        );
+        ));
     }
     for (_, why) in &r.unreadable {
-        eprintln!("memoir: {why}; left alone (`--force` replaces it from the logs)");
+        super::output::diagnostic(&format!(
+            "memoir: {why}; left alone (`--force` replaces it from the logs)"
+        ));
     }
     let changes = !r.written.is_empty() || !r.removed.is_empty() || r.index_changed;
     let left = !r.refused.is_empty() || !r.unreadable.is_empty();

@@ -242,10 +242,10 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             heads,
         } => {
             app.out.json(&json!({ "status": "moved", "key": key.to_string(), "expected": expected, "heads": heads }))?;
-            eprintln!(
+            super::output::diagnostic(&format!(
                 "memoir: {key} moved on: expected version {expected}, current is {}; nothing written",
                 if heads.is_empty() { "none".to_string() } else { heads.join(", ") }
-            );
+            ));
             Ok(code::DECISION)
         }
     }

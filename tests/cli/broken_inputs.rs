@@ -58,7 +58,7 @@ fn bad_files() -> Vec<BadFile> {
         bad("created is not a time", "memory/project/x.md", "---\nname: x\ndescription: d\ntype: project\ncreated: yesterday\n---\n", 1, "`created`"),
         bad("review_by is not a date", "memory/project/x.md", "---\nname: x\ndescription: d\ntype: project\nreview_by: 2026-13-45\n---\n", 1, "`review_by`"),
         bad("alias bomb", "memory/project/x.md", "---\na: &a [x,x,x,x,x,x,x,x,x]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f]\nname: x\ndescription: d\ntype: project\n---\n", 1, "memory/project/x.md"),
-        bad("deep nesting", "memory/project/x.md", format!("---\nname: x\ndescription: d\ntype: project\nz: {}{}\n---\n", "[".repeat(5000), "]".repeat(5000)), 1, "invalid YAML"),
+        bad("deep nesting", "memory/project/x.md", format!("---\nname: x\ndescription: d\ntype: project\nz: {}{}\n---\n", "[".repeat(5000), "]".repeat(5000)), 1, ":5: frontmatter: YAML nested deeper than 32 levels"),
         bad("a secret in the body", "memory/project/x.md", format!("{VALID}key: {}\n", ["AKIA", "Z7QRSTUVWXYZ2345"].concat()), 3, "secret:aws-access-key-id"),
         bad("description over two lines", "memory/project/x.md", "---\nname: x\ndescription: |\n  one\n  two\ntype: project\n---\n", 3, "one line"),
     ]

@@ -556,3 +556,78 @@ fn hostile_frontmatter_is_answered_at_once_by_every_reader() {
         assert_eq!(out.status.code(), Some(0), "{out:?}");
     }
 }
+
+/// A fake private key block, assembled so that this file holds none.
+fn fake_pem() -> String {
+    let body = "MIIEowIBAAKCAQEA7bq3Xk9Lq2Zp0Yw8Vt4Rj6Hs1Nc5Bd2Fg0Ui3Oe7Wa9Yx\n".repeat(4);
+    [
+        "-----BEGIN RSA ",
+        "PRIVATE KEY-----\n",
+        &body,
+        "-----END RSA ",
+        "PRIVATE KEY-----\n",
+    ]
+    .concat()
+}
+
+#[test]
+fn no_error_path_echoes_a_secret() {
+    let env = with_memory();
+    let pem = fake_pem();
+    // A value starting with `-` is taken for a flag by the argument parser.
+    for args in [
+        &["note", pem.as_str()][..],
+        &["recall", pem.as_str()],
+        &["--store", pem.as_str(), "list"],
+    ] {
+        let (code, out, err) = env.run(args);
+        assert_ne!(code, 0);
+        assert!(
+            !err.contains("MIIEowIBAAKCAQEA") && !out.contains("MIIEowIBAAKCAQEA"),
+            "{err}"
+        );
+    }
+    // A token inside a key name: refused, and not in any message.
+    let token = ["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat();
+    let key = format!("project/{token}");
+    for args in [
+        &["remember", key.as_str(), "-d", "d", "-s", "s"][..],
+        &["show", key.as_str()],
+        &["forget", key.as_str(), "--reason", "r"],
+        &["history", key.as_str()],
+    ] {
+        let (code, out, err) = env.run(args);
+        assert_ne!(code, 0, "{args:?}");
+        let lower = token.to_lowercase();
+        assert!(
+            !err.contains(&token) && !err.contains(&lower) && !out.contains(&lower),
+            "{args:?} echoed it: {err}"
+        );
+    }
+    assert!(!env
+        .log_text()
+        .to_lowercase()
+        .contains(&token.to_lowercase()));
+}
+
+#[test]
+fn control_characters_are_refused_in_one_line_fields_and_never_printed_raw() {
+    let env = with_memory();
+    let (code, _, err) = env.remember("project/esc", "red \u{1b}[31m alert \u{7}", &[]);
+    assert_eq!(code, 3, "{err}");
+    assert!(err.contains("control"), "{err}");
+    env.write(
+        "memory/project/bell.md",
+        "---\nname: bell\ndescription: \"ring \\e[2J \\a\"\ntype: project\nsource: s\n---\n",
+    );
+    let list = env.ok(&["list"]);
+    assert!(
+        list.contains("bell") && !list.contains('\u{1b}') && !list.contains('\u{7}'),
+        "{list:?}"
+    );
+    let (_, _, err) = env.run(&["check"]);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    // Into a pipe, show is exact.
+    let out = env.cmd(&["show", "project/bell"]).output().expect("run");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("\\e[2J"));
+}
