@@ -559,6 +559,13 @@ impl Store {
     /// the store. Git's preconditions are checked and its index lock taken
     /// before anything is written.
     pub fn consolidate(&self, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
+        // What goes into the commit passes the policy as the store does.
+        if let Some(message) = &opts.message {
+            crate::write::check_secrets(message, "--message")?;
+        }
+        if let Some((name, email)) = &opts.author {
+            crate::write::check_secrets(&format!("{name} <{email}>"), "author")?;
+        }
         let (_lock, session) =
             self.begin_version(opts.dry_run, opts.author.clone(), opts.allow_detached)?;
         let proposals = self.extracted_proposals(ctx, opts)?;

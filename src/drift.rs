@@ -682,6 +682,22 @@ impl Store {
         let budget = self.config.index_budget;
         let block = scan.index_block(&Rewritten::new(budget), budget);
         let current = self.read(INDEX_PATH, None)?;
+        // The team's text around the generated block is committed with the
+        // store: held to the same policy.
+        if let Some(text) = &current {
+            for f in crate::policy::find_secrets(text) {
+                push(
+                    Severity::Error,
+                    INDEX_PATH,
+                    Some(f.line),
+                    &format!("policy:secret:{}", f.rule),
+                    format!(
+                        "looks like a secret ({}); memory must never hold one (value not shown)",
+                        f.rule
+                    ),
+                );
+            }
+        }
         match &current {
             None => push(
                 Severity::Error,

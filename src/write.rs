@@ -287,6 +287,8 @@ impl Store {
         prev: Vec<String>,
         body: String,
     ) -> Result<Event, StoreError> {
+        // The actor goes into every entry: it passes the policy too.
+        check_secrets(&ctx.actor, "actor")?;
         Ok(Event {
             id: new_id(ctx.now).map_err(StoreError::io("random source"))?,
             op,

@@ -631,3 +631,50 @@ fn control_characters_are_refused_in_one_line_fields_and_never_printed_raw() {
     let out = env.cmd(&["show", "project/bell"]).output().expect("run");
     assert!(String::from_utf8_lossy(&out.stdout).contains("\\e[2J"));
 }
+
+#[test]
+fn nothing_is_committed_or_logged_without_the_secret_scan() {
+    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let env = with_memory();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    env.ok(&["consolidate"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    // An unrecorded hand edit that holds a secret.
+    let file = env.read("memory/project/db.md");
+    env.write("memory/project/db.md", format!("{file}\naws id {aws}\n"));
+    env.ok(&["note", "something to commit"]);
+    let logs = env.log_text();
+    let err = env.fails(&["consolidate"], 3);
+    assert!(
+        err.contains("memory/project/db.md") && err.contains("secret"),
+        "{err}"
+    );
+    assert!(!err.contains(&aws));
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(env.log_text(), logs, "nothing appended");
+    env.write("memory/project/db.md", &file);
+    // The team's text of MEMORY.md.
+    let index = env.read("MEMORY.md");
+    env.write("MEMORY.md", format!("deploy key {aws}\n{index}"));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("MEMORY.md:1") && err.contains("secret"),
+        "{err}"
+    );
+    env.fails(&["consolidate"], 3);
+    env.write("MEMORY.md", &index);
+    // The commit message and the actor.
+    let err = env.fails(&["consolidate", "-m", &format!("rotate {aws}")], 3);
+    assert!(!err.contains(&aws), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    let out = env
+        .cmd(&["note", "hello"])
+        .env("MEMOIR_ACTOR", format!("{aws} <ci@example.com>"))
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains(&aws));
+    assert_eq!(env.log_text(), logs);
+    env.ok(&["consolidate"]);
+    assert!(!env.git(&["log", "-p"]).contains(&aws));
+}
