@@ -40,9 +40,35 @@ fn gix_err(e: impl std::fmt::Display) -> GitError {
     GitError::Gix(e.to_string())
 }
 
+/// The repository named by the caller (git's `GIT_DIR`, with the work tree
+/// `GIT_WORK_TREE` or the directory git would take), for every later
+/// lookup of this process: the CLI reads git's environment, the core is
+/// told. Set once; later calls are ignored.
+pub fn use_repository(git_dir: PathBuf, work_tree: PathBuf) {
+    let _ = NAMED.set((git_dir, work_tree));
+}
+
+static NAMED: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
+
+/// The repository for `dir`: the one named by [`use_repository`], else the
+/// one found at or above `dir`.
+fn open_repo(dir: &Path) -> Result<gix::Repository, GitError> {
+    match NAMED.get() {
+        Some((git_dir, work_tree)) => {
+            let worktree = format!("core.worktree={}", work_tree.display());
+            gix::open_opts(
+                git_dir,
+                gix::open::Options::default().config_overrides([worktree.as_str()]),
+            )
+            .map_err(|e| GitError::Gix(format!("GIT_DIR {}: {e}", git_dir.display())))
+        }
+        None => gix::discover(dir).map_err(|_| GitError::NotARepo(dir.to_path_buf())),
+    }
+}
+
 /// Finds the repository containing `dir`.
 pub fn discover(dir: &Path) -> Result<RepoInfo, GitError> {
-    let repo = gix::discover(dir).map_err(|_| GitError::NotARepo(dir.to_path_buf()))?;
+    let repo = open_repo(dir)?;
     let workdir = repo
         .workdir()
         .ok_or_else(|| GitError::Bare(dir.to_path_buf()))?
@@ -61,7 +87,7 @@ pub fn discover(dir: &Path) -> Result<RepoInfo, GitError> {
 /// The identity git would commit as (`user.name` and `user.email`, or the
 /// `GIT_AUTHOR_*` variables git honours), as `Name <email>`.
 pub fn identity(dir: &Path) -> Option<String> {
-    let repo = gix::discover(dir).ok()?;
+    let repo = open_repo(dir).ok()?;
     let sig = repo.author()?.ok()?;
     Some(format!("{} <{}>", sig.name, sig.email))
 }
@@ -151,7 +177,7 @@ pub fn begin(
     allow_detached: bool,
     owner: &Path,
 ) -> Result<(Session, Signature), CommitError> {
-    let repo = gix::discover(dir).map_err(commit_err)?;
+    let repo = open_repo(dir).map_err(commit_err)?;
     let workdir = repo
         .workdir()
         .ok_or_else(|| commit_err("a bare repository has no work tree"))?
@@ -403,7 +429,7 @@ pub fn head_files(
     file: &str,
     dir: &str,
 ) -> Result<std::collections::HashMap<String, String>, GitError> {
-    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let repo = open_repo(workdir)?;
     let Ok(commit) = repo.head_commit() else {
         return Ok(Default::default());
     };
@@ -432,7 +458,7 @@ pub fn changed_paths(
     keep: &(dyn Fn(&str) -> bool + Sync),
 ) -> Result<Vec<String>, GitError> {
     use gix::bstr::ByteSlice;
-    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let repo = open_repo(workdir)?;
     let tree = match repo.head_commit() {
         Ok(commit) => Some(commit.tree().map_err(gix_err)?),
         Err(_) => None,
@@ -741,7 +767,7 @@ impl HeadFiles {
 /// conflict's stages, a sparse folder entry).
 pub fn index_tree(workdir: &Path, dir: &str) -> Result<Option<String>, GitError> {
     use gix::bstr::ByteSlice;
-    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let repo = open_repo(workdir)?;
     let index = repo.open_index().map_err(gix_err)?;
     let Some(range) = index.prefixed_entries_range(dir.as_bytes().as_bstr()) else {
         return Ok(None);
@@ -859,7 +885,7 @@ pub fn files_at(
     file: &str,
     dir: &str,
 ) -> Result<(String, std::collections::BTreeMap<String, Vec<u8>>), GitError> {
-    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let repo = open_repo(workdir)?;
     let commit = repo
         .rev_parse_single(rev)
         .map_err(|e| GitError::Gix(format!("`{rev}` is not a revision: {e}")))?
@@ -882,7 +908,7 @@ pub fn head_blobs(
     workdir: &Path,
     paths: &[&str],
 ) -> Result<std::collections::HashMap<String, Vec<u8>>, GitError> {
-    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let repo = open_repo(workdir)?;
     let mut out = std::collections::HashMap::new();
     let Ok(commit) = repo.head_commit() else {
         return Ok(out);
@@ -919,7 +945,7 @@ pub struct Version {
 /// The consolidation commits reachable from HEAD, newest first: those
 /// whose message carries a `Memoir-Consolidation:` trailer.
 pub fn versions(dir: &Path) -> Result<Vec<Version>, GitError> {
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let Ok(head) = repo.head_id() else {
         return Ok(Vec::new());
     };
@@ -958,7 +984,7 @@ pub fn first_commits(
     needles: &[String],
 ) -> Result<std::collections::HashMap<String, String>, GitError> {
     let mut found = std::collections::HashMap::new();
-    let repo = gix::discover(workdir).map_err(gix_err)?;
+    let repo = open_repo(workdir)?;
     let Ok(head) = repo.head_id() else {
         return Ok(found);
     };
@@ -996,7 +1022,7 @@ pub fn first_commits(
 /// the reverted commit's id. (A revert deletes log entries, which are
 /// append-only: `memoir rollback` is the way back.)
 pub fn head_reverts_a_version(dir: &Path) -> Result<Option<String>, GitError> {
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let Ok(head) = repo.head_commit() else {
         return Ok(None);
     };
@@ -1024,7 +1050,7 @@ pub fn head_reverts_a_version(dir: &Path) -> Result<Option<String>, GitError> {
 /// The default base of `memoir diff`: the merge base of HEAD and its
 /// upstream, else HEAD; `None` on an unborn branch.
 pub fn default_base(dir: &Path) -> Result<Option<String>, GitError> {
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let Ok(head) = repo.head_id() else {
         return Ok(None);
     };
@@ -1045,7 +1071,7 @@ pub fn default_base(dir: &Path) -> Result<Option<String>, GitError> {
 /// Where the repository's hooks live: `core.hooksPath` (relative to the work
 /// tree, as git resolves it), else `<common dir>/hooks`.
 pub fn hooks_dir(dir: &Path) -> Result<PathBuf, GitError> {
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let configured = repo
         .config_snapshot()
         .string("core.hooksPath")
@@ -1065,7 +1091,7 @@ pub fn set_merge_driver(
     driver: &str,
     name_and_command: Option<(&str, &str)>,
 ) -> Result<(), GitError> {
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let path = repo.common_dir().join("config");
     let mut file =
         gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
@@ -1095,7 +1121,7 @@ pub fn staged_paths(
     folder: &str,
 ) -> Result<Vec<String>, GitError> {
     use gix::bstr::ByteSlice;
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let index = gix::index::File::at(index_path, repo.object_hash(), true, Default::default())
         .map_err(gix_err)?;
     // Fast path (a commit that stages no store path, on a large store): the
@@ -1158,7 +1184,7 @@ pub fn partly_staged(
     paths: &[String],
 ) -> Result<Vec<String>, GitError> {
     use gix::bstr::ByteSlice;
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let workdir = repo
         .workdir()
         .ok_or_else(|| gix_err("no work tree"))?
@@ -1183,7 +1209,7 @@ pub fn partly_staged(
 /// index under its lock, or the file git named in GIT_INDEX_FILE, which git
 /// holds (or which is temporary), written in place.
 pub fn stage(dir: &Path, index_path: &Path, paths: &[String]) -> Result<(), GitError> {
-    let repo = gix::discover(dir).map_err(gix_err)?;
+    let repo = open_repo(dir)?;
     let workdir = repo
         .workdir()
         .ok_or_else(|| gix_err("no work tree"))?

@@ -188,6 +188,16 @@ pub fn main() -> ExitCode {
             });
         }
     };
+    // git's own variables name the repository as for git itself (hooks,
+    // `git --git-dir`, scripted setups): GIT_DIR, and GIT_WORK_TREE or the
+    // current directory as the top of the work tree.
+    if let Some(git_dir) = std::env::var_os("GIT_DIR").filter(|d| !d.is_empty()) {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let work_tree = std::env::var_os("GIT_WORK_TREE")
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| cwd.clone(), |w| cwd.join(w));
+        memoir::git::use_repository(cwd.join(git_dir), work_tree);
+    }
     let out = Output::new(
         cli.global.json,
         cli.global.quiet,

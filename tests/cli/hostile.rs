@@ -678,3 +678,34 @@ fn nothing_is_committed_or_logged_without_the_secret_scan() {
     env.ok(&["consolidate"]);
     assert!(!env.git(&["log", "-p"]).contains(&aws));
 }
+
+#[test]
+fn git_dir_and_git_work_tree_are_honoured() {
+    let env = Env::bare();
+    let git_dir = env.dir.path().join("elsewhere.git");
+    env.git(&["init", "-q", "--bare", git_dir.to_str().expect("utf8")]);
+    let run = |args: &[&str]| {
+        env.cmd(args)
+            .env("GIT_DIR", &git_dir)
+            .env("GIT_WORK_TREE", env.root())
+            .output()
+            .expect("run")
+    };
+    assert!(run(&["init"]).status.success());
+    assert!(!exists(&env.path(".git")), "a nested repository was made");
+    assert!(
+        run(&["remember", "project/db", "-d", "Postgres 16", "-s", "s"])
+            .status
+            .success()
+    );
+    let out = run(&["consolidate"]);
+    assert!(out.status.success(), "{out:?}");
+    let log = std::process::Command::new("git")
+        .arg("--git-dir")
+        .arg(&git_dir)
+        .args(["log", "--name-only", "--format=%s"])
+        .output()
+        .expect("git");
+    let log = String::from_utf8_lossy(&log.stdout);
+    assert!(log.contains("memory/project/db.md"), "{log}");
+}
