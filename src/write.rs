@@ -551,6 +551,7 @@ impl Store {
         &self,
         events: &'e [Event],
     ) -> Result<(Vec<crate::store::LogFile>, Vec<Written<'e>>), StoreError> {
+        self.preflight(events)?;
         let appended = self.append(events)?;
         if self.failpoint.as_deref() == Some("after-log-append") {
             // Tests simulate a crash between the log append and the view write.
@@ -609,6 +610,40 @@ impl Store {
             .collect();
         let _ = self.state.journal_append(&journal);
         Ok((appended, views))
+    }
+
+    /// Refuses, before anything is appended, what would make the writes
+    /// after the log append fail: a MEMORY.md that cannot be read (a link,
+    /// not a regular file, not UTF-8) and a view's folder that is a link or
+    /// no folder. (A write that fails after its append is a crash to
+    /// repair; one refused here leaves no trace.)
+    fn preflight(&self, events: &[Event]) -> Result<(), StoreError> {
+        self.read(crate::index::INDEX_PATH, None)?;
+        let mut folders: Vec<String> = events
+            .iter()
+            .filter(|e| e.op.is_version())
+            .filter_map(|e| Some(e.key.as_ref()?.scope.clone()))
+            .collect();
+        folders.sort_unstable();
+        folders.dedup();
+        for scope in folders {
+            let rel = format!("memory/{scope}");
+            match std::fs::symlink_metadata(self.path(&rel)) {
+                Ok(m) if !m.is_dir() => {
+                    return Err(StoreError::Invalid {
+                        path: rel,
+                        line: None,
+                        message: if m.file_type().is_symlink() {
+                            "is a symbolic link; memoir never follows links in a store".into()
+                        } else {
+                            "is not a folder".into()
+                        },
+                    })
+                }
+                _ => {}
+            }
+        }
+        Ok(())
     }
 
     /// Writes events (see [`Store::write_events`]) for a command that holds

@@ -709,3 +709,27 @@ fn git_dir_and_git_work_tree_are_honoured() {
     let log = String::from_utf8_lossy(&log.stdout);
     assert!(log.contains("memory/project/db.md"), "{log}");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_write_that_would_fail_after_its_log_append_is_refused_before_it() {
+    let env = with_memory();
+    let outside = env.dir.path().join("outside.md");
+    std::fs::write(&outside, "# not memoir's\n").expect("write");
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm");
+    std::os::unix::fs::symlink(&outside, env.path("MEMORY.md")).expect("ln");
+    let logs = env.log_text();
+    let files = env.memory_files();
+    let err = env.fails(&["remember", "project/x", "-d", "a new fact", "-s", "s"], 1);
+    assert!(
+        err.contains("MEMORY.md") && err.contains("symbolic link"),
+        "{err}"
+    );
+    env.fails(&["forget", "project/db", "--reason", "r"], 1);
+    assert_eq!(env.log_text(), logs, "logged before failing");
+    assert_eq!(env.memory_files(), files);
+    assert_eq!(
+        std::fs::read_to_string(&outside).expect("read"),
+        "# not memoir's\n"
+    );
+}
