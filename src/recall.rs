@@ -252,10 +252,13 @@ impl Store {
 
     /// A memory file as it is now, for a search.
     fn fresh(&self, path: &str) -> Fresh {
-        let parsed = self
-            .read_memory_file(path)
-            .and_then(|c| c.ok_or_else(|| StoreError::NoSuchMemory(path.to_string())))
-            .and_then(|c| crate::store::validate_file(&c, path));
+        // Removed since the listing (a `forget` beside this query): not
+        // there, rather than a warning.
+        let parsed = match self.read_memory_file(path) {
+            Ok(None) => Err(None),
+            Ok(Some(c)) => crate::store::validate_file(&c, path).map_err(Some),
+            Err(e) => Err(Some(e)),
+        };
         match parsed {
             Ok(m) => {
                 let (terms, len) = search::term_counts(&m);
@@ -270,7 +273,7 @@ impl Store {
             Err(e) => Fresh {
                 path: path.to_string(),
                 summary: None,
-                error: Some(e.to_string()),
+                error: e.map(|e| e.to_string()),
                 terms: Default::default(),
                 len: 0,
             },

@@ -1215,8 +1215,9 @@ impl Store {
         // to 200 MB; 128 keep it to 172 MB, no slower.
         let batches: Vec<&[(String, Stamp)]> = stale.chunks(128).collect();
         let next = std::sync::atomic::AtomicUsize::new(0);
-        let (tx, rx) =
-            std::sync::mpsc::sync_channel::<(usize, Vec<Result<Parsed, String>>)>(threads * 2);
+        let (tx, rx) = std::sync::mpsc::sync_channel::<(usize, Vec<Option<Result<Parsed, String>>>)>(
+            threads * 2,
+        );
         let mut received = 0;
         std::thread::scope(|s| {
             for _ in 0..threads {
@@ -1239,8 +1240,11 @@ impl Store {
                 received += 1;
                 for ((rel, stamp), parsed) in batches[i].iter().zip(parsed) {
                     let entry = match parsed {
-                        Ok(p) => p.into_entry(*stamp, &mut cache.dict),
-                        Err(error) => FileEntry {
+                        // Removed since the listing (a `forget` beside this
+                        // read): not there.
+                        None => continue,
+                        Some(Ok(p)) => p.into_entry(*stamp, &mut cache.dict),
+                        Some(Err(error)) => FileEntry {
                             stamp: *stamp,
                             hash: 0,
                             summary: None,
@@ -1262,14 +1266,17 @@ impl Store {
         Ok(())
     }
 
-    /// Reads, validates and tokenizes a memory file for the index.
-    fn parse_for_index(&self, rel: &str) -> Result<Parsed, String> {
+    /// Reads, validates and tokenizes a memory file for the index (`None`:
+    /// it is gone).
+    fn parse_for_index(&self, rel: &str) -> Option<Result<Parsed, String>> {
         match self.read_memory_file(rel) {
-            Ok(Some(c)) => validate_file(&c, rel)
-                .map(|m| Parsed::of(&c, &m))
-                .map_err(|e| e.to_string()),
-            Ok(None) => Err("vanished while being read".to_string()),
-            Err(e) => Err(e.to_string()),
+            Ok(Some(c)) => Some(
+                validate_file(&c, rel)
+                    .map(|m| Parsed::of(&c, &m))
+                    .map_err(|e| e.to_string()),
+            ),
+            Ok(None) => None,
+            Err(e) => Some(Err(e.to_string())),
         }
     }
 

@@ -733,3 +733,59 @@ fn a_write_that_would_fail_after_its_log_append_is_refused_before_it() {
         "# not memoir's\n"
     );
 }
+
+#[test]
+fn recall_beside_forget_and_remember_prints_no_warning() {
+    let env = Env::new();
+    for i in 0..40 {
+        let (code, _, err) = env.remember(
+            &format!("project/fact-{i}"),
+            &format!("postgres fact {i}"),
+            &[],
+        );
+        assert_eq!(code, 0, "{err}");
+    }
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    let writer = {
+        let root = env.root();
+        let home = env.dir.path().join("home");
+        std::thread::spawn(move || {
+            for round in 0..2 {
+                for i in 0..40 {
+                    let key = format!("project/fact-{i}");
+                    let args: Vec<String> = if round % 2 == 0 {
+                        vec!["forget".into(), key, "--reason".into(), "churn".into()]
+                    } else {
+                        vec![
+                            "remember".into(),
+                            key,
+                            "-d".into(),
+                            format!("postgres fact {i}"),
+                            "-s".into(),
+                            "s".into(),
+                        ]
+                    };
+                    let _ = std::process::Command::new(&exe)
+                        .args(&args)
+                        .current_dir(&root)
+                        .env("HOME", &home)
+                        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+                        .env("MEMOIR_ACTOR", "Ada <ada@example.com>")
+                        .output();
+                }
+            }
+        })
+    };
+    let mut warnings = Vec::new();
+    while !writer.is_finished() {
+        for args in [&["recall", "postgres fact"][..], &["context", "postgres"]] {
+            let (code, _, err) = env.run(args);
+            assert_eq!(code, 0, "{err}");
+            if !err.trim().is_empty() {
+                warnings.push(err);
+            }
+        }
+    }
+    writer.join().expect("writer");
+    assert!(warnings.is_empty(), "{warnings:?}");
+}
