@@ -51,9 +51,7 @@ hostile_memory = [
     "---\nname: x\ndescription: y\ntype: user\n---",
     "---\nname: x\ndescription: y\ntype: user\n---\n\n\n\r\nbody",
     fm("name: x\ndescription: y\ntype: user\nnested: " + "[" * 5000 + "]" * 5000 + "\n"),
-    # Deeper unclosed nesting hangs the YAML scanner (quadratic): kept out of
-    # the corpus while regressions-pending/memory/flow-nesting-hang waits.
-    fm("name: x\ndescription: y\ntype: user\nnested: " + "[" * 2000 + "\n"),
+    fm("name: x\ndescription: y\ntype: user\nnested: " + "[" * 200000 + "\n"),
     fm("name: x\ndescription: y\ntype: user\nnested: " + "{a: " * 3000 + "1" + "}" * 3000 + "\n"),
     fm("name: x\ndescription: y\ntype: user\nnested:\n" + "".join(" " * i + "- \n" for i in range(0, 400, 1))),
     # YAML aliases: a billion laughs
