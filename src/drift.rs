@@ -789,6 +789,11 @@ impl Store {
             }
         }
         writes.sort();
+        let patch = if dry_run {
+            None
+        } else {
+            self.unsave_index(writes.len())
+        };
         // The views' texts are read back from the logs and written as they
         // are found, never all held at once (a rebuild after every view was
         // deleted writes tens of thousands).
@@ -893,7 +898,59 @@ impl Store {
             .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
             .filter(|(rel, _)| !left_alone.contains(rel.as_str()));
         self.journal_reset(views);
+        if let Some(cache) = patch {
+            let mut changed = report.written.clone();
+            changed.extend(report.removed.iter().cloned());
+            if self.patch_index(cache, &changed).is_err() {
+                let _ = self.state.remove_cache();
+            }
+        }
         Ok(report)
+    }
+
+    /// Before a rebuild writes `n` views: the persistent index, taken off
+    /// the disk. A write trusts the index's records of memory files rather
+    /// than stat every file, and a rebuild writes outside the logs' tail,
+    /// so a stale record would leave memories out of the MEMORY.md the
+    /// next write makes (after a crash repaired by `rebuild`, a
+    /// consolidation committed such a MEMORY.md). Off the disk while the
+    /// views are written, a kill leaves no index to trust; past a few
+    /// thousand views it stays off, for the next reader to build again.
+    fn unsave_index(&self, n: usize) -> Option<crate::state::Cache> {
+        const MAX_PATCHED: usize = 4096;
+        if n == 0 {
+            return None;
+        }
+        let cache = (n <= MAX_PATCHED && self.state.load_view(crate::flat::Load::Query).is_some())
+            .then(|| self.state.load_cache());
+        let _ = self.state.remove_cache();
+        cache
+    }
+
+    /// Re-reads `paths` into the index taken off by [`Store::unsave_index`]
+    /// and saves it again.
+    fn patch_index(
+        &self,
+        mut cache: crate::state::Cache,
+        paths: &[String],
+    ) -> Result<(), StoreError> {
+        for rel in paths {
+            match self.read_memory_file(rel)? {
+                Some(content) => {
+                    let stamp = std::fs::symlink_metadata(self.path(rel))
+                        .map(|m| crate::state::Stamp::of(&m))
+                        .map_err(StoreError::io(self.path(rel)))?;
+                    let entry = crate::store::entry_for(&content, stamp, rel, &mut cache.dict);
+                    cache.files.insert(rel.clone(), entry);
+                }
+                None => {
+                    cache.files.remove(rel);
+                }
+            }
+        }
+        self.state
+            .save_cache(&cache)
+            .map_err(StoreError::io(self.path("memory")))
     }
 
     /// Writes each view it is sent (path, key, text; unless `dry_run`);

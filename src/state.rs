@@ -444,6 +444,14 @@ impl StateDir {
         load().unwrap_or_default()
     }
 
+    /// Removes the persistent index: the next reader builds it again.
+    pub fn remove_cache(&self) -> io::Result<()> {
+        match fs::remove_file(self.cache_path()) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
     /// Saves the persistent index (atomically; a failure only costs speed).
     pub fn save_cache(&self, cache: &Cache) -> io::Result<()> {
         let path = self.cache_path();

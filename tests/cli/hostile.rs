@@ -789,3 +789,50 @@ fn recall_beside_forget_and_remember_prints_no_warning() {
     writer.join().expect("writer");
     assert!(warnings.is_empty(), "{warnings:?}");
 }
+
+#[test]
+fn after_an_interrupted_consolidation_and_a_rebuild_memory_md_is_never_built_from_a_stale_index() {
+    let env = with_notes(0);
+    env.write("memory/config.yaml", "index_budget: 12\n");
+    let mut log = String::new();
+    for i in 0..40 {
+        let body = format!(
+            "---\nname: fact-{i}\ndescription: fact {i} about zone {}\ntype: project\nsource: s\n---\n",
+            i * 7
+        );
+        log.push_str(
+            &bobs_event(
+                memoir::event::Op::Propose,
+                &format!("project/fact-{i}"),
+                vec![],
+                body,
+            )
+            .render(),
+        );
+    }
+    env.write("memory/log/2026-11-29/bob-00000001.md", log);
+    // Stopped after its first view, as a kill -9 would.
+    let out = env
+        .cmd(&["consolidate"])
+        .env("MEMOIR_FAILPOINT", "mid-view-update")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    // A reader saves the index between the crash and the repair.
+    env.ok(&["status"]);
+    env.ok(&["rebuild"]);
+    let (code, _, err) = env.remember("project/new", "a direct write", &[]);
+    assert_eq!(code, 0, "{err}");
+    let written = env.read("MEMORY.md");
+    env.ok(&["reindex"]);
+    assert_eq!(
+        written,
+        env.read("MEMORY.md"),
+        "MEMORY.md from a stale index"
+    );
+    env.ok(&["consolidate"]);
+    let committed = env.git(&["show", "HEAD:MEMORY.md"]);
+    env.ok(&["reindex"]);
+    assert_eq!(committed, env.read("MEMORY.md"));
+    env.ok(&["check"]);
+}
