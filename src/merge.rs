@@ -153,15 +153,40 @@ pub fn index(base: &str, ours: &str, theirs: &str) -> (String, bool) {
             block.push('\n');
         }
     }
-    let before = TextMerge::from_lines(bp.as_str(), op.as_str(), tp.as_str());
-    let after = TextMerge::from_lines(ba.as_str(), oa.as_str(), ta.as_str());
-    let conflicted = before.is_conflicted() || after.is_conflicted();
-    let (before, after) = (before.to_string(), after.to_string());
+    let (before, conflicted_before) = merge_text(&bp, &op, &tp);
+    let (after, conflicted_after) = merge_text(&ba, &oa, &ta);
+    let conflicted = conflicted_before || conflicted_after;
     if !before.contains(START) {
         // No block on any side: a plain three-way merge.
         return (before, conflicted);
     }
     (format!("{before}{block}{after}"), conflicted)
+}
+
+/// The most lines a side of the team's text may have for a line-by-line
+/// three-way merge: its time grows with the square of the edits (32,000
+/// lines with every other one changed hung a merge), and a merge driver
+/// must answer.
+const MAX_MERGE_LINES: usize = 4000;
+
+/// A three-way merge of text (whether it conflicts): a side that did not
+/// change it gives the other's at once; past [`MAX_MERGE_LINES`], ours,
+/// as a conflict for a person to settle.
+fn merge_text(base: &str, ours: &str, theirs: &str) -> (String, bool) {
+    if ours == theirs || theirs == base {
+        return (ours.to_string(), false);
+    }
+    if ours == base {
+        return (theirs.to_string(), false);
+    }
+    if [base, ours, theirs]
+        .iter()
+        .any(|t| t.lines().count() > MAX_MERGE_LINES)
+    {
+        return (ours.to_string(), true);
+    }
+    let merged = TextMerge::from_lines(base, ours, theirs);
+    (merged.to_string(), merged.is_conflicted())
 }
 
 /// Does a file hold git's conflict markers (a text merge without drivers)?
