@@ -981,17 +981,28 @@ impl Store {
                 Err(e) => return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES)),
             };
             let old = committed.get(path).map_or(&[][..], Vec::as_slice);
+            let mut from = old.len();
             if !now.starts_with(old) {
-                let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
-                return Err(StoreError::Invalid {
-                    path: rel.to_string(),
-                    line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
-                    message: "rewritten since the last commit, and logs only grow: \
-                              `git checkout -- <path>` restores it"
-                        .into(),
-                });
+                // The one rewrite allowed: exactly what a `redact` event lists.
+                let listing = self.redaction_listing()?;
+                let redacted = crate::redact::accepts(
+                    &String::from_utf8_lossy(old),
+                    &String::from_utf8_lossy(&now),
+                    &listing,
+                );
+                let Some(at) = redacted else {
+                    let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+                    return Err(StoreError::Invalid {
+                        path: rel.to_string(),
+                        line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
+                        message: "rewritten since the last commit, and logs only grow: \
+                                  `git checkout -- <path>` restores it"
+                            .into(),
+                    });
+                };
+                from = at;
             }
-            let added = String::from_utf8_lossy(&now[old.len()..]);
+            let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
             if let Err(StoreError::Refused {
                 rule,
                 line,
@@ -999,7 +1010,10 @@ impl Store {
                 ..
             }) = crate::write::check_secrets(&added, rel)
             {
-                let before = old.iter().filter(|&&b| b == b'\n').count();
+                let before = now[..from.min(now.len())]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count();
                 return Err(StoreError::Refused {
                     rule,
                     path: rel.to_string(),

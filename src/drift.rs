@@ -372,6 +372,7 @@ impl Store {
             });
         };
         let mut seen = BTreeSet::new();
+        let mut listing: Option<HashMap<String, String>> = None;
         for (path, old) in &at_base {
             let Some(rel) = path
                 .strip_prefix(&prefix)
@@ -392,19 +393,37 @@ impl Store {
                     continue;
                 }
             };
+            let mut from = old.len();
             if !now.starts_with(old) {
-                let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
-                let line = old[..same].iter().filter(|&&b| b == b'\n').count() + 1;
-                problem(
-                    rel,
-                    Some(line),
-                    "append-only",
-                    format!("rewritten since {short} (logs only grow); a git revert or an edit? use `memoir rollback`"),
+                // The one rewrite allowed: exactly what a `redact` event lists.
+                if listing.is_none() {
+                    listing = Some(self.redaction_listing()?);
+                }
+                let redacted = crate::redact::accepts(
+                    &String::from_utf8_lossy(old),
+                    &String::from_utf8_lossy(&now),
+                    listing.as_ref().unwrap_or(&HashMap::new()),
                 );
-                continue;
+                match redacted {
+                    Some(at) => from = at,
+                    None => {
+                        let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+                        let line = old[..same].iter().filter(|&&b| b == b'\n').count() + 1;
+                        problem(
+                            rel,
+                            Some(line),
+                            "append-only",
+                            format!("rewritten since {short} (logs only grow); a git revert or an edit? use `memoir rollback`"),
+                        );
+                        continue;
+                    }
+                }
             }
-            let added = String::from_utf8_lossy(&now[old.len()..]);
-            let offset = old.iter().filter(|&&b| b == b'\n').count();
+            let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
+            let offset = now[..from.min(now.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
             for f in crate::policy::find_secrets(&added) {
                 problem(
                     rel,

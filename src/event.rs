@@ -37,6 +37,9 @@ pub enum Op {
     Resolve,
     /// Marks a consolidation and lists what it consumed.
     Consolidate,
+    /// Records a redaction: which entries `memoir redact` rewrote, the one
+    /// audited exception to append-only logs (its body lists them).
+    Redact,
 }
 
 impl Op {
@@ -49,6 +52,7 @@ impl Op {
             Op::Forget => "forget",
             Op::Resolve => "resolve",
             Op::Consolidate => "consolidate",
+            Op::Redact => "redact",
         }
     }
 
@@ -202,6 +206,8 @@ pub struct LogError {
 pub struct ParsedLog {
     /// The entries, in file order.
     pub events: Vec<Event>,
+    /// Where each entry of `events` lies in the text (byte ranges).
+    pub spans: Vec<std::ops::Range<usize>>,
     /// Lines of torn entries that were skipped (1-based), repaired or not.
     pub torn: Vec<usize>,
     /// The file ends inside a torn entry that no writer has repaired yet.
@@ -381,6 +387,7 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
         let (line, message) = match parse_entry(&mut c) {
             Ok(e) => {
                 out.events.push(e);
+                out.spans.push(entry_pos..c.pos);
                 continue;
             }
             Err(EntryError::Unsupported(line, message)) => return Err(LogError { line, message }),

@@ -25,6 +25,7 @@ pub mod merge;
 pub mod policy;
 pub mod query;
 pub mod recall;
+pub mod redact;
 pub mod replay;
 pub mod resolve;
 pub mod rollback;

@@ -311,10 +311,11 @@ fn content_print(e: &Event) -> Option<u64> {
     version_content(e).map(|c| crate::state::fingerprint(c.as_bytes()))
 }
 
-/// The content a version event gives its memory: `None` for a tombstone.
+/// The content a version event gives its memory: `None` for a tombstone
+/// (a redacted version with its whole body removed is one too).
 pub fn version_content(e: &Event) -> Option<&str> {
     match e.op {
-        _ if e.redacted.is_some() => None,
+        _ if e.redacted.is_some() && e.body.is_empty() => None,
         Op::Remember => Some(&e.body),
         Op::Resolve if !e.body.is_empty() => Some(&e.body),
         _ => None,

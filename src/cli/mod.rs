@@ -21,6 +21,7 @@ mod output;
 mod rebuild;
 mod recall;
 mod record;
+mod redact;
 mod reindex;
 mod remember;
 mod resolve;
@@ -79,6 +80,7 @@ enum Command {
     Recall(recall::Args),
     Context(context::Args),
     Record(record::Args),
+    Redact(redact::Args),
     Check(check::Args),
     Status(status::Args),
     Consolidate(consolidate::Args),
@@ -221,6 +223,7 @@ pub fn main() -> ExitCode {
         Command::Recall(a) => recall::run(a, &mut app),
         Command::Context(a) => context::run(a, &mut app),
         Command::Record(a) => record::run(a, &mut app),
+        Command::Redact(a) => redact::run(a, &mut app),
         Command::Check(a) => check::run(a, &mut app),
         Command::Status(a) => status::run(a, &mut app),
         Command::Consolidate(a) => consolidate::run(a, &mut app),

@@ -836,3 +836,82 @@ fn after_an_interrupted_consolidation_and_a_rebuild_memory_md_is_never_built_fro
     assert_eq!(committed, env.read("MEMORY.md"));
     env.ok(&["check"]);
 }
+
+#[test]
+fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that() {
+    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let env = with_memory();
+    // A teammate's tool wrote around the policy: a note and a memory.
+    let mut note = bobs_event(
+        memoir::event::Op::Note,
+        "project/x",
+        vec![],
+        format!("deploy with {aws} today"),
+    );
+    note.key = None;
+    let memory = bobs_event(
+        memoir::event::Op::Remember,
+        "project/deploy",
+        vec![],
+        format!("---\nname: deploy\ndescription: how we deploy\ntype: project\nsource: bob\n---\n\nThe key is {aws}.\n"),
+    );
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    env.write(log, format!("{}{}", note.render(), memory.render()));
+    env.ok(&["rebuild"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "bob's work"]);
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    env.fails(&["check"], 1);
+    // What it would do, then doing it.
+    let dry = env.ok(&["redact", "--dry-run"]);
+    assert!(dry.contains(&note.id) && dry.contains(&memory.id), "{dry}");
+    assert!(env.read(log).contains(&aws));
+    let out = env.ok(&["--json", "redact"]);
+    let report: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(
+        report["entries"].as_array().map(Vec::len),
+        Some(2),
+        "{report}"
+    );
+    for (path, bytes) in env.snapshot() {
+        assert!(
+            !String::from_utf8_lossy(&bytes).contains(&aws),
+            "{path} still holds it"
+        );
+    }
+    let view = env.read("memory/project/deploy.md");
+    assert!(
+        view.contains("[redacted:aws-access-key-id]") && view.contains("how we deploy"),
+        "{view}"
+    );
+    env.ok(&["check"]);
+    // The rewrite is accepted against the base that had the secret, and
+    // consolidate commits it.
+    env.ok(&["check", "--base", &base]);
+    env.ok(&["consolidate"]);
+    env.assert_store_committed("after the redaction");
+    env.ok(&["check", "--base", &base]);
+    // Any other rewrite of a log is not.
+    let text = env.read(log);
+    env.write(log, text.replacen("today", "tomorrow", 1));
+    let err = env.fails(&["check", "--base", &base], 1);
+    assert!(err.contains("append-only"), "{err}");
+    env.write(log, &text);
+    // A secret the rules do not know: its entry named by id, whole.
+    env.ok(&["note", "the door code is 4711"]);
+    let own = env.first_log();
+    let id = env
+        .read(&own)
+        .lines()
+        .rev()
+        .find_map(|l| {
+            l.strip_prefix("<!-- memoir:end ")
+                .and_then(|l| l.strip_suffix(" -->"))
+                .map(str::to_string)
+        })
+        .expect("id");
+    env.ok(&["redact", &id, "--reason", "a door code"]);
+    assert!(!env.read(&own).contains("4711"));
+    env.ok(&["check"]);
+    env.fails(&["redact", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], 1);
+}

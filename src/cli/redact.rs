@@ -1,0 +1,71 @@
+//! `memoir redact`
+
+use super::{error::CliError, App};
+use memoir::redact::RedactOptions;
+use serde_json::json;
+
+/// Remove a secret that slipped into the store: the one audited rewrite.
+///
+/// Every log entry, memory file and MEMORY.md in which the secret rules find
+/// a secret (or, with ids, the entries named, whole) is rewritten with each
+/// secret replaced by `[redacted:<rule>]`; a `redact` event lists each entry
+/// rewritten with the git blob id of its old text, so that `check --base`
+/// and `consolidate` accept exactly that rewrite. The views are rebuilt.
+/// Rotate the secret: it stays in git history until purged (docs/cli.md).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Log entries to redact whole, by event id (a secret the rules miss).
+    ids: Vec<String>,
+    /// Why, recorded in each redacted entry.
+    #[arg(long, short = 'r')]
+    reason: Option<String>,
+    /// Change nothing; list what would be redacted.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let ctx = app.ctx(&store)?;
+    if let Some(reason) = &args.reason {
+        if !memoir::policy::find_secrets(reason).is_empty() {
+            return Err(CliError::Usage("--reason holds a secret".into()));
+        }
+    }
+    let r = store.redact(
+        &ctx,
+        &RedactOptions {
+            ids: args.ids,
+            reason: args.reason,
+            dry_run: args.dry_run,
+        },
+    )?;
+    app.out.json(&json!({
+        "dry_run": args.dry_run,
+        "entries": r.entries.iter().map(|e| json!({"path": e.path, "id": e.id, "rules": e.rules, "removed": e.removed})).collect::<Vec<_>>(),
+        "files": r.files,
+        "event": r.event,
+        "rebuilt": r.rebuilt,
+    }))?;
+    let verb = if args.dry_run {
+        "would redact"
+    } else {
+        "redacted"
+    };
+    for e in &r.entries {
+        let rules = if e.rules.is_empty() {
+            "whole entry".to_string()
+        } else {
+            e.rules.join(", ")
+        };
+        app.out
+            .line(format!("{verb} {}: entry {} ({rules})", e.path, e.id))?;
+    }
+    for f in &r.files {
+        app.out.line(format!("{verb} {f}"))?;
+    }
+    if r.entries.is_empty() && r.files.is_empty() {
+        app.out.line("nothing to redact")?;
+    }
+    Ok(0)
+}
