@@ -17,13 +17,18 @@ const PREFIX: usize = 64;
 pub(super) struct Derived {
     /// The pieces, each followed by a newline.
     pub buf: String,
-    /// Start of each piece in `buf`, with its span in the original.
-    pub pieces: Vec<(usize, Range<usize>)>,
+    /// Start of each piece in `buf`, with its span in the original (None:
+    /// see `segments`).
+    pub pieces: Vec<(usize, Option<Range<usize>>)>,
+    /// For a rewritten line, the decoded parts in `buf` with their spans in
+    /// the original: a find elsewhere in the line was in plain sight, and
+    /// the direct scan has it.
+    pub segments: Vec<(Range<usize>, Range<usize>)>,
 }
 
 impl Derived {
     fn push(&mut self, parts: &[&str], orig: Range<usize>) {
-        self.pieces.push((self.buf.len(), orig));
+        self.pieces.push((self.buf.len(), Some(orig)));
         for p in parts {
             // A piece is one line: a decoded newline would let a rule see
             // past its piece, and the rules stop at line ends anyway.
@@ -36,17 +41,24 @@ impl Derived {
     }
 
     fn push_raw(&mut self, parts: &[&str], orig: Range<usize>) {
-        self.pieces.push((self.buf.len(), orig));
+        self.pieces.push((self.buf.len(), Some(orig)));
         for p in parts {
             self.buf.push_str(p);
         }
         self.buf.push('\n');
     }
 
-    /// The original span of the piece holding `offset` of `buf`.
+    /// The original span of what `offset` of `buf` was decoded from.
     pub fn origin(&self, offset: usize) -> Option<Range<usize>> {
         let i = self.pieces.partition_point(|(start, _)| *start <= offset);
-        i.checked_sub(1).map(|i| self.pieces[i].1.clone())
+        match &self.pieces[i.checked_sub(1)?].1 {
+            Some(orig) => Some(orig.clone()),
+            None => {
+                let k = self.segments.partition_point(|(b, _)| b.start <= offset);
+                let (b, orig) = &self.segments[k.checked_sub(1)?];
+                (offset < b.end).then(|| orig.clone())
+            }
+        }
     }
 }
 
@@ -186,17 +198,14 @@ fn utf8_len(first: u8) -> usize {
     }
 }
 
-/// A line whose quoted scalars hide their value (`"\x68…"`, `'it''s'`),
-/// rewritten with the values in plain.
+/// Quoted scalars that hide their value (`"\x68…"`, `'it''s'`), in plain,
+/// each after the text before it on its line.
 fn quoted(text: &str, line: Range<usize>, out: &mut Derived) {
     let l = &text[line.clone()];
     if !(l.contains('\\') && l.contains('"')) && !l.contains("''") {
         return;
     }
     let b = l.as_bytes();
-    let mut rewritten = String::with_capacity(l.len());
-    let mut span: Option<Range<usize>> = None;
-    let mut last = 0;
     let mut i = 0;
     while i < b.len() {
         let q = b[i];
@@ -233,20 +242,25 @@ fn quoted(text: &str, line: Range<usize>, out: &mut Derived) {
             } else {
                 String::from_utf8_lossy(body).replace('\'', "")
             };
-            rewritten.push_str(&l[last..i + 1]);
-            rewritten.push_str(&value);
-            last = j;
-            let s = line.start + i..line.start + j + 1;
-            span = Some(match span {
-                Some(prev) => prev.start..s.end,
-                None => s,
-            });
+            // The value with what names it (`password: `) before it; a
+            // find in that context alone was in plain sight, and the
+            // direct scan has it: only the value's span maps back.
+            let from = floor_boundary(l, i.saturating_sub(PREFIX));
+            let base = out.buf.len();
+            out.pieces.push((base, None));
+            out.buf.push_str(&l[from..i + 1]);
+            let at = out.buf.len();
+            out.buf.extend(
+                value
+                    .chars()
+                    .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+            );
+            let end = out.buf.len();
+            out.buf.push_str("\"\n");
+            out.segments
+                .push((at..end, line.start + i..line.start + j + 1));
         }
         i = j + 1;
-    }
-    if let Some(span) = span {
-        rewritten.push_str(&l[last..]);
-        out.push(&[&rewritten], span);
     }
 }
 

@@ -6,19 +6,24 @@ use super::rules::Gate;
 
 /// Shannon entropy in bits per byte.
 pub fn entropy(s: &str) -> f64 {
-    let mut counts = [0usize; 256];
+    let mut counts = [0u32; 256];
     for b in s.bytes() {
         counts[b as usize] += 1;
     }
+    // H = log2(n) - (1/n) * sum(c * log2(c)): one log per distinct byte.
     let n = s.len() as f64;
-    counts
+    if n == 0.0 {
+        return 0.0;
+    }
+    let sum: f64 = counts
         .iter()
-        .filter(|&&c| c > 0)
+        .filter(|&&c| c > 1)
         .map(|&c| {
-            let p = c as f64 / n;
-            -p * p.log2()
+            let c = c as f64;
+            c * c.log2()
         })
-        .sum()
+        .sum();
+    n.log2() - sum / n
 }
 
 /// Does the value pass its rule's gate? `name` is the rule's `n` group.
@@ -31,6 +36,11 @@ pub(super) fn passes(gate: Gate, name: Option<&str>, value: &str) -> bool {
         Gate::Basic => basic(value),
         Gate::Bearer => !is_placeholder(value) && !is_code_ref(value) && tokenish(value),
         Gate::Named => {
+            // Most values fail on their shape alone: ask that before the
+            // name (which costs a lowercase copy and list lookups).
+            if !could_be_named_secret(value) {
+                return false;
+            }
             let class = match name {
                 Some(n) => class_of(n),
                 None => Some(Class::Password),
@@ -38,6 +48,15 @@ pub(super) fn passes(gate: Gate, name: Option<&str>, value: &str) -> bool {
             class.is_some_and(|c| named(c, value))
         }
     }
+}
+
+/// What every class of named secret needs: six characters, and more than
+/// a short word or a number.
+fn could_be_named_secret(v: &str) -> bool {
+    let b = v.as_bytes();
+    b.len() >= 6
+        && !b.iter().all(u8::is_ascii_digit)
+        && (b.len() >= 10 || !b.iter().all(u8::is_ascii_alphabetic))
 }
 
 /// Vendors document fake keys that end in EXAMPLE (AWS's
@@ -493,14 +512,7 @@ pub(super) fn class_of(name: &str) -> Option<Class> {
 /// A named value: is it the secret the name announces?
 pub(super) fn named(class: Class, value: &str) -> bool {
     let v = value.trim_end_matches(['.', ',', ':', ')', ']', '}', '>', '!', '?']);
-    if v.len() < 4
-        || is_placeholder(v)
-        || is_code_ref(v)
-        || is_path(v)
-        || is_version(v)
-        || is_tech_word(v)
-        || v.contains("://")
-    {
+    if v.len() < 4 {
         return false;
     }
     let s = shape(v);
@@ -509,7 +521,9 @@ pub(super) fn named(class: Class, value: &str) -> bool {
         // Numbers: ports, counts, sizes, years.
         return false;
     }
-    match class {
+    // The shape first (cheap, and most values fail it), then what makes a
+    // secret-shaped value something else.
+    let shaped = match class {
         Class::Password => {
             if letters > 0 && (s.digit > 0 || s.symbol > 0) {
                 v.len() >= 6
@@ -531,11 +545,29 @@ pub(super) fn named(class: Class, value: &str) -> bool {
         Class::Token => tokenish(v),
         Class::Neutral => {
             v.len() >= 20
-                && tokenish(v)
-                && entropy(v) >= 3.7
                 && !v.bytes().all(|c| c.is_ascii_hexdigit())
+                && entropy(v) >= 3.7
+                && tokenish(v)
         }
-    }
+    };
+    shaped
+        && !is_words(v)
+        && !is_placeholder(v)
+        && !is_code_ref(v)
+        && !is_path(v)
+        && !is_version(v)
+        && !is_tech_word(v)
+        && !v.contains("://")
+}
+
+/// A few lowercase words joined (`not-a-secret`, `read_only`): prose or a
+/// name. Four words or more may be a passphrase.
+fn is_words(v: &str) -> bool {
+    let words = v.split(['-', '_']).collect::<Vec<_>>();
+    words.len() < 4
+        && words
+            .iter()
+            .all(|w| !w.is_empty() && w.bytes().all(|c| c.is_ascii_lowercase()))
 }
 
 /// A password in a URL, refused however weak: anything but a placeholder

@@ -20,6 +20,7 @@ pub use gate::entropy;
 use regex::Regex;
 use rules::{Def, RULES};
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::ops::Range;
 use std::sync::OnceLock;
 
@@ -36,8 +37,6 @@ const DECODE_DEPTH: u8 = 2;
 /// How far before a keyword a match may start (names before separators,
 /// the 76 characters before an Azure DevOps token's `AZDO`).
 const BACK: usize = 256;
-/// How far after a keyword a match may end (long JWTs, Fly macaroons).
-const FORWARD: usize = 8192;
 
 /// A secret found in text: which rule matched, on which line (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,59 +55,123 @@ struct Hit {
     span: Range<usize>,
 }
 
+/// One keyword search: an alternation of literals (an Aho-Corasick or
+/// Teddy search inside regex), and what each literal wakes.
+struct Keywords {
+    search: Regex,
+    words: Vec<&'static str>,
+    index: HashMap<&'static str, usize, BuildHasherDefault<Fnv>>,
+    /// For each word, the rules to run near it: its own, and those of the
+    /// words it contains (a leftmost search reports one word per position).
+    rules: Vec<Vec<usize>>,
+    /// For each word, the words that may start inside it (`-api` and
+    /// `api-` in `x-api-key`), with the offset: the search moves on from a
+    /// match's end and would not see them.
+    overlaps: Vec<Vec<(usize, usize)>>,
+}
+
+impl Keywords {
+    fn new(words: Vec<&'static str>, key: impl Fn(&str) -> String) -> Option<Keywords> {
+        let mut words = words;
+        words.sort_unstable();
+        words.dedup();
+        // Longest first: the alternation prefers earlier branches.
+        words.sort_by_key(|w| std::cmp::Reverse(w.len()));
+        let alternation: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
+        let search = Regex::new(&alternation.join("|")).ok()?;
+        let index = words.iter().enumerate().map(|(i, &w)| (w, i)).collect();
+        let rules = words
+            .iter()
+            .map(|w| {
+                (0..RULES.len())
+                    .filter(|&i| RULES[i].kw.iter().any(|k| key(w).contains(&key(k))))
+                    .collect()
+            })
+            .collect();
+        let overlaps = words
+            .iter()
+            .map(|a| {
+                let mut o = Vec::new();
+                for (bi, b) in words.iter().enumerate() {
+                    for i in 1..a.len() {
+                        if a.is_char_boundary(i) && b.len() > a.len() - i && b.starts_with(&a[i..])
+                        {
+                            o.push((i, bi));
+                        }
+                    }
+                }
+                o
+            })
+            .collect();
+        Some(Keywords {
+            search,
+            words,
+            index,
+            rules,
+            overlaps,
+        })
+    }
+}
+
+/// FNV-1a: the keyword table is hashed once per keyword found, and SipHash
+/// costs more than the rest of that step.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h = (h ^ b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
 /// The compiled rules, each compiled on first use.
 struct Engine {
-    /// All keywords, one alternation (an Aho-Corasick search inside regex).
-    keywords: Regex,
-    /// For a keyword found, the rules to run near it: its own, and those of
-    /// keywords it contains or overlaps into (a leftmost search reports one
-    /// keyword per position and none that start inside it).
-    by_keyword: HashMap<&'static str, Vec<usize>>,
+    /// Keywords with an uppercase letter, matched exactly in the text.
+    exact: Keywords,
+    /// The others, matched in the ASCII-lowercased text.
+    folded: Keywords,
     /// Rules with no keyword, run over the whole text.
     always: Vec<usize>,
     compiled: Vec<OnceLock<Option<Regex>>>,
+}
+
+fn is_exact(k: &str) -> bool {
+    k.bytes().any(|b| b.is_ascii_uppercase())
 }
 
 fn engine() -> Option<&'static Engine> {
     static ENGINE: OnceLock<Option<Engine>> = OnceLock::new();
     ENGINE
         .get_or_init(|| {
-            let mut words: Vec<&'static str> =
-                RULES.iter().flat_map(|r| r.kw.iter().copied()).collect();
-            words.sort_unstable();
-            words.dedup();
-            // Longest first: the alternation prefers earlier branches.
-            words.sort_by_key(|w| std::cmp::Reverse(w.len()));
-            let alternation: Vec<String> = words.iter().map(|w| regex::escape(w)).collect();
-            let keywords = Regex::new(&alternation.join("|")).ok()?;
-            let mut by_keyword: HashMap<&'static str, Vec<usize>> = HashMap::new();
-            for &w in &words {
-                let mut rules: Vec<usize> = Vec::new();
-                for (i, r) in RULES.iter().enumerate() {
-                    if r.kw.iter().any(|k| related(w, k)) {
-                        rules.push(i);
-                    }
-                }
-                by_keyword.insert(w, rules);
-            }
+            let all = RULES.iter().flat_map(|r| r.kw.iter().copied());
+            let exact = Keywords::new(all.clone().filter(|k| is_exact(k)).collect(), |k| {
+                k.to_string()
+            })?;
+            let folded = Keywords::new(all.filter(|k| !is_exact(k)).collect(), |k| {
+                k.to_ascii_lowercase()
+            })?;
             let always = (0..RULES.len())
                 .filter(|&i| RULES[i].kw.is_empty())
                 .collect();
             Some(Engine {
-                keywords,
-                by_keyword,
+                exact,
+                folded,
                 always,
                 compiled: RULES.iter().map(|_| OnceLock::new()).collect(),
             })
         })
         .as_ref()
-}
-
-/// Whether finding `found` must also wake the rules of keyword `k`: `k` is
-/// inside `found`, or starts in `found`'s tail.
-fn related(found: &str, k: &str) -> bool {
-    found.contains(k)
-        || (1..found.len()).any(|i| found.is_char_boundary(i) && k.starts_with(&found[i..]))
 }
 
 impl Engine {
@@ -144,43 +207,95 @@ fn floor_boundary(s: &str, mut i: usize) -> usize {
     i
 }
 
+/// The line around a position, found by scanning forward only: keywords
+/// come in order, so each line is looked up once (a per-hit search of a
+/// long line would be quadratic).
+struct Lines<'a> {
+    text: &'a str,
+    current: Range<usize>,
+}
+
+impl Lines<'_> {
+    fn around(&mut self, at: usize) -> Range<usize> {
+        if at < self.current.start || at > self.current.end || self.current.is_empty() {
+            let from = if at >= self.current.end {
+                self.current.end
+            } else {
+                0
+            };
+            let start = self.text[from..at]
+                .rfind('\n')
+                .map_or(from, |i| from + i + 1);
+            let end = self.text[at..]
+                .find('\n')
+                .map_or(self.text.len(), |i| at + i);
+            self.current = start..end;
+        }
+        self.current.clone()
+    }
+}
+
 /// The text a rule must see for a keyword at `at..end`: from `BACK` before
 /// to `FORWARD` after, within the line unless the rule spans lines.
-fn window(text: &str, def: &Def, at: usize, end: usize) -> Range<usize> {
-    let mut lo = floor_boundary(text, at.saturating_sub(BACK));
-    let mut hi = ceil_boundary(text, end.saturating_add(FORWARD));
+fn window(text: &str, line: &Range<usize>, def: &Def, at: usize, end: usize) -> Range<usize> {
+    let mut lo = at.saturating_sub(BACK);
+    let mut hi = end.saturating_add(def.forward).min(text.len());
     if !def.multiline {
-        if let Some(nl) = text[lo..at].rfind('\n') {
-            lo += nl + 1;
-        }
-        if let Some(nl) = text[end..hi].find('\n') {
-            hi = end + nl;
-        }
+        lo = lo.max(line.start);
+        hi = hi.min(line.end.max(end));
     }
-    lo..hi
+    floor_boundary(text, lo)..ceil_boundary(text, hi)
 }
 
 /// The rules' matches in `text` itself (nothing decoded).
-fn scan_direct(e: &Engine, text: &str, out: &mut Vec<Hit>) {
+fn scan_direct(e: &Engine, text: &str, first_per_line: bool, out: &mut Vec<Hit>) {
     let lower = text.to_ascii_lowercase();
-    // Windows per rule, merged as they come (keywords are found in order).
     let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); RULES.len()];
-    let mut pos = 0;
-    while let Some(m) = e.keywords.find_at(&lower, pos) {
-        if let Some(rules) = e.by_keyword.get(m.as_str()) {
-            for &r in rules {
-                let w = window(text, &RULES[r], m.start(), m.end());
+    for (keywords, hay) in [(&e.exact, text), (&e.folded, lower.as_str())] {
+        let mut lines = Lines {
+            text,
+            current: 0..0,
+        };
+        let mut wake = |word: usize, at: usize, end: usize| {
+            let line = lines.around(at);
+            for &r in &keywords.rules[word] {
+                let w = window(text, &line, &RULES[r], at, end);
+                // Merged as they come: one search finds keywords in order.
                 let list = &mut windows[r];
                 match list.last_mut() {
-                    Some(last) if last.end >= w.start => last.end = last.end.max(w.end),
+                    Some(last) if last.end >= w.start && last.start <= w.start => {
+                        last.end = last.end.max(w.end)
+                    }
                     _ => list.push(w),
                 }
             }
+        };
+        for m in keywords.search.find_iter(hay) {
+            let Some(&word) = keywords.index.get(m.as_str()) else {
+                continue;
+            };
+            wake(word, m.start(), m.end());
+            for &(offset, other) in &keywords.overlaps[word] {
+                let at = m.start() + offset;
+                let w = keywords.words[other];
+                if hay[at..].starts_with(w) {
+                    wake(other, at, at + w.len());
+                }
+            }
         }
-        pos = m.end().max(m.start() + 1);
-        pos = ceil_boundary(&lower, pos);
-        if pos >= lower.len() {
-            break;
+    }
+    // A rule with keywords of both kinds has two runs of windows.
+    for list in windows.iter_mut().filter(|l| l.len() > 1) {
+        if list.windows(2).any(|p| p[1].start < p[0].start) {
+            list.sort_by_key(|w| w.start);
+            let mut merged: Vec<Range<usize>> = Vec::with_capacity(list.len());
+            for w in list.drain(..) {
+                match merged.last_mut() {
+                    Some(last) if last.end >= w.start => last.end = last.end.max(w.end),
+                    _ => merged.push(w),
+                }
+            }
+            *list = merged;
         }
     }
     for &r in &e.always {
@@ -194,26 +309,43 @@ fn scan_direct(e: &Engine, text: &str, out: &mut Vec<Hit>) {
         let def = &RULES[r];
         for w in list {
             let hay = &text[w.clone()];
-            for c in re.captures_iter(hay) {
-                let Some(value) = c.name("v").or_else(|| c.get(1)).or_else(|| c.get(0)) else {
-                    continue;
+            let mut at = 0;
+            while at <= hay.len() {
+                let Some(c) = re.captures_at(hay, at) else {
+                    break;
                 };
+                let (Some(whole), Some(value)) = (
+                    c.get(0),
+                    c.name("v").or_else(|| c.get(1)).or_else(|| c.get(0)),
+                ) else {
+                    break;
+                };
+                at = ceil_boundary(hay, whole.end().max(whole.start() + 1));
                 let name = c.name("n").map(|n| n.as_str());
                 if gate::passes(def.gate, name, value.as_str()) {
                     out.push(Hit {
                         rule: r,
                         span: w.start + value.start()..w.start + value.end(),
                     });
+                    // One finding per line and rule is all find_secrets
+                    // reports: a line full of secrets is not judged 2,000
+                    // times.
+                    if first_per_line {
+                        at = hay[value.end()..]
+                            .find('\n')
+                            .map_or(hay.len() + 1, |i| value.end() + i + 1);
+                    }
                 }
             }
         }
     }
 }
 
-/// Every secret in `text`, decoded text included, as spans of `text`.
-fn scan(text: &str, depth: u8, out: &mut Vec<Hit>) {
+/// Every secret in `text`, decoded text included, as spans of `text`; with
+/// `first_per_line`, only the first of each rule on a line.
+fn scan(text: &str, depth: u8, first_per_line: bool, out: &mut Vec<Hit>) {
     let Some(e) = engine() else { return };
-    scan_direct(e, text, out);
+    scan_direct(e, text, first_per_line, out);
     if depth == 0 {
         return;
     }
@@ -222,7 +354,7 @@ fn scan(text: &str, depth: u8, out: &mut Vec<Hit>) {
         return;
     }
     let mut inner = Vec::new();
-    scan(&derived.buf, depth - 1, &mut inner);
+    scan(&derived.buf, depth - 1, first_per_line, &mut inner);
     for hit in inner {
         if let Some(orig) = derived.origin(hit.span.start) {
             out.push(Hit {
@@ -239,7 +371,7 @@ fn scan(text: &str, depth: u8, out: &mut Vec<Hit>) {
 /// block scalar) is reported at the line of its encoded form.
 pub fn find_secrets(text: &str) -> Vec<Finding> {
     let mut hits = Vec::new();
-    scan(text, DECODE_DEPTH, &mut hits);
+    scan(text, DECODE_DEPTH, true, &mut hits);
     if hits.is_empty() {
         return Vec::new();
     }
@@ -265,7 +397,7 @@ pub fn find_secrets(text: &str) -> Vec<Finding> {
 /// it holds.
 pub fn redact(text: &str) -> String {
     let mut hits = Vec::new();
-    scan(text, DECODE_DEPTH, &mut hits);
+    scan(text, DECODE_DEPTH, false, &mut hits);
     if hits.is_empty() {
         return text.to_string();
     }

@@ -3,9 +3,11 @@
 //! detectors and GitHub's secret-scanning patterns, rewritten for the
 //! `regex` crate in ASCII mode, then the generic rules.
 //!
-//! Each rule names the lowercase literals (keywords) that every match
-//! contains: a rule is only run near a line's keyword (see `scan`), which
-//! keeps a 256 KiB body to a few milliseconds with 170 rules. A rule with no
+//! Each rule names the literals (keywords) that every match contains: a
+//! rule is only run near its keyword (see `scan_direct`), which keeps a
+//! 256 KiB body to a few milliseconds with 170 rules. A keyword with an
+//! uppercase letter is matched exactly, any other ignoring case (a rare
+//! exact `SK` instead of every `sk` in "task" and "desk"). A rule with no
 //! keyword runs over the whole text, so there are few of those.
 //!
 //! The value a gate judges, and redaction replaces, is the group named `v`,
@@ -47,6 +49,21 @@ pub(super) struct Def {
     pub gate: Gate,
     /// Whether a match may span lines (the window is not cut at the line).
     pub multiline: bool,
+    /// How far after a keyword a match may end.
+    pub forward: usize,
+}
+
+/// How far after its keyword most formats end.
+const FORWARD: usize = 512;
+
+impl Def {
+    /// For formats that run long (JWTs, macaroons, Facebook tokens).
+    const fn long(self) -> Def {
+        Def {
+            forward: 8192,
+            ..self
+        }
+    }
 }
 
 const fn d(id: &'static str, kw: &'static [&'static str], re: &'static str) -> Def {
@@ -56,6 +73,7 @@ const fn d(id: &'static str, kw: &'static [&'static str], re: &'static str) -> D
         re,
         gate: Gate::Token,
         multiline: false,
+        forward: FORWARD,
     }
 }
 
@@ -66,6 +84,7 @@ const fn g(id: &'static str, kw: &'static [&'static str], re: &'static str, gate
         re,
         gate,
         multiline: false,
+        forward: FORWARD,
     }
 }
 
@@ -105,7 +124,7 @@ pub(super) const RULES: &[Def] = &[
     // --- cloud providers ---
     d(
         "aws-access-key-id",
-        &["a3t", "akia", "asia", "abia", "acca"],
+        &["A3T", "AKIA", "ASIA", "ABIA", "ACCA"],
         r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
     ),
     d(
@@ -119,18 +138,18 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "aws-bedrock-key",
-        &["absk", "bedrock-api-key-"],
+        &["ABSK", "bedrock-api-key-"],
         r"\b(ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]{20,})",
-    ),
+    ).long(),
     d(
         "aws-mws-key",
         &["amzn.mws."],
         r"(amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
     ),
-    d("google-api-key", &["aiza"], r"\b(AIza[0-9A-Za-z_\-]{35})"),
+    d("google-api-key", &["AIza"], r"\b(AIza[0-9A-Za-z_\-]{35})"),
     d(
         "google-oauth-secret",
-        &["gocspx-"],
+        &["GOCSPX-"],
         r"\b(GOCSPX-[A-Za-z0-9_\-]{28})",
     ),
     d(
@@ -171,12 +190,12 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "azure-container-registry-key",
-        &["+acr"],
+        &["+ACR"],
         r"\b([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6})\b",
     ),
     d(
         "azure-devops-pat",
-        &["azdo"],
+        &["AZDO"],
         r"\b([A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
     ),
     d(
@@ -186,13 +205,13 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "alibaba-access-key-id",
-        &["ltai"],
+        &["LTAI"],
         r"\b(LTAI[A-Za-z0-9]{20})\b",
     ),
-    d("tencent-secret-id", &["akid"], r"\b(AKID[A-Za-z0-9]{32})\b"),
+    d("tencent-secret-id", &["AKID"], r"\b(AKID[A-Za-z0-9]{32})\b"),
     d(
         "yandex-key",
-        &["aqvn", "t1."],
+        &["AQVN", "t1."],
         r"\b(AQVN[A-Za-z0-9_\-]{35,38}|t1\.[A-Za-z0-9_\-]+=*\.[A-Za-z0-9_\-]{86}=*)",
     ),
     d(
@@ -215,7 +234,7 @@ pub(super) const RULES: &[Def] = &[
         &["doo_v1_", "dop_v1_", "dor_v1_"],
         r"\b(do[opr]_v1_[a-f0-9]{64})\b",
     ),
-    d("heroku-api-key", &["hrku-"], r"\b(HRKU-[0-9A-Za-z_\-]{60})"),
+    d("heroku-api-key", &["HRKU-"], r"\b(HRKU-[0-9A-Za-z_\-]{60})"),
     d(
         "heroku-api-key",
         &["heroku"],
@@ -249,7 +268,7 @@ pub(super) const RULES: &[Def] = &[
         "flyio-token",
         &["fo1_", "fm1", "fm2_"],
         r"\b(fo1_[\w\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})",
-    ),
+    ).long(),
     d(
         "railway-token",
         &["railway"],
@@ -277,23 +296,23 @@ pub(super) const RULES: &[Def] = &[
     d("scalingo-token", &["tk-us-"], r"\b(tk-us-[\w\-]{48})"),
     d("openshift-token", &["sha256~"], r"\b(sha256~[\w\-]{43})"),
     // --- code hosts, registries and CI ---
-    d("github-pat", &["ghp_"], r"\b(ghp_[0-9A-Za-z]{36,251})\b"),
-    d("github-oauth", &["gho_"], r"\b(gho_[0-9A-Za-z]{36,251})\b"),
+    d("github-pat", &["ghp_"], r"\b(ghp_[0-9A-Za-z]{36,251})\b").long(),
+    d("github-oauth", &["gho_"], r"\b(gho_[0-9A-Za-z]{36,251})\b").long(),
     d(
         "github-app-token",
         &["ghu_", "ghs_"],
         r"\b((?:ghu|ghs)_[0-9A-Za-z]{36,251})\b",
-    ),
+    ).long(),
     d(
         "github-refresh-token",
         &["ghr_"],
         r"\b(ghr_[0-9A-Za-z]{36,251})\b",
-    ),
+    ).long(),
     d(
         "github-fine-grained-pat",
         &["github_pat_"],
         r"\b(github_pat_[0-9A-Za-z_]{60,251})\b",
-    ),
+    ).long(),
     d(
         "gitlab-pat",
         &["glpat-"],
@@ -306,7 +325,7 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "gitlab-runner-registration-token",
-        &["gr1348941"],
+        &["GR1348941"],
         r"\b(GR1348941[0-9A-Za-z_\-]{20})",
     ),
     d(
@@ -369,17 +388,17 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "bitbucket-app-password",
-        &["atbb"],
+        &["ATBB"],
         r"\b(ATBB[A-Za-z0-9_=.\-]{28,})",
     ),
     d(
         "bitbucket-access-token",
-        &["atctt3"],
+        &["ATCTT3"],
         r"\b(ATCTT3[A-Za-z0-9_=\-]{60,})",
-    ),
+    ).long(),
     d(
         "atlassian-token",
-        &["atatt3"],
+        &["ATATT3"],
         r"\b(ATATT3[A-Za-z0-9_\-=]{150,})",
     ),
     d(
@@ -412,7 +431,7 @@ pub(super) const RULES: &[Def] = &[
         "pypi-token",
         &["pypi-ageichlwas5vcmc"],
         r"(pypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,})",
-    ),
+    ).long(),
     d(
         "rubygems-token",
         &["rubygems_"],
@@ -427,12 +446,12 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "artifactory-key",
-        &["akcp", "cmvmd"],
+        &["AKCp", "cmVmd"],
         r"\b(AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b",
     ),
     d(
         "circleci-token",
-        &["ccipat_", "ccipro_"],
+        &["CCIPAT_", "CCIPRO_"],
         r"\b(CCIP(?:AT|RO)_[A-Za-z0-9]{22}_[a-f0-9]{40})\b",
     ),
     d("buildkite-token", &["bkua_"], r"\b(bkua_[a-f0-9]{40})\b"),
@@ -466,23 +485,23 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "onepassword-token",
-        &["ops_eyj"],
+        &["ops_eyJ"],
         r"\b(ops_eyJ[a-zA-Z0-9+/]{200,}={0,3})",
-    ),
+    ).long(),
     g(
         "onepassword-secret-key",
-        &["a3-"],
+        &["A3-"],
         r"\b(A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
         Gate::Entropy(3.5),
     ),
     d(
         "age-secret-key",
-        &["age-secret-key-1"],
+        &["AGE-SECRET-KEY-1"],
         r"(AGE-SECRET-KEY-1[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58})",
     ),
     d(
         "postman-api-key",
-        &["pmak-"],
+        &["PMAK-"],
         r"\b(PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b",
     ),
     d("figma-token", &["figd_"], r"\b(figd_[A-Za-z0-9_\-]{40,})"),
@@ -499,7 +518,7 @@ pub(super) const RULES: &[Def] = &[
         &["pat.", "sat."],
         r"\b((?:pat|sat)\.[a-zA-Z0-9_\-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20})\b",
     ),
-    d("octopus-deploy-key", &["api-"], r"\b(API-[A-Z0-9]{26})\b"),
+    d("octopus-deploy-key", &["API-"], r"\b(API-[A-Z0-9]{26})\b"),
     d(
         "frameio-token",
         &["fio-u-"],
@@ -509,7 +528,7 @@ pub(super) const RULES: &[Def] = &[
     // --- AI ---
     d(
         "openai-key",
-        &["t3blbkfj"],
+        &["T3BlbkFJ"],
         r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})",
     ),
     d(
@@ -546,7 +565,7 @@ pub(super) const RULES: &[Def] = &[
         "slack-config-token",
         &["xoxe"],
         r"(?i)\b(xoxe(?:\.xox[bp])?-\d-[A-Z0-9]{100,})",
-    ),
+    ).long(),
     d(
         "slack-token",
         &[
@@ -584,7 +603,7 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "telegram-bot-token",
-        &[":aa"],
+        &[":AA"],
         r"(\d{5,16}:AA[0-9A-Za-z_\-]{32,34})\b",
     ),
     d(
@@ -608,7 +627,7 @@ pub(super) const RULES: &[Def] = &[
         r"/hooks/([a-z0-9]{26})\b",
         Gate::Tokenish,
     ),
-    d("twilio-key", &["sk"], r"\b(SK[0-9a-fA-F]{32})\b"),
+    d("twilio-key", &["SK"], r"\b(SK[0-9a-fA-F]{32})\b"),
     d(
         "twilio-auth-token",
         &["twilio"],
@@ -616,7 +635,7 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "sendgrid-key",
-        &["sg."],
+        &["SG."],
         r"\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})\b",
     ),
     d(
@@ -649,7 +668,7 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "square-token",
-        &["sq0atp-", "sq0csp-", "eaaa"],
+        &["sq0atp-", "sq0csp-", "EAAA"],
         r"\b((?:sq0atp|sq0csp)-[0-9A-Za-z\-_]{22,43}|EAAA[A-Za-z0-9_\-]{60})",
     ),
     d(
@@ -669,7 +688,7 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "flutterwave-key",
-        &["flwseck", "flwpubk"],
+        &["FLWSECK"],
         r"\b(FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?)",
     ),
     d(
@@ -684,7 +703,7 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "easypost-key",
-        &["ezak", "eztk"],
+        &["EZAK", "EZTK"],
         r"\b(EZ[AT]K[A-Za-z0-9]{54})\b",
     ),
     // --- SaaS and observability ---
@@ -695,14 +714,14 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "new-relic-key",
-        &["nrak-", "nrjs-", "nrii-"],
+        &["NRAK-", "NRJS-", "NRII-"],
         r"\b(NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32})",
     ),
     d(
         "grafana-token",
-        &["glsa_", "glc_", "eyjrijoi"],
+        &["glsa_", "glc_", "eyJrIjoi"],
         r"\b(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|eyJrIjoi[A-Za-z0-9]{70,400}={0,3})",
-    ),
+    ).long(),
     d(
         "dynatrace-token",
         &["dt0c01."],
@@ -740,14 +759,14 @@ pub(super) const RULES: &[Def] = &[
     ),
     d(
         "mapbox-secret-token",
-        &["sk.eyj"],
+        &["sk.eyJ"],
         r"\b(sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,})",
     ),
-    d("dropbox-token", &["sl."], r"\b(sl\.[A-Za-z0-9_\-]{130,})"),
-    d("facebook-token", &["eaa"], r"\b(EAA[MC][A-Za-z0-9]{100,})"),
+    d("dropbox-token", &["sl."], r"\b(sl\.[A-Za-z0-9_\-]{130,})").long(),
+    d("facebook-token", &["EAA"], r"\b(EAA[MC][A-Za-z0-9]{100,})").long(),
     d(
         "twitter-bearer-token",
-        &["aaaaaaaaaaaaaaaaaaaaa"],
+        &["AAAAAAAAAAAAAAAAAAAAA"],
         r"\b(A{22}[A-Za-z0-9%]{80,100})",
     ),
     d(
@@ -778,21 +797,22 @@ pub(super) const RULES: &[Def] = &[
     // inside a sentence is prose about keys.
     Def {
         id: "private-key",
-        kw: &["private key"],
-        re: r#"(-----BEGIN[ A-Z0-9_\-]{0,100}PRIVATE KEY(?: BLOCK)?-----)["'`]?[ \t]*(?:\\r\\n|\\n|\z|[A-Za-z0-9+/=]{16}|\r?\n(?:\z|[\x09-\x0d\x20-\x27\x29-\x2d\x2f-\x3b\x3d-\x5a\x5c-\x7e]))"#,
+        kw: &["PRIVATE KEY"],
+        re: r#"(-----BEGIN[ A-Z0-9_\-]*PRIVATE KEY(?: BLOCK)?-----)["'`]?[ \t]*(?:\\r\\n|\\n|\z|[A-Za-z0-9+/=]{16}|\r?\n(?:\z|[\x09-\x0d\x20-\x27\x29-\x2d\x2f-\x3b\x3d-\x5a\x5c-\x7e]))"#,
         gate: Gate::Token,
         multiline: true,
+        forward: FORWARD,
     },
     d(
         "putty-private-key",
-        &["putty-user-key-file-"],
+        &["PuTTY-User-Key-File-"],
         r"(PuTTY-User-Key-File-\d:\s*[a-z0-9\-]+)",
     ),
     d(
         "jwt",
-        &["ey"],
+        &["eyJ"],
         r"\b(ey[A-Za-z0-9]{15,}\.ey[A-Za-z0-9_\-]{15,}\.[A-Za-z0-9_\-]{10,}={0,2})",
-    ),
+    ).long(),
     // --- generic: credentials in context ---
     g(
         "url-credentials",
@@ -863,11 +883,15 @@ pub(super) const RULES: &[Def] = &[
     g(
         "generic-secret",
         &[
-            "pass", "pwd", "pw", "secret", "token", "key", "auth", "cred", "salt", "private",
-            "pat", "bearer",
+            "pass", "pwd", "secret", "token", "key", "auth", "cred", "salt", "private", "bearer",
+            // Two or three letters are everywhere in base64: these only
+            // with what follows a name.
+            "pw=", "pw:", "pw\"", "pw'", "pw ", "pw＝", "pw：", "pat=", "pat:", "pat\"", "pat'",
+            "pat ", "pat＝", "pat：",
         ],
         concat!(
-            r"(?i)(?P<n>[a-z0-9_.\-]{0,40}?(?:pass|pwd|pw|secret|token|key|auth|cred|salt|private|pat|bearer)[a-z0-9_.\-]{0,40})",
+            // Unbounded name runs: a quarter of the time of `{0,40}` bounds.
+            r"(?i)(?P<n>[a-z0-9_.\-]*(?:pass|pwd|pw|secret|token|key|auth|cred|salt|private|pat|bearer)[a-z0-9_.\-]*)",
             sep!(),
             "(?P<v>",
             value!(),
