@@ -372,6 +372,39 @@ impl StateDir {
         self.path.join("index.bin")
     }
 
+    /// The stamp each log had when memoir last appended to it (so ending
+    /// in a complete entry of its own): a log still at that stamp needs no
+    /// reading before the next append.
+    pub fn appended_logs(&self) -> HashMap<String, Stamp> {
+        let text = fs::read_to_string(self.path.join("appended")).unwrap_or_default();
+        text.lines()
+            .filter_map(|l| {
+                let mut parts = l.splitn(4, ' ');
+                let size = parts.next()?.parse().ok()?;
+                let secs = parts.next()?.parse().ok()?;
+                let nanos = parts.next()?.parse().ok()?;
+                let rel = parts.next()?;
+                Some((rel.to_string(), Stamp::from_parts(size, secs, nanos)))
+            })
+            .collect()
+    }
+
+    /// Records the stamps of the logs just appended to (see
+    /// [`StateDir::appended_logs`]); losing them only costs a read.
+    pub fn set_appended_logs(&self, logs: &[(String, Stamp)]) -> io::Result<()> {
+        let text: String = logs
+            .iter()
+            .map(|(rel, s)| {
+                let (secs, nanos) = (
+                    s.mtime.div_euclid(1_000_000_000),
+                    s.mtime.rem_euclid(1_000_000_000),
+                );
+                format!("{} {secs} {nanos} {rel}\n", s.size)
+            })
+            .collect();
+        write_replace(&self.path.join("appended"), text.as_bytes())
+    }
+
     /// Records that memoir wrote `hash` to each path (`None`: removed it).
     pub fn journal_append(&self, entries: &[(String, Option<u64>)]) -> io::Result<()> {
         if entries.is_empty() {

@@ -606,6 +606,7 @@ impl Store {
             by_file.entry(rel).or_default().push_str(&e.render());
         }
         let mut out = Vec::new();
+        let clean = self.state.appended_logs();
         for (rel, text) in by_file {
             self.check_dirs(&rel)?;
             let path = self.path(&rel);
@@ -640,7 +641,10 @@ impl Store {
             refuse_special(&meta, &rel)?;
             let len = meta.len();
             let mut payload = String::new();
-            if len > 0 {
+            // A log as memoir left it after its last append ends cleanly; any
+            // other (a crash in the middle of an append, a teammate's tool, a
+            // checkout) is read as a reader reads it.
+            if len > 0 && clean.get(&rel) != Some(&Stamp::of(&meta)) {
                 // Read as every reader reads it: a torn or malformed end (or
                 // a final entry whose length runs past the file) is closed.
                 let mut bytes = Vec::new();
@@ -665,6 +669,8 @@ impl Store {
             let stamp = Stamp::of(&f.metadata().map_err(StoreError::io(&path))?);
             out.push(LogFile { rel, stamp });
         }
+        let stamps: Vec<(String, Stamp)> = out.iter().map(|f| (f.rel.clone(), f.stamp)).collect();
+        let _ = self.state.set_appended_logs(&stamps);
         Ok(out)
     }
 
