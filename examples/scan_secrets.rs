@@ -154,6 +154,9 @@ fn encode(bytes: &[u8]) -> String {
     out
 }
 
+/// A body's name and how to make it.
+type Body = (&'static str, fn(&mut Rng) -> String);
+
 fn median(mut d: Vec<Duration>) -> Duration {
     d.sort();
     d[d.len() / 2]
@@ -170,7 +173,7 @@ fn main() {
         "first call (keyword search compiled): {:.2} ms",
         ms(start.elapsed())
     );
-    let bodies: [(&str, fn(&mut Rng) -> String); 5] = [
+    let bodies: [Body; 5] = [
         ("typical markdown", typical),
         ("adversarial mix", adversarial),
         ("one 256 KiB line", one_long_line),
@@ -195,8 +198,8 @@ fn main() {
             for f in found.iter().take(8) {
                 let line = red.lines().nth(f.line - 1).unwrap_or("");
                 let i = line.find("[redacted").unwrap_or(0);
-                let lo = line.floor_char_boundary(i.saturating_sub(80));
-                let hi = line.floor_char_boundary((i + 60).min(line.len()));
+                let lo = floor(line, i.saturating_sub(80));
+                let hi = floor(line, (i + 60).min(line.len()));
                 eprintln!("{}: line {}: {}", f.rule, f.line, &line[lo..hi]);
             }
         }

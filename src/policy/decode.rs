@@ -202,7 +202,8 @@ fn utf8_len(first: u8) -> usize {
 /// each after the text before it on its line.
 fn quoted(text: &str, line: Range<usize>, out: &mut Derived) {
     let l = &text[line.clone()];
-    if !(l.contains('\\') && l.contains('"')) && !l.contains("''") {
+    let escapes = l.contains('\\') && l.contains('"');
+    if !escapes && !l.contains("''") {
         return;
     }
     let b = l.as_bytes();

@@ -446,7 +446,9 @@ pub(super) fn class_of(name: &str) -> Option<Class> {
     if n.contains("secret") || n.contains("private") || n.contains("priv_") || seg("salt") {
         return Some(Class::Secret);
     }
-    let auth = n.contains("auth") && !(n.contains("author") && !n.contains("authoriz"));
+    // `auth`, `oauth`, `authorization`, but not `author`.
+    let author = n.contains("author") && !n.contains("authoriz");
+    let auth = n.contains("auth") && !author;
     if n.contains("token")
         || n.contains("credential")
         || seg("cred")

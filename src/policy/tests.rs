@@ -571,7 +571,7 @@ fn positives() -> Vec<(&'static str, String, usize)> {
             "jwt",
             j(&[
                 "eyJ",
-                &enc("{\"alg\":\"HS256\",\"typ\":\"JWT\"}")[3..].trim_end_matches('='),
+                enc("{\"alg\":\"HS256\",\"typ\":\"JWT\"}")[3..].trim_end_matches('='),
                 ".eyJ",
                 &url(40),
                 ".",

@@ -274,3 +274,214 @@ fn look_alikes_are_accepted_through_remember_note_and_record() {
     }
     env.ok(&["check"]);
 }
+
+/// A deterministic run of `n` characters from `alphabet`, so that the new
+/// families' fakes are assembled here, not written down.
+fn gen(alphabet: &str, n: usize, seed: u64) -> String {
+    let a: Vec<char> = alphabet.chars().collect();
+    let mut x = seed | 1;
+    (0..n)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            a[(x % a.len() as u64) as usize]
+        })
+        .collect()
+}
+
+fn an(n: usize, seed: u64) -> String {
+    gen(
+        "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789",
+        n,
+        seed,
+    )
+}
+
+/// Standard base64, padded.
+fn base64(s: &str) -> String {
+    let t: Vec<char> = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+        .chars()
+        .collect();
+    let mut out = String::new();
+    for c in s.as_bytes().chunks(3) {
+        let b = [c[0], *c.get(1).unwrap_or(&0), *c.get(2).unwrap_or(&0)];
+        let n = (b[0] as u32) << 16 | (b[1] as u32) << 8 | b[2] as u32;
+        for k in 0..4 {
+            out.push(if k <= c.len() {
+                t[(n >> (18 - 6 * k) & 63) as usize]
+            } else {
+                '='
+            });
+        }
+    }
+    out
+}
+
+/// (rule, text, the secret's plain value) for families added with issue
+/// 14, and for secrets hidden in base64, YAML escapes and block scalars.
+fn hidden_secrets() -> Vec<(&'static str, String, String)> {
+    let ghp = j(&["ghp_", &an(36, 1)]);
+    let escaped: String = ghp
+        .chars()
+        .map(|c| format!("\\x{:02x}", c as u32))
+        .collect();
+    let dckr = j(&["dckr_", "pat_", &an(27, 2)]);
+    let glrt = j(&["glrt-", &an(20, 3)]);
+    let whsec = j(&["whsec_", &an(32, 4)]);
+    let pass = j(&["Winter", "2025", "!x"]);
+    let url_pass = j(&["p@", "ss9"]);
+    vec![
+        (
+            "docker-hub-token",
+            j(&["registry token ", &dckr]),
+            dckr.clone(),
+        ),
+        ("gitlab-runner-token", j(&["runner: ", &glrt]), glrt.clone()),
+        (
+            "webhook-signing-secret",
+            j(&["STRIPE_WEBHOOK_SECRET=", &whsec]),
+            whsec.clone(),
+        ),
+        (
+            "url-credentials",
+            j(&["postgres://u:", &url_pass, "@db.internal/app"]),
+            url_pass.clone(),
+        ),
+        (
+            "basic-auth",
+            j(&["Authorization: Basic ", &base64(&j(&["admin:", &pass]))]),
+            pass.clone(),
+        ),
+        ("github-pat", j(&["blob: ", &base64(&ghp)]), ghp.clone()),
+        ("generic-secret", j(&["数据库密码：", &pass]), pass.clone()),
+        (
+            "github-pat",
+            j(&["config:\n  api: \"", &escaped, "\"\n"]),
+            ghp.clone(),
+        ),
+        (
+            "generic-secret",
+            j(&["db:\n  password: |\n    ", &pass, "\n"]),
+            pass.clone(),
+        ),
+    ]
+}
+
+#[test]
+fn hidden_and_new_families_are_refused_through_note_remember_and_record() {
+    let env = Env::new();
+    for (rule, text, plain) in hidden_secrets() {
+        let before = env.snapshot();
+        let err = env.fails(&["note", "--", &text], 3);
+        assert!(err.contains(&format!("secret:{rule}")), "{rule}: {err}");
+        assert!(
+            !err.contains(&plain),
+            "{rule}: the secret was echoed: {err}"
+        );
+        let (code, out, err) = env.remember(
+            "project/creds",
+            "deploy credentials",
+            &[&format!("--body={text}")],
+        );
+        assert_eq!(code, 3, "{rule} via remember --body: {out}{err}");
+        assert!(err.contains(&format!("secret:{rule}")), "{rule}: {err}");
+        assert!(
+            !err.contains(&plain) && !out.contains(&plain),
+            "{rule}: {err}"
+        );
+        assert_eq!(env.snapshot(), before, "{rule}: something was written");
+    }
+}
+
+#[test]
+fn frontmatter_cannot_hide_a_secret_in_escapes_or_block_scalars() {
+    let env = Env::new();
+    let ghp = j(&["ghp_", &an(36, 9)]);
+    let escaped: String = ghp
+        .chars()
+        .map(|c| format!("\\u{:04X}", c as u32))
+        .collect();
+    let pass = j(&["Summer", "2024", "#q"]);
+    let single = j(&["Pa''ss", "w0rd", "99"]);
+    for (rule, frontmatter, plain) in [
+        (
+            "github-pat",
+            format!("description: \"{escaped}\"\n"),
+            ghp.clone(),
+        ),
+        (
+            "generic-secret",
+            format!("description: creds\npassword: >-\n  {pass}\n"),
+            pass.clone(),
+        ),
+        (
+            "generic-secret",
+            format!("description: creds\npassword: '{single}'\n"),
+            single.replace("''", "'"),
+        ),
+    ] {
+        let before = env.snapshot();
+        let file = format!(
+            "---\nname: creds\n{frontmatter}type: project\nsource: stated by the user\n---\nbody\n"
+        );
+        env.write("memory/project/creds.md", &file);
+        let err = env.fails(&["record"], 3);
+        assert!(
+            err.contains("memory/project/creds.md") && err.contains(&format!("secret:{rule}")),
+            "{rule}: {err}"
+        );
+        assert!(
+            !err.contains(&plain),
+            "{rule}: the secret was echoed: {err}"
+        );
+        std::fs::remove_file(env.path("memory/project/creds.md")).expect("rm");
+        assert_eq!(env.snapshot(), before, "{rule}: record wrote something");
+        // The same text as a note or a memory's body is refused too.
+        let err = env.fails(&["note", "--", &frontmatter], 3);
+        assert!(err.contains(&format!("secret:{rule}")), "{rule}: {err}");
+        let (code, _, err) = env.remember(
+            "project/creds",
+            "deploy credentials",
+            &[&format!("--body={frontmatter}")],
+        );
+        assert_eq!(code, 3, "{rule}: {err}");
+        assert_eq!(env.snapshot(), before, "{rule}: something was written");
+    }
+}
+
+#[test]
+fn documented_examples_and_prose_about_keys_are_accepted() {
+    let env = Env::new();
+    for (i, text) in [
+        j(&[
+            "AWS documents ",
+            "AKIAIOSFODNN7",
+            "EXAMPLE",
+            " as its example key id.",
+        ]),
+        j(&[
+            "aws_secret_access_key = ",
+            "wJalrXUtnFEMI/K7MDENG/bPxRfiCY",
+            "EXAMPLEKEY",
+        ]),
+        j(&[
+            "不要把 -----BEGIN RSA ",
+            "PRIVATE KEY----- 开头的文件提交到仓库",
+        ]),
+        "密码：请向管理员索取，不要写进笔记。".to_string(),
+        "clone git@github.com:org/repo.git, mail ada@example.com".to_string(),
+    ]
+    .iter()
+    .enumerate()
+    {
+        env.ok(&["note", "--", text]);
+        let (code, out, err) = env.remember(
+            &format!("project/example-{i}"),
+            &format!("an example {i}"),
+            &[&format!("--body={text}"), "--keep-both"],
+        );
+        assert_eq!(code, 0, "remember refused {text:?}: {out}{err}");
+    }
+    env.ok(&["check"]);
+}
