@@ -37,8 +37,20 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         let query = (!args.query.is_empty()).then(|| args.query.join(" "));
         return print(app, query.as_deref(), args.budget);
     }
+    // A hook's payload is a prompt and a few fields: 4 MiB is generous,
+    // and a prompt hook must never wait on an endless stdin.
+    const MAX_HOOK_INPUT: u64 = 4 << 20;
     let mut input = String::new();
-    let _ = std::io::stdin().read_to_string(&mut input);
+    let _ = std::io::stdin()
+        .take(MAX_HOOK_INPUT + 1)
+        .read_to_string(&mut input);
+    if input.len() as u64 > MAX_HOOK_INPUT {
+        warn(
+            app.quiet(),
+            "hook input on stdin is over 4 MiB; no memory injected",
+        );
+        return Ok(0);
+    }
     let hook: HookInput = match serde_json::from_str(&input) {
         Ok(h) => h,
         Err(e) => {

@@ -17,15 +17,24 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let text = if args.text.is_empty() {
+        // One byte past the limit is enough to refuse: `< /dev/zero` must
+        // not fill the memory.
         let mut bytes = Vec::new();
-        std::io::stdin().read_to_end(&mut bytes)?;
-        String::from_utf8(bytes).map_err(|_| {
-            CliError::Store(memoir::store::StoreError::Invalid {
-                path: "<stdin>".into(),
-                line: None,
-                message: "the note is not valid UTF-8".into(),
-            })
-        })?
+        std::io::stdin()
+            .take(memoir::policy::MAX_NOTE_BYTES as u64 + 1)
+            .read_to_end(&mut bytes)?;
+        if bytes.len() > memoir::policy::MAX_NOTE_BYTES {
+            // Too long: refused by size, whatever its last bytes are.
+            String::from_utf8_lossy(&bytes).into_owned()
+        } else {
+            String::from_utf8(bytes).map_err(|_| {
+                CliError::Store(memoir::store::StoreError::Invalid {
+                    path: "<stdin>".into(),
+                    line: None,
+                    message: "the note is not valid UTF-8".into(),
+                })
+            })?
+        }
     } else {
         args.text.join(" ")
     };

@@ -105,7 +105,9 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             let label = p.display().to_string();
             let mut bytes = Vec::new();
             if label == "-" {
-                std::io::stdin().read_to_end(&mut bytes)?;
+                std::io::stdin()
+                    .take(memoir::memory::MAX_FILE_BYTES as u64 + 1)
+                    .read_to_end(&mut bytes)?;
             } else {
                 let f = std::fs::File::open(p).map_err(|e| {
                     CliError::Store(StoreError::Io {

@@ -915,3 +915,50 @@ fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that()
     env.ok(&["check"]);
     env.fails(&["redact", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], 1);
 }
+
+#[test]
+fn an_endless_stdin_is_read_only_up_to_its_limit() {
+    let env = with_memory();
+    // Exit code of memoir reading /dev/zero, killed after PROMPT.
+    let from_zero = |args: &[&str]| -> Option<i32> {
+        let cmd = env.cmd(args);
+        let mut cmd = std::process::Command::new(cmd.get_program());
+        cmd.args(args).current_dir(env.root()).env_clear();
+        let home = env.dir.path().join("home");
+        cmd.env("HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+            .env("MEMOIR_NOW", &env.now)
+            .env("MEMOIR_ACTOR", "Ada <ada@example.com>")
+            .stdin(std::fs::File::open("/dev/zero").expect("/dev/zero"))
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        let mut child = cmd.spawn().expect("spawn");
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = child.try_wait().expect("wait") {
+                return status.code();
+            }
+            if start.elapsed() > PROMPT {
+                let _ = child.kill();
+                let _ = child.wait();
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    };
+    assert_eq!(from_zero(&["note"]), Some(3));
+    assert_eq!(
+        from_zero(&[
+            "remember",
+            "project/z",
+            "-d",
+            "d",
+            "-s",
+            "s",
+            "--body-file",
+            "-"
+        ]),
+        Some(3)
+    );
+    assert_eq!(from_zero(&["context", "--from-hook"]), Some(0));
+}
