@@ -129,6 +129,11 @@ impl Budget {
     }
 }
 
+/// The warning for a recalled memory whose text held a secret.
+fn holds_a_secret(path: &str) -> String {
+    format!("{path}: holds a secret, shown as [redacted:<rule>]; `memoir redact` removes it")
+}
+
 impl Store {
     /// The persistent index, refreshed; a broken log only costs conflict flags.
     fn read_index(&self) -> Result<(Cache, Vec<String>), StoreError> {
@@ -282,11 +287,21 @@ impl Store {
 
     /// The memories relevant to `query`.
     pub fn recall(&self, query: &str, opts: &Options) -> Result<Recall, StoreError> {
-        let (corpus, warnings) = self.corpus()?;
-        Ok(Recall {
-            hits: search::search(&corpus, query, opts),
-            warnings,
-        })
+        let (corpus, mut warnings) = self.corpus()?;
+        let mut hits = search::search(&corpus, query, opts);
+        // A file written around the policy (a hand edit not yet checked)
+        // must not hand its secret to whoever asked.
+        for hit in &mut hits {
+            let s = &mut hit.summary;
+            for text in std::iter::once(&mut s.description).chain(s.source.as_mut()) {
+                if !crate::policy::find_secrets(text).is_empty() {
+                    *text = crate::policy::redact(text);
+                    warnings.push(holds_a_secret(&hit.path));
+                }
+            }
+        }
+        warnings.dedup();
+        Ok(Recall { hits, warnings })
     }
 
     /// The block to inject before a model call: the memories relevant to
@@ -311,6 +326,14 @@ impl Store {
                 ctx
             }
         };
+        // What goes into a prompt is sent to a model provider: a secret in
+        // a memory or a note written around the policy is replaced there.
+        if !crate::policy::find_secrets(&ctx.text).is_empty() {
+            ctx.text = crate::policy::redact(&ctx.text);
+            ctx.warnings.push(
+                "something injected held a secret, replaced by [redacted:<rule>]; `memoir check` names it, `memoir redact` removes it".into(),
+            );
+        }
         ctx.warnings.dedup();
         Ok(ctx)
     }

@@ -962,3 +962,37 @@ fn an_endless_stdin_is_read_only_up_to_its_limit() {
     );
     assert_eq!(from_zero(&["context", "--from-hook"]), Some(0));
 }
+
+#[test]
+fn a_secret_written_around_the_policy_is_never_injected_into_a_prompt() {
+    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let env = with_memory();
+    env.write(
+        "memory/project/deploy.md",
+        format!("---\nname: deploy\ndescription: deploy key {aws} for postgres\ntype: project\nsource: s\n---\n\nUse {aws} to deploy postgres.\n"),
+    );
+    let mut note = bobs_event(
+        memoir::event::Op::Note,
+        "project/x",
+        vec![],
+        format!("postgres key {aws}"),
+    );
+    note.key = None;
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", note.render());
+    for args in [
+        &["recall", "deploy postgres"][..],
+        &["--json", "recall", "deploy postgres"],
+        &["context", "deploy postgres"],
+        &["context"],
+        &["--json", "context"],
+    ] {
+        let (code, out, err) = env.run(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            !out.contains(&aws) && !err.contains(&aws),
+            "{args:?} leaked it: {out}"
+        );
+    }
+    let (_, out, _) = env.run(&["context", "deploy postgres"]);
+    assert!(out.contains("[redacted:aws-access-key-id]"), "{out}");
+}
