@@ -996,3 +996,36 @@ fn a_secret_written_around_the_policy_is_never_injected_into_a_prompt() {
     let (_, out, _) = env.run(&["context", "deploy postgres"]);
     assert!(out.contains("[redacted:aws-access-key-id]"), "{out}");
 }
+
+#[test]
+fn a_pull_request_view_never_shows_a_secret() {
+    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let env = with_memory();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    let memory = bobs_event(
+        memoir::event::Op::Remember,
+        "project/deploy",
+        vec![],
+        format!("---\nname: deploy\ndescription: how we deploy\ntype: project\nsource: bob\n---\n\nThe key is {aws}.\n"),
+    );
+    let mut note = bobs_event(
+        memoir::event::Op::Note,
+        "project/x",
+        vec![],
+        format!("key {aws}"),
+    );
+    note.key = None;
+    env.write(
+        "memory/log/2026-11-29/bob-0badc0de.md",
+        format!("{}{}", memory.render(), note.render()),
+    );
+    env.ok(&["rebuild"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "bob's change"]);
+    for format in ["text", "markdown", "json"] {
+        let out = env.ok(&["diff", "HEAD~1", "HEAD", "--format", format]);
+        assert!(out.contains("project/deploy"), "{out}");
+        assert!(!out.contains(&aws), "{format} shows it: {out}");
+    }
+}
