@@ -158,8 +158,8 @@ pub fn printable(text: &str, newlines: bool) -> Cow<'_, str> {
 
 /// `text` with no secret in it: every argument memoir was given that is
 /// long enough to be one (or spans lines, as a key file does) is replaced
-/// by its length wherever it is quoted, and a line that still holds
-/// something the secret rules find is withheld.
+/// by its length wherever it is quoted, and whatever the secret rules still
+/// find becomes `[redacted:<rule>]`.
 pub fn redacted(text: &str) -> String {
     let mut out = text.to_string();
     for arg in std::env::args_os().skip(1) {
@@ -168,26 +168,5 @@ pub fn redacted(text: &str) -> String {
             out = out.replace(arg.as_ref(), &format!("<argument of {} bytes>", arg.len()));
         }
     }
-    let findings = memoir::policy::find_secrets(&out);
-    if findings.is_empty() {
-        return out;
-    }
-    out.lines()
-        .enumerate()
-        .map(
-            |(i, line)| match findings.iter().find(|f| f.line == i + 1) {
-                Some(f) => format!(
-                    "{}<withheld: looks like a secret ({})>",
-                    line.split(": ")
-                        .next()
-                        .filter(|p| p.len() < line.len())
-                        .map(|p| format!("{p}: "))
-                        .unwrap_or_default(),
-                    f.rule
-                ),
-                None => line.to_string(),
-            },
-        )
-        .collect::<Vec<_>>()
-        .join("\n")
+    memoir::policy::redact(&out)
 }
