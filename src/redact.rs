@@ -4,8 +4,8 @@
 //! Each log entry that holds a secret is rewritten in place, keeping its
 //! heading, id and place: its metadata gains `redacted` (why) and the
 //! length of its new body, and every secret in it is replaced by a stub,
-//! `[redacted:<rule>]` (or, for an entry named by id, its whole body is
-//! removed). A `redact` event appended to this writer's log lists, for
+//! `[redacted:<rule>:<hash>]` (see [`stub`]; for an entry named by id, its
+//! whole body is removed). A `redact` event appended to this writer's log lists, for
 //! every entry rewritten, its file and the git blob id of the entry as it
 //! was (`git hash-object` of those bytes), so that a reviewer, and
 //! `check --base` and `consolidate`, can tell that exact rewrite from any
@@ -98,7 +98,7 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
     let mut at = 0;
     let mut redacted = 0;
     for (e, span) in before.events.iter().zip(&before.spans) {
-        expected.push_str(&crate::policy::redact(&old[at..span.start]));
+        expected.push_str(&stub(&old[at..span.start]));
         let text = &old[span.clone()];
         match (listing.get(&e.id), rewritten.get(e.id.as_str())) {
             (Some(removed), Some(new)) if *removed == crate::git::blob_id(text.as_bytes()) => {
@@ -109,8 +109,20 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
         }
         at = span.end;
     }
-    expected.push_str(&crate::policy::redact(&old[at..]));
+    expected.push_str(&stub(&old[at..]));
     (redacted > 0 && now.starts_with(&expected)).then_some(expected.len())
+}
+
+/// `text` with each secret the rules find replaced by
+/// `[redacted:<rule>:<hash>]`, `<hash>` the first 12 hex digits of the git
+/// blob id of the secret: whoever holds a candidate can confirm it
+/// (`printf %s "$secret" | git hash-object --stdin`), and no one can read
+/// a high-entropy token back from it.
+pub fn stub(text: &str) -> String {
+    crate::policy::redact_with(text, |rule, secret| {
+        let id = crate::git::blob_id(secret.as_bytes());
+        format!("[redacted:{rule}:{}]", &id[..id.len().min(12)])
+    })
 }
 
 impl Store {
@@ -140,7 +152,7 @@ impl Store {
             for (e, span) in parsed.events.iter().zip(&parsed.spans) {
                 let gap = &text[at..span.start];
                 let gap_redacted = if opts.ids.is_empty() {
-                    crate::policy::redact(gap)
+                    stub(gap)
                 } else {
                     gap.to_string()
                 };
@@ -164,7 +176,7 @@ impl Store {
             }
             let tail = &text[at..];
             let tail_redacted = if opts.ids.is_empty() {
-                crate::policy::redact(tail)
+                stub(tail)
             } else {
                 tail.to_string()
             };
@@ -197,7 +209,7 @@ impl Store {
                 let Ok(Some(text)) = self.read(&rel, None) else {
                     continue;
                 };
-                let redacted = crate::policy::redact(&text);
+                let redacted = stub(&text);
                 if redacted != text {
                     report.files.push(rel.clone());
                     in_place.push((rel, redacted));
@@ -262,9 +274,9 @@ impl Store {
             }
             found.sort();
             found.dedup();
-            new.body = crate::policy::redact(&e.body);
-            new.reason = e.reason.as_deref().map(crate::policy::redact);
-            new.actor = crate::policy::redact(&e.actor);
+            new.body = stub(&e.body);
+            new.reason = e.reason.as_deref().map(stub);
+            new.actor = stub(&e.actor);
             rules = found;
         }
         new.redacted = Some(opts.reason.clone().unwrap_or_else(|| {

@@ -8,7 +8,7 @@ use serde_json::json;
 ///
 /// Every log entry, memory file and MEMORY.md in which the secret rules find
 /// a secret (or, with ids, the entries named, whole) is rewritten with each
-/// secret replaced by `[redacted:<rule>]`; a `redact` event lists each entry
+/// secret replaced by `[redacted:<rule>:<hash>]`; a `redact` event lists each entry
 /// rewritten with the git blob id of its old text, so that `check --base`
 /// and `consolidate` accept exactly that rewrite. The views are rebuilt.
 /// Rotate the secret: it stays in git history until purged (docs/cli.md).

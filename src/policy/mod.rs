@@ -396,6 +396,12 @@ pub fn find_secrets(text: &str) -> Vec<Finding> {
 /// input (clap's "unexpected argument '…'"). Linear in the text, whatever
 /// it holds.
 pub fn redact(text: &str) -> String {
+    redact_with(text, |rule, _| format!("[redacted:{rule}]"))
+}
+
+/// [`redact`] with the stub of each secret made by `stub(rule, secret)`
+/// (`memoir redact` puts a hash of the secret in it).
+pub fn redact_with(text: &str, stub: impl Fn(&str, &str) -> String) -> String {
     let mut hits = Vec::new();
     scan(text, DECODE_DEPTH, false, &mut hits);
     if hits.is_empty() {
@@ -422,9 +428,7 @@ pub fn redact(text: &str) -> String {
             continue;
         }
         out.push_str(&text[at..start]);
-        out.push_str("[redacted:");
-        out.push_str(RULES[rule].id);
-        out.push(']');
+        out.push_str(&stub(RULES[rule].id, &text[start..end]));
         at = end;
     }
     out.push_str(&text[at..]);

@@ -881,7 +881,7 @@ fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that()
     }
     let view = env.read("memory/project/deploy.md");
     assert!(
-        view.contains("[redacted:aws-access-key-id]") && view.contains("how we deploy"),
+        view.contains("[redacted:aws-access-key-id:") && view.contains("how we deploy"),
         "{view}"
     );
     env.ok(&["check"]);
