@@ -36,8 +36,16 @@ fn edit(current: &str, key: &str) -> Result<String, CliError> {
     let editor = set("VISUAL")
         .or_else(|| set("EDITOR"))
         .ok_or_else(|| CliError::Usage("--edit needs $EDITOR (or $VISUAL)".into()))?;
-    let dir = std::env::temp_dir().join(format!("memoir-resolve-{}", std::process::id()));
-    std::fs::create_dir_all(&dir)?;
+    // A folder of our own, with a name no one could have made first: in a
+    // shared temp folder, a predictable one could be another user's link.
+    let mut random = [0u8; 8];
+    getrandom::fill(&mut random).map_err(std::io::Error::other)?;
+    let suffix: String = random.iter().map(|b| format!("{b:02x}")).collect();
+    let dir = std::env::temp_dir().join(format!("memoir-resolve-{suffix}"));
+    let mut builder = std::fs::DirBuilder::new();
+    #[cfg(unix)]
+    std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+    builder.create(&dir)?;
     let file = dir.join(format!("{}.md", key.replace('/', "-")));
     std::fs::write(&file, current)?;
     let status = std::process::Command::new("sh")
