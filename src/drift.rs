@@ -435,12 +435,18 @@ impl Store {
                     ),
                 );
             }
+            for line in self.malformed_after(rel, &String::from_utf8_lossy(&now), offset)? {
+                problem(rel, Some(line), "log", format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"));
+            }
         }
         for f in self.log_files()? {
             if seen.contains(&f.rel) {
                 continue;
             }
             let text = self.read(&f.rel, None)?.unwrap_or_default();
+            for line in self.malformed_after(&f.rel, &text, 0)? {
+                problem(&f.rel, Some(line), "log", format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"));
+            }
             for s in crate::policy::find_secrets(&text) {
                 problem(
                     &f.rel,
@@ -454,6 +460,24 @@ impl Store {
             }
         }
         Ok(out)
+    }
+
+    /// The first lines of the quarantined entries of the log `text` that
+    /// start after line `after`: a change must not add one (a reader skips
+    /// it for ever).
+    fn malformed_after(
+        &self,
+        rel: &str,
+        text: &str,
+        after: usize,
+    ) -> Result<Vec<usize>, StoreError> {
+        Ok(self
+            .parse_log(rel, text)?
+            .quarantined
+            .iter()
+            .map(|q| q.line.max(q.error.line))
+            .filter(|&line| line > after)
+            .collect())
     }
 
     /// Removes the temporary files (`.<name>.memoir-<pid>`) of writes that

@@ -749,23 +749,30 @@ impl Store {
             .iter()
             .any(|e| e.key.as_ref().is_some_and(|k| !self.has_scope(&k.scope)))
         {
-            let (keep, unknown): (Vec<Event>, Vec<Event>) = std::mem::take(&mut parsed.events)
-                .into_iter()
-                .partition(|e| e.key.as_ref().is_none_or(|k| self.has_scope(&k.scope)));
-            parsed.events = keep;
-            for e in unknown {
-                let scope = e.key.as_ref().map_or("", |k| k.scope.as_str());
-                parsed.quarantined.push(event::Quarantined {
-                    line: 0,
-                    error: LogError {
-                        line: 0,
-                        message: format!(
-                            "entry {} is for the unknown scope `{scope}` (configured: {})",
-                            e.id,
-                            self.config.scopes.join(", ")
-                        ),
-                    },
-                });
+            let events = std::mem::take(&mut parsed.events);
+            let spans = std::mem::take(&mut parsed.spans);
+            for (e, span) in events.into_iter().zip(spans) {
+                match e.key.as_ref().filter(|k| !self.has_scope(&k.scope)) {
+                    None => {
+                        parsed.events.push(e);
+                        parsed.spans.push(span);
+                    }
+                    Some(k) => {
+                        let line = text[..span.start].matches('\n').count() + 1;
+                        parsed.quarantined.push(event::Quarantined {
+                            line,
+                            error: LogError {
+                                line,
+                                message: format!(
+                                    "entry {} is for the unknown scope `{}` (configured: {})",
+                                    e.id,
+                                    k.scope,
+                                    self.config.scopes.join(", ")
+                                ),
+                            },
+                        });
+                    }
+                }
             }
         }
         Ok(parsed)

@@ -1029,3 +1029,42 @@ fn a_pull_request_view_never_shows_a_secret() {
         assert!(!out.contains(&aws), "{format} shows it: {out}");
     }
 }
+
+#[test]
+fn check_base_fails_a_change_that_adds_a_malformed_entry() {
+    let env = with_memory();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    env.ok(&["check", "--base", &base]);
+    let good = bobs_event(memoir::event::Op::Note, "project/x", vec![], "fine".into());
+    let mut good = good;
+    good.key = None;
+    let mut evil = bobs_event(
+        memoir::event::Op::Remember,
+        "project/x",
+        vec![],
+        "---\nname: x\ndescription: evil\ntype: project\nsource: bob\n---\n".into(),
+    );
+    evil.key = Some(memoir::key::Key {
+        scope: "evil".into(),
+        slug: "x".into(),
+    });
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    env.write(
+        log,
+        format!(
+            "{}{}## 10:00:00Z note · nonsense\n\n",
+            good.render(),
+            evil.render()
+        ),
+    );
+    // Warnings only in the store as it is; errors for the change.
+    env.ok(&["check"]);
+    let err = env.fails(&["check", "--base", &base], 1);
+    assert!(err.contains(&format!("{log}:8: error[log]")), "{err}");
+    assert!(
+        err.matches("malformed entry added since").count() == 2,
+        "{err}"
+    );
+}
