@@ -1068,3 +1068,46 @@ fn check_base_fails_a_change_that_adds_a_malformed_entry() {
         "{err}"
     );
 }
+
+#[test]
+fn redact_rewrites_only_what_holds_a_secret_beside_quarantined_entries() {
+    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let env = with_memory();
+    let mut evil = bobs_event(
+        memoir::event::Op::Remember,
+        "project/x",
+        vec![],
+        "---\nname: x\ndescription: evil\ntype: project\nsource: bob\n---\n".into(),
+    );
+    evil.key = Some(memoir::key::Key {
+        scope: "evil".into(),
+        slug: "x".into(),
+    });
+    let mut note = bobs_event(
+        memoir::event::Op::Note,
+        "project/x",
+        vec![],
+        format!("key {aws}"),
+    );
+    note.key = None;
+    let mut plain = bobs_event(
+        memoir::event::Op::Note,
+        "project/x",
+        vec![],
+        "no secret".into(),
+    );
+    plain.key = None;
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    let before = format!("{}{}{}", evil.render(), note.render(), plain.render());
+    env.write(log, &before);
+    env.ok(&["redact"]);
+    let after = env.read(log);
+    assert!(!after.contains(&aws));
+    assert!(
+        after.starts_with(&evil.render()) && after.ends_with(&plain.render()),
+        "{after}"
+    );
+    let parsed = memoir::event::parse_log(&after).expect("parses");
+    assert_eq!(parsed.events.len(), 3);
+    assert!(parsed.quarantined.is_empty());
+}
