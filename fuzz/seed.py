@@ -203,10 +203,9 @@ for p in index_files:
     put("merge", idx + "\0" + "<<<<<<< HEAD\n" + ours + "=======\n" + theirs + ">>>>>>> other\n" + "\0" + idx)
 put("merge", "a\n<<<<<<< HEAD\nours\n||||||| base\nb\n=======\ntheirs\n>>>>>>> other\nb\n\0x\0y")
 put("merge", "<!-- memoir:index:start -->\n<!-- memoir:index:end -->\n" * 3 + "\0" + "<!-- memoir:index:end -->\n<!-- memoir:index:start -->\n\0")
-# Many interleaved changes make the three-way text merge quadratic: this
-# size stays fast; regressions-pending/merge/interleaved-lines-hang is the
-# slow one.
-put("merge", ("line\n" * 2000) + "\0" + ("line\nx\n" * 1000) + "\0" + ("y\nline\n" * 1000))
+# Many interleaved changes on both sides (once quadratic: see
+# regressions/merge/).
+put("merge", ("line\n" * 20000) + "\0" + ("line\nx\n" * 10000) + "\0" + ("y\nline\n" * 10000))
 put("merge", "\0" + GOOD + "\0" + GOOD.replace("updated: 2026", "updated: 2025"))
 
 for t in sorted(CORPUS.iterdir()):
