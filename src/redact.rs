@@ -149,15 +149,19 @@ impl Store {
             let mut out = String::with_capacity(text.len());
             let mut at = 0;
             let mut changed = false;
-            for (e, span) in parsed.events.iter().zip(&parsed.spans) {
-                let gap = &text[at..span.start];
-                let gap_redacted = if opts.ids.is_empty() {
+            // Text between entries (a quarantined or torn one) is redacted
+            // as a whole file is; with ids, only those entries change.
+            let mut between = |gap: &str, out: &mut String| {
+                let redacted = if opts.ids.is_empty() {
                     stub(gap)
                 } else {
                     gap.to_string()
                 };
-                changed |= gap_redacted != gap;
-                out.push_str(&gap_redacted);
+                changed |= redacted != gap;
+                out.push_str(&redacted);
+            };
+            for (e, span) in parsed.events.iter().zip(&parsed.spans) {
+                between(&text[at..span.start], &mut out);
                 at = span.end;
                 let entry = &text[span.clone()];
                 match self.redacted_entry(e, opts) {
@@ -169,19 +173,12 @@ impl Store {
                             rules,
                             removed: crate::git::blob_id(entry.as_bytes()),
                         });
-                        changed = true;
                     }
                     None => out.push_str(entry),
                 }
             }
-            let tail = &text[at..];
-            let tail_redacted = if opts.ids.is_empty() {
-                stub(tail)
-            } else {
-                tail.to_string()
-            };
-            changed |= tail_redacted != tail;
-            out.push_str(&tail_redacted);
+            between(&text[at..], &mut out);
+            let changed = changed || report.entries.iter().any(|r| r.path == f.rel);
             if changed {
                 if !report.entries.iter().any(|r| r.path == f.rel) {
                     report.files.push(f.rel.clone());

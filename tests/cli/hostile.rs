@@ -15,6 +15,40 @@ fn with_memory() -> Env {
     env
 }
 
+/// A fake AWS key id, assembled so that this file holds none.
+fn fake_aws() -> String {
+    ["AKIA", "Z7QRSTUVWXYZ2345"].concat()
+}
+
+/// A note by Bob, another writer.
+fn bob_note(text: &str) -> memoir::event::Event {
+    let mut note = bobs_event(memoir::event::Op::Note, "project/x", vec![], text.into());
+    note.key = None;
+    note
+}
+
+/// A memory file's content: name, description, body.
+fn memory_file(name: &str, description: &str, body: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: {description}\ntype: project\nsource: bob\n---\n{body}"
+    )
+}
+
+/// Bob's `remember` of a memory in the scope `evil`, which no store has.
+fn evil_scope_entry() -> memoir::event::Event {
+    let mut e = bobs_event(
+        memoir::event::Op::Remember,
+        "project/x",
+        vec![],
+        memory_file("x", "evil", ""),
+    );
+    e.key = Some(memoir::key::Key {
+        scope: "evil".into(),
+        slug: "x".into(),
+    });
+    e
+}
+
 #[test]
 fn a_deleted_memory_md_is_found_named_and_rebuilt() {
     let env = with_memory();
@@ -126,16 +160,7 @@ fn a_malformed_entry_in_a_teammates_log_is_quarantined_not_blocking() {
 #[test]
 fn a_forged_entry_for_an_unknown_scope_makes_no_folder() {
     let env = with_memory();
-    let mut e = bobs_event(
-        memoir::event::Op::Remember,
-        "project/x",
-        vec![],
-        "---\nname: x\ndescription: evil\ntype: project\nsource: bob\n---\n".into(),
-    );
-    e.key = Some(memoir::key::Key {
-        scope: "evil".into(),
-        slug: "x".into(),
-    });
+    let e = evil_scope_entry();
     env.write("memory/log/2026-11-29/bob-0badc0de.md", e.render());
     env.ok(&["rebuild"]);
     assert!(!exists(&env.path("memory/evil")));
@@ -439,13 +464,7 @@ fn with_notes(n: usize) -> Env {
     env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
     let mut log = String::new();
     for i in 0..n {
-        let mut e = bobs_event(
-            memoir::event::Op::Note,
-            "project/x",
-            vec![],
-            format!("note {i}"),
-        );
-        e.key = None;
+        let e = bob_note(&format!("note {i}"));
         log.push_str(&e.render());
     }
     env.write("memory/log/2026-11-29/bob-0badc0de.md", log);
@@ -634,7 +653,7 @@ fn control_characters_are_refused_in_one_line_fields_and_never_printed_raw() {
 
 #[test]
 fn nothing_is_committed_or_logged_without_the_secret_scan() {
-    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let aws = fake_aws();
     let env = with_memory();
     env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
     env.ok(&["consolidate"]);
@@ -839,16 +858,10 @@ fn after_an_interrupted_consolidation_and_a_rebuild_memory_md_is_never_built_fro
 
 #[test]
 fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that() {
-    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let aws = fake_aws();
     let env = with_memory();
     // A teammate's tool wrote around the policy: a note and a memory.
-    let mut note = bobs_event(
-        memoir::event::Op::Note,
-        "project/x",
-        vec![],
-        format!("deploy with {aws} today"),
-    );
-    note.key = None;
+    let note = bob_note(&format!("deploy with {aws} today"));
     let memory = bobs_event(
         memoir::event::Op::Remember,
         "project/deploy",
@@ -965,19 +978,13 @@ fn an_endless_stdin_is_read_only_up_to_its_limit() {
 
 #[test]
 fn a_secret_written_around_the_policy_is_never_injected_into_a_prompt() {
-    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let aws = fake_aws();
     let env = with_memory();
     env.write(
         "memory/project/deploy.md",
         format!("---\nname: deploy\ndescription: deploy key {aws} for postgres\ntype: project\nsource: s\n---\n\nUse {aws} to deploy postgres.\n"),
     );
-    let mut note = bobs_event(
-        memoir::event::Op::Note,
-        "project/x",
-        vec![],
-        format!("postgres key {aws}"),
-    );
-    note.key = None;
+    let note = bob_note(&format!("postgres key {aws}"));
     env.write("memory/log/2026-11-29/bob-0badc0de.md", note.render());
     for args in [
         &["recall", "deploy postgres"][..],
@@ -999,7 +1006,7 @@ fn a_secret_written_around_the_policy_is_never_injected_into_a_prompt() {
 
 #[test]
 fn a_pull_request_view_never_shows_a_secret() {
-    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let aws = fake_aws();
     let env = with_memory();
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "base"]);
@@ -1009,13 +1016,7 @@ fn a_pull_request_view_never_shows_a_secret() {
         vec![],
         format!("---\nname: deploy\ndescription: how we deploy\ntype: project\nsource: bob\n---\n\nThe key is {aws}.\n"),
     );
-    let mut note = bobs_event(
-        memoir::event::Op::Note,
-        "project/x",
-        vec![],
-        format!("key {aws}"),
-    );
-    note.key = None;
+    let note = bob_note(&format!("key {aws}"));
     env.write(
         "memory/log/2026-11-29/bob-0badc0de.md",
         format!("{}{}", memory.render(), note.render()),
@@ -1037,19 +1038,8 @@ fn check_base_fails_a_change_that_adds_a_malformed_entry() {
     env.git(&["commit", "-qm", "base"]);
     let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
     env.ok(&["check", "--base", &base]);
-    let good = bobs_event(memoir::event::Op::Note, "project/x", vec![], "fine".into());
-    let mut good = good;
-    good.key = None;
-    let mut evil = bobs_event(
-        memoir::event::Op::Remember,
-        "project/x",
-        vec![],
-        "---\nname: x\ndescription: evil\ntype: project\nsource: bob\n---\n".into(),
-    );
-    evil.key = Some(memoir::key::Key {
-        scope: "evil".into(),
-        slug: "x".into(),
-    });
+    let good = bob_note("fine");
+    let evil = evil_scope_entry();
     let log = "memory/log/2026-11-29/bob-0badc0de.md";
     env.write(
         log,
@@ -1071,32 +1061,11 @@ fn check_base_fails_a_change_that_adds_a_malformed_entry() {
 
 #[test]
 fn redact_rewrites_only_what_holds_a_secret_beside_quarantined_entries() {
-    let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+    let aws = fake_aws();
     let env = with_memory();
-    let mut evil = bobs_event(
-        memoir::event::Op::Remember,
-        "project/x",
-        vec![],
-        "---\nname: x\ndescription: evil\ntype: project\nsource: bob\n---\n".into(),
-    );
-    evil.key = Some(memoir::key::Key {
-        scope: "evil".into(),
-        slug: "x".into(),
-    });
-    let mut note = bobs_event(
-        memoir::event::Op::Note,
-        "project/x",
-        vec![],
-        format!("key {aws}"),
-    );
-    note.key = None;
-    let mut plain = bobs_event(
-        memoir::event::Op::Note,
-        "project/x",
-        vec![],
-        "no secret".into(),
-    );
-    plain.key = None;
+    let evil = evil_scope_entry();
+    let note = bob_note(&format!("key {aws}"));
+    let plain = bob_note("no secret");
     let log = "memory/log/2026-11-29/bob-0badc0de.md";
     let before = format!("{}{}{}", evil.render(), note.render(), plain.render());
     env.write(log, &before);
