@@ -799,6 +799,7 @@ impl Store {
             self.remove_temporary_files();
         }
         let scan = self.scan(false, Keep::Prints)?;
+        crate::store::all_logs_read(&scan.issues)?;
         let mut report = RebuildReport::default();
         let drifts: HashMap<String, Drift> = scan
             .drifts()
@@ -1059,6 +1060,7 @@ impl Store {
             });
         }
         let mut scan = self.scan(false, Keep::Prints)?;
+        crate::store::all_logs_read(&scan.issues)?;
         // A file memoir cannot read (a link, bad UTF-8, oversized) cannot be recorded.
         let unreadable = scan
             .files

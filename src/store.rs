@@ -208,9 +208,10 @@ pub fn is_store(dir: &Path) -> bool {
     memory.join("log").is_dir() || (memory.is_dir() && dir.join(INDEX_PATH).is_file())
 }
 
-/// The largest log file memoir reads (64 MiB): a day of one writer's
-/// entries; a larger one is refused rather than read into memory.
-pub const MAX_LOG_BYTES: u64 = 64 << 20;
+/// The largest log file memoir reads or appends to (256 MiB): a day of one
+/// writer's entries, a bulk import's included; a larger one is never read
+/// into memory, and an append that would pass it is refused.
+pub const MAX_LOG_BYTES: u64 = 256 << 20;
 /// The largest MEMORY.md memoir reads (4 MiB).
 pub const MAX_INDEX_BYTES: u64 = 4 << 20;
 /// The largest `memory/config.yaml` memoir reads (64 KiB).
@@ -371,6 +372,23 @@ fn utf8(bytes: Vec<u8>, rel: &str) -> Result<String, StoreError> {
 pub struct LogFile {
     pub rel: String,
     pub stamp: Stamp,
+}
+
+/// Refuses to write views from the logs when one of them could not be
+/// read: its events are unknown, so a view could be removed or a hand edit
+/// recorded against versions that are only missing from this read.
+pub(crate) fn all_logs_read(issues: &[LogIssue]) -> Result<(), StoreError> {
+    match issues.iter().find(|i| i.error) {
+        Some(i) => Err(StoreError::Invalid {
+            path: i.path.clone(),
+            line: None,
+            message: format!(
+                "{}; memoir writes nothing from the logs until every log can be read",
+                i.message.trim_end_matches(" (skipped)")
+            ),
+        }),
+        None => Ok(()),
+    }
 }
 
 /// Something a reader of the logs skipped, and where: a torn or
@@ -640,6 +658,19 @@ impl Store {
             let meta = f.metadata().map_err(StoreError::io(&path))?;
             refuse_special(&meta, &rel)?;
             let len = meta.len();
+            let full = || {
+                StoreError::Refused {
+                rule: "size".into(),
+                path: rel.clone(),
+                line: None,
+                message: format!(
+                    "this writer's log for the day would pass {MAX_LOG_BYTES} bytes, more than memoir reads; nothing written"
+                ),
+            }
+            };
+            if len + text.len() as u64 > MAX_LOG_BYTES {
+                return Err(full());
+            }
             let mut payload = String::new();
             // A log as memoir left it after its last append ends cleanly; any
             // other (a crash in the middle of an append, a teammate's tool, a
@@ -654,6 +685,9 @@ impl Store {
                 }
             }
             payload.push_str(&text);
+            if len + payload.len() as u64 > MAX_LOG_BYTES {
+                return Err(full());
+            }
             f.write_all(payload.as_bytes())
                 .and_then(|_| f.sync_data())
                 .map_err(StoreError::io(&path))?;
@@ -726,6 +760,16 @@ impl Store {
                     skipped.push(not_a_log(rel, "is a symbolic link"));
                 } else if !meta.is_file() {
                     skipped.push(not_a_log(rel, "is not a regular file"));
+                } else if meta.len() > MAX_LOG_BYTES {
+                    skipped.push(LogIssue {
+                        path: rel,
+                        line: None,
+                        message: format!(
+                            "is {} bytes, more than the {MAX_LOG_BYTES} memoir reads (skipped; memoir will not rebuild or record without it)",
+                            meta.len()
+                        ),
+                        error: true,
+                    });
                 } else {
                     out.push(LogFile {
                         rel,

@@ -185,11 +185,13 @@ fn special_files_in_the_logs_never_hang_and_are_reported() {
         &["status"],
         &["recall", "postgres"],
         &["context"],
-        &["rebuild"],
     ] {
         let out = env.cmd(args).timeout(PROMPT).output().expect("run");
         assert_eq!(out.status.code(), Some(0), "{args:?}: {out:?}");
     }
+    // Nothing is written from the logs while one cannot be read.
+    let err = env.fails(&["rebuild"], 1);
+    assert!(err.contains("fifo-00000000.md"), "{err}");
     let out = env
         .cmd(&["context", "--from-hook"])
         .write_stdin(r#"{"prompt": "postgres", "cwd": "."}"#)
@@ -1079,4 +1081,29 @@ fn redact_rewrites_only_what_holds_a_secret_beside_quarantined_entries() {
     let parsed = memoir::event::parse_log(&after).expect("parses");
     assert_eq!(parsed.events.len(), 3);
     assert!(parsed.quarantined.is_empty());
+}
+
+#[test]
+fn a_log_past_the_size_memoir_reads_stops_writes_instead_of_losing_memories() {
+    let env = with_memory();
+    let log = own_log(&env);
+    let file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(env.path(&log))
+        .expect("open");
+    // Past 256 MiB without writing it: a sparse tail of NULs.
+    file.set_len((256 << 20) + 1).expect("grow");
+    let err = env.fails(&["remember", "project/b", "-d", "beta fact", "-s", "s"], 3);
+    assert!(err.contains(&log), "{err}");
+    let status: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert!(status["invalid"].to_string().contains(&log), "{status}");
+    let err = env.fails(&["rebuild"], 1);
+    assert!(err.contains(&log), "{err}");
+    assert!(
+        exists(&env.path("memory/project/db.md")),
+        "rebuild removed a memory"
+    );
+    env.fails(&["record"], 1);
+    env.fails(&["check"], 1);
 }
