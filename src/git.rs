@@ -12,6 +12,9 @@ pub struct RepoInfo {
     pub common_dir: PathBuf,
     /// The current branch's short name; `None` when HEAD is detached.
     pub branch: Option<String>,
+    /// The linked worktree's name (`.git/worktrees/<name>`); `None` in the
+    /// main work tree.
+    pub worktree: Option<String>,
 }
 
 /// A git operation failed.
@@ -77,10 +80,18 @@ pub fn discover(dir: &Path) -> Result<RepoInfo, GitError> {
         .head_name()
         .map_err(gix_err)?
         .map(|name| name.shorten().to_string());
+    let worktree = (repo.git_dir() != repo.common_dir())
+        .then(|| {
+            repo.git_dir()
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+        })
+        .flatten();
     Ok(RepoInfo {
         workdir,
         common_dir: repo.common_dir().to_path_buf(),
         branch,
+        worktree,
     })
 }
 

@@ -571,7 +571,14 @@ fn dir_identity(dir: &Path) -> Option<String> {
 /// A writer id: a readable prefix from the branch, and 8 hex digits of a
 /// fingerprint of the clone id and the branch. One clone's branch is one
 /// writer, so no two ever append to the same log file.
-pub fn writer_id(clone_id: &str, branch: Option<&str>) -> String {
+pub fn writer_id(clone_id: &str, branch: Option<&str>, worktree: Option<&str>) -> String {
+    // A branch is checked out in one worktree at most, but any number of
+    // worktrees can have a detached HEAD: those are told apart by name.
+    let detached = match worktree {
+        Some(name) if branch.is_none() => format!("(detached)\0{name}"),
+        _ => "(detached)".to_string(),
+    };
+    let hashed = branch.unwrap_or(&detached);
     let branch = branch.unwrap_or("(detached)");
     let mut prefix: String = branch
         .chars()
@@ -591,7 +598,7 @@ pub fn writer_id(clone_id: &str, branch: Option<&str>) -> String {
     prefix.truncate(24);
     let prefix = prefix.trim_end_matches('-');
     let prefix = if prefix.is_empty() { "writer" } else { prefix };
-    let h = fingerprint(format!("{clone_id}\0{branch}").as_bytes());
+    let h = fingerprint(format!("{clone_id}\0{hashed}").as_bytes());
     format!("{prefix}-{:08x}", h >> 32)
 }
 

@@ -472,7 +472,7 @@ impl Store {
         let state =
             StateDir::open(&repo.common_dir, &root).map_err(StoreError::io(&repo.common_dir))?;
         Ok(Store {
-            writer: state::writer_id(&clone, repo.branch.as_deref()),
+            writer: state::writer_id(&clone, repo.branch.as_deref(), repo.worktree.as_deref()),
             root,
             config,
             state,

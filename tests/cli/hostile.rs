@@ -1107,3 +1107,37 @@ fn a_log_past_the_size_memoir_reads_stops_writes_instead_of_losing_memories() {
     env.fails(&["record"], 1);
     env.fails(&["check"], 1);
 }
+
+#[test]
+fn detached_worktrees_of_one_clone_are_different_writers() {
+    let env = with_memory();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    let writer = |dir: &std::path::Path| -> String {
+        let out = env
+            .cmd(&["--json", "status"])
+            .current_dir(dir)
+            .output()
+            .expect("run");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["writer"].as_str().expect("writer").to_string()
+    };
+    let mut seen = Vec::new();
+    for name in ["wt-a", "wt-b"] {
+        let dir = env.dir.path().join(name);
+        env.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "--detach",
+            dir.to_str().expect("utf8"),
+        ]);
+        seen.push(writer(&dir));
+    }
+    assert_ne!(seen[0], seen[1], "{seen:?}");
+    assert!(seen.iter().all(|w| w.starts_with("detached-")), "{seen:?}");
+    // The main work tree, detached, keeps the id it always had.
+    env.git(&["checkout", "-q", "--detach"]);
+    let main = writer(&env.root());
+    assert!(!seen.contains(&main), "{main}");
+}
