@@ -489,6 +489,19 @@ pub fn changed_paths(
         .unwrap_or(0..0);
     let entries = &index.entries()[range];
     let file_entry = index.entry_by_path(file.as_bytes().as_bstr());
+    // A sparse checkout leaves such files out of the work tree: committed
+    // from what is there, they would be deleted.
+    let sparse = gix::index::entry::Flags::SKIP_WORKTREE;
+    if let Some(e) = entries
+        .iter()
+        .chain(file_entry)
+        .find(|e| e.flags.contains(sparse))
+    {
+        return Err(GitError::Gix(format!(
+            "{} is outside this sparse checkout; memoir commits the whole store only: `git sparse-checkout add {dir}`",
+            e.path(&index)
+        )));
+    }
     // One lstat per entry is most of this on a large store: spread over the
     // cores, as `git status` does, beside the listing of the folder (for
     // files the index lacks) and the comparison of the index with HEAD.

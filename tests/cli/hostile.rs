@@ -1141,3 +1141,27 @@ fn detached_worktrees_of_one_clone_are_different_writers() {
     let main = writer(&env.root());
     assert!(!seen.contains(&main), "{main}");
 }
+
+#[test]
+fn a_sparse_checkout_never_commits_the_deletion_of_what_it_leaves_out() {
+    let env = with_memory();
+    env.ok(&["remember", "user/u", "-d", "a user fact", "-s", "s"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "all"]);
+    env.git(&[
+        "sparse-checkout",
+        "set",
+        "--no-cone",
+        "/*",
+        "!/memory/project/",
+    ]);
+    assert!(!exists(&env.path("memory/project/db.md")));
+    let head = env.git(&["rev-parse", "HEAD"]);
+    env.ok(&["note", "a note"]);
+    let err = env.fails(&["consolidate"], 1);
+    assert!(err.contains("sparse"), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    assert!(env
+        .git(&["ls-tree", "-r", "HEAD"])
+        .contains("memory/project/db.md"));
+}
