@@ -995,8 +995,9 @@ impl Store {
                     return Err(StoreError::Invalid {
                         path: rel.to_string(),
                         line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
-                        message: "rewritten since the last commit, and logs only grow: \
-                                  `git checkout -- <path>` restores it"
+                        message: "rewritten since the last commit, and logs only grow (a \
+                                  `memoir redact` rewrite passes when its redact entry lists \
+                                  it): `git checkout -- <path>` restores it"
                             .into(),
                     });
                 };

@@ -142,7 +142,7 @@ impl Store {
     pub fn redact(&self, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactReport, StoreError> {
         let _lock = self.lock()?;
         let mut report = RedactReport::default();
-        let mut rewrites: Vec<(String, String)> = Vec::new();
+        let mut rewrites: Vec<(String, String, usize)> = Vec::new();
         for f in self.log_files()? {
             let text = self.read_log(&f.rel)?;
             let parsed = self.parse_log(&f.rel, &text)?;
@@ -183,7 +183,7 @@ impl Store {
                 if !report.entries.iter().any(|r| r.path == f.rel) {
                     report.files.push(f.rel.clone());
                 }
-                rewrites.push((f.rel, out));
+                rewrites.push((f.rel, out, text.len()));
             }
         }
         if let Some(missing) = opts
@@ -216,12 +216,9 @@ impl Store {
         if opts.dry_run || (report.entries.is_empty() && report.files.is_empty()) {
             return Ok(report);
         }
-        for (rel, text) in &rewrites {
-            self.rewrite_log(rel, text)?;
-        }
-        for (rel, text) in &in_place {
-            self.write_view(rel, text)?;
-        }
+        // The audit entry first: killed after it, every rewrite made is
+        // listed (a listed entry not rewritten yet is still its old self,
+        // which `accepts` allows), and the next run finishes the rest.
         let body: String = report
             .entries
             .iter()
@@ -238,6 +235,12 @@ impl Store {
             )
         }));
         self.append(std::slice::from_ref(&event))?;
+        for (rel, text, read) in &rewrites {
+            self.rewrite_log(rel, text, *read)?;
+        }
+        for (rel, text) in &in_place {
+            self.write_view(rel, text)?;
+        }
         report.event = Some(event.id);
         report.rebuilt = self.rebuild_locked(false, false)?.written;
         Ok(report)
@@ -287,10 +290,15 @@ impl Store {
     }
 
     /// Replaces a log's text (temporary file, fsync, rename, folder fsync):
-    /// only `redact` ever does.
-    fn rewrite_log(&self, rel: &str, text: &str) -> Result<(), StoreError> {
+    /// only `redact` ever does. `text` replaces the first `read` bytes (the
+    /// log as it was read); anything appended since is kept after it.
+    fn rewrite_log(&self, rel: &str, text: &str, read: usize) -> Result<(), StoreError> {
         use std::io::Write;
         let path = self.path(rel);
+        // What was appended since the log was read (the redact entry, and a
+        // torn marker before it) is kept as it is.
+        let now = self.read_log(rel)?;
+        let text = format!("{text}{}", now.get(read..).unwrap_or_default());
         let tmp = path.with_file_name(format!(".redact.memoir-{}", std::process::id()));
         let written = std::fs::File::create(&tmp).and_then(|mut f| {
             f.write_all(text.as_bytes())?;

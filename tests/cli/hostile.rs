@@ -1165,3 +1165,48 @@ fn a_sparse_checkout_never_commits_the_deletion_of_what_it_leaves_out() {
         .git(&["ls-tree", "-r", "HEAD"])
         .contains("memory/project/db.md"));
 }
+
+#[test]
+fn a_redaction_killed_at_any_point_is_finished_by_the_next_one() {
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    for delay_ms in [10u64, 30, 50, 70, 90, 110, 140, 180, 250] {
+        let env = with_memory();
+        let mut log = String::new();
+        for i in 0..300 {
+            let secret = ["Tr0ub4dor3xKq9zW", &format!("{i:04}")].concat();
+            let body = memory_file(
+                &format!("fact-{i}"),
+                &format!("fact {i}"),
+                &format!("\npassword = {secret}\n"),
+            );
+            log.push_str(
+                &bobs_event(
+                    memoir::event::Op::Remember,
+                    &format!("project/fact-{i}"),
+                    vec![],
+                    body,
+                )
+                .render(),
+            );
+        }
+        env.write("memory/log/2026-11-29/bob-0badc0de.md", log);
+        env.ok(&["rebuild"]);
+        env.git(&["add", "-A"]);
+        env.git(&["commit", "-qm", "leaked"]);
+        let mut child = env.spawn(&exe, &["redact"], &[("MEMOIR_NOW", env.now.clone())]);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        let _ = child.kill();
+        let _ = child.wait();
+        env.ok(&["redact"]);
+        for (path, bytes) in env.snapshot() {
+            assert!(
+                !String::from_utf8_lossy(&bytes).contains("Tr0ub4dor3xKq9zW"),
+                "delay {delay_ms}: {path}"
+            );
+        }
+        let (code, _, err) = env.run(&["check", "--base", "HEAD"]);
+        assert_eq!(code, 0, "delay {delay_ms}: {err}");
+        env.ok(&["consolidate"]);
+        env.ok(&["check"]);
+    }
+}
