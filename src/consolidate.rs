@@ -517,6 +517,13 @@ impl Store {
         let mut events = Vec::new();
         for step in &plan.steps {
             let heads = basis.state(&step.key).0;
+            if let (Action::Add | Action::Merge, Some(after)) = (&step.action, &step.after) {
+                // A proposal that came in through a merge or a teammate's
+                // tool was never policed here: it is, before it is adopted.
+                let rel = step.key.rel_path();
+                let m = crate::store::validate_file(after, &rel)?;
+                crate::write::check_memory(self, &m, after, &rel)?;
+            }
             let mut e = match &step.action {
                 Action::Add | Action::Merge => self.event(
                     ctx,

@@ -113,6 +113,10 @@ impl Store {
             let mut e = match goal {
                 Some(content) => {
                     crate::store::validate_file(content, &key.rel_path())?;
+                    // An old version is written again: it passes the policy
+                    // as any write does (a secret committed around it, or
+                    // caught by rules newer than that commit).
+                    crate::write::check_secrets(content, &key.rel_path())?;
                     let op = if conflict { Op::Resolve } else { Op::Remember };
                     report.restored.push(key.clone());
                     self.event(ctx, op, Some(key.clone()), heads, content.to_string())?
@@ -130,6 +134,12 @@ impl Store {
             e.reason = Some(format!("rollback to {short}"));
             events.push(e);
         }
+        let index = files
+            .get(&format!("{prefix}{INDEX_PATH}"))
+            .map(|index| String::from_utf8_lossy(index).into_owned());
+        if let Some(text) = &index {
+            crate::write::check_secrets(text, INDEX_PATH)?;
+        }
         let Some((session, mut sig)) = session else {
             return Ok(report);
         };
@@ -138,9 +148,8 @@ impl Store {
             self.apply(&mut cache, &events)?;
         }
         // MEMORY.md as it was, the team's text around the block included.
-        if let Some(index) = files.get(&format!("{prefix}{INDEX_PATH}")) {
-            let text = String::from_utf8_lossy(index).into_owned();
-            self.write_view(INDEX_PATH, &text)?;
+        if let Some(text) = &index {
+            self.write_view(INDEX_PATH, text)?;
         }
         let mut message = format!(
             "memoir: rollback to {short} ({} restored, {} forgotten)\n\n",

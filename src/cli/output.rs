@@ -50,8 +50,10 @@ impl Output {
         if self.quiet {
             return Ok(());
         }
+        // A file written around the policy: its secret is not shown.
+        let text = redacted_text(text);
         if self.terminal {
-            return self.out.write_all(printable(text, true).as_bytes());
+            return self.out.write_all(printable(&text, true).as_bytes());
         }
         self.out.write_all(text.as_bytes())
     }
@@ -70,6 +72,7 @@ impl Output {
         if self.json || self.quiet {
             return Ok(());
         }
+        let diff = redacted_text(diff);
         for line in diff.lines() {
             let line = printable(line, false);
             let color = match line.as_bytes().first() {
@@ -117,6 +120,15 @@ pub fn memory_json(
     match v {
         Value::Object(m) => m,
         _ => Map::new(),
+    }
+}
+
+/// `text` with any secret the rules find replaced by `[redacted:<rule>]`.
+fn redacted_text(text: &str) -> Cow<'_, str> {
+    if memoir::policy::find_secrets(text).is_empty() {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(memoir::policy::redact(text))
     }
 }
 

@@ -1210,3 +1210,49 @@ fn a_redaction_killed_at_any_point_is_finished_by_the_next_one() {
         env.ok(&["check"]);
     }
 }
+
+#[test]
+fn rollback_and_consolidate_never_write_back_a_secret_that_came_around_the_policy() {
+    let secret = ["Tr0ub4dor3x", "Kq9zW"].concat();
+    let leak = memory_file("leak", "d", &format!("\npassword = {secret}\n"));
+    // A version committed around the policy, rolled back to.
+    let env = with_memory();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    env.write("memory/project/leak.md", &leak);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "bad", "--no-verify"]);
+    let bad = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    env.git(&["rm", "-q", "memory/project/leak.md"]);
+    env.git(&["commit", "-qm", "rm"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let logs = env.log_text();
+    let err = env.fails(&["rollback", &bad], 3);
+    assert!(!err.contains(&secret), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(env.log_text(), logs, "appended");
+    // A proposal that came in with a teammate's log.
+    let env = with_memory();
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    let proposal = bobs_event(
+        memoir::event::Op::Propose,
+        "project/leak",
+        vec![],
+        leak.clone(),
+    );
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", proposal.render());
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "bob", "--no-verify"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let (code, out, err) = env.run(&["consolidate"]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(
+        !out.contains(&secret) && !err.contains(&secret),
+        "{out}{err}"
+    );
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    assert!(!exists(&env.path("memory/project/leak.md")));
+    let (_, out, _) = env.run(&["consolidate", "--dry-run"]);
+    assert!(!out.contains(&secret), "{out}");
+}
