@@ -167,6 +167,9 @@ pub enum CommitError {
     /// Another process holds git's index lock.
     #[error("git's index is locked by another process ({0}); if no git command is running, remove that file")]
     IndexLocked(PathBuf),
+    /// The branch's ref is locked.
+    #[error("the branch is locked ({0}): a git command is running, or one was killed; if none runs, remove that file")]
+    RefLocked(PathBuf),
     /// gix failed.
     #[error("git: {0}")]
     Gix(String),
@@ -221,13 +224,33 @@ pub fn begin(
             return Err(CommitError::InProgress(what));
         }
     }
+    // The branch's ref lock (a git command running, or one killed inside
+    // its ref update): found after the append, it left a version half made.
+    let ref_lock = match repo.head_name().map_err(commit_err)? {
+        Some(name) => repo.common_dir().join(format!("{}.lock", name.as_bstr())),
+        None => git_dir.join("HEAD.lock"),
+    };
+    if ref_lock.exists() {
+        return Err(CommitError::RefLocked(ref_lock));
+    }
     let index_path = repo.index_path();
     let lock_path = index_path.with_extension("lock");
     if lock_path.exists() {
-        let dead_owner = std::fs::read_to_string(owner)
-            .ok()
-            .and_then(|t| t.trim().parse::<u32>().ok())
-            .is_some_and(|pid| pid != std::process::id() && !alive(pid));
+        // The note is written just before the lock is taken: a lock much
+        // younger than the note is someone else's, taken after that memoir
+        // died (its note outlived it), and is never removed.
+        let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified()).ok();
+        let taken_with_note = match (modified(owner), modified(&lock_path)) {
+            (Some(note), Some(lock)) => lock
+                .duration_since(note)
+                .map_or(true, |d| d < std::time::Duration::from_secs(2)),
+            _ => false,
+        };
+        let dead_owner = taken_with_note
+            && std::fs::read_to_string(owner)
+                .ok()
+                .and_then(|t| t.trim().parse::<u32>().ok())
+                .is_some_and(|pid| pid != std::process::id() && !alive(pid));
         if dead_owner {
             let _ = std::fs::remove_file(&lock_path);
         }
@@ -362,6 +385,10 @@ impl Session {
         let bytes = replace_entries(&mut index, &self.workdir, &blobs).map_err(commit_err)?;
         std::io::Write::write_all(&mut self.lock, &bytes).map_err(commit_err)?;
         self.lock.commit().map_err(commit_err)?;
+        // The index lock is gone: so must the note that this process held
+        // it, at once (left behind by a kill, it would make a later memoir
+        // remove a lock git itself holds by then).
+        let _ = std::fs::remove_file(&self._owner.0);
         if self.stop_after_index {
             return Err(commit_err(
                 "failpoint after-index: stopped before moving HEAD",

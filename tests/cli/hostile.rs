@@ -1256,3 +1256,44 @@ fn rollback_and_consolidate_never_write_back_a_secret_that_came_around_the_polic
     let (_, out, _) = env.run(&["consolidate", "--dry-run"]);
     assert!(!out.contains(&secret), "{out}");
 }
+
+#[test]
+fn git_locks_are_refused_before_anything_is_appended_and_never_taken_from_git() {
+    let env = with_memory();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    env.ok(&["consolidate"]);
+    env.ok(&["note", "to commit"]);
+    let logs = env.log_text();
+    // A ref lock left by a git command killed in its ref update.
+    let branch = env.path(".git/refs/heads/main.lock");
+    std::fs::write(&branch, "").expect("lock");
+    let err = env.fails(&["consolidate"], 1);
+    assert!(err.contains("main.lock"), "{err}");
+    assert_eq!(env.log_text(), logs, "appended");
+    std::fs::remove_file(&branch).expect("rm");
+    // A dead memoir's note, and git's own index lock taken long after it.
+    let stores = env.path(".git/memoir/stores");
+    let state = std::fs::read_dir(&stores)
+        .expect("stores")
+        .next()
+        .expect("store")
+        .expect("entry")
+        .path();
+    let note = state.join("git-index-lock-owner");
+    std::fs::write(&note, "999999").expect("note");
+    let old = std::time::SystemTime::now() - Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(&note)
+        .expect("note")
+        .set_modified(old)
+        .expect("age");
+    std::fs::write(env.path(".git/index.lock"), "busy").expect("lock");
+    env.fails(&["consolidate"], 1);
+    assert!(
+        exists(&env.path(".git/index.lock")),
+        "git's lock was removed"
+    );
+    std::fs::remove_file(env.path(".git/index.lock")).expect("rm");
+    env.ok(&["consolidate"]);
+}
