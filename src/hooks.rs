@@ -45,6 +45,26 @@ pub enum HooksError {
     },
 }
 
+/// A hook file's text (`None`: there is none). Only a regular file is read
+/// (a FIFO would hang the install) and written through: a link may point
+/// at a script shared with other repositories, which memoir must not edit.
+fn read_hook(path: &Path) -> Result<Option<String>, HooksError> {
+    let refuse = |why: &str| HooksError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!(
+            "{why}; memoir will not edit it: add `memoir hook <name> \"$@\"` to it by hand"
+        )),
+    };
+    match crate::safe_file::read(path, 1 << 20) {
+        Ok(Some(bytes)) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Ok(None) => Ok(None),
+        Err(crate::safe_file::ReadError::Link) => Err(refuse("is a symbolic link")),
+        Err(crate::safe_file::ReadError::NotRegular) => Err(refuse("is not a regular file")),
+        Err(crate::safe_file::ReadError::TooLarge(_)) => Err(refuse("is over 1 MiB")),
+        Err(crate::safe_file::ReadError::Io(e)) => Err(io(path)(e)),
+    }
+}
+
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> HooksError + '_ {
     move |source| HooksError::Io {
         path: path.to_path_buf(),
@@ -85,7 +105,7 @@ pub fn install(dir: &Path) -> Result<Vec<String>, HooksError> {
     let mut done = Vec::new();
     for hook in HOOKS {
         let path = hooks.join(hook);
-        let existing = std::fs::read_to_string(&path).ok();
+        let existing = read_hook(&path)?;
         let base = existing.as_deref().map(without_block).unwrap_or_default();
         let text = if base.trim().is_empty() {
             format!("#!/bin/sh\n{}", shim(hook))
@@ -122,7 +142,7 @@ pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
     let mut done = Vec::new();
     for hook in HOOKS {
         let path = hooks.join(hook);
-        let Ok(existing) = std::fs::read_to_string(&path) else {
+        let Some(existing) = read_hook(&path)? else {
             continue;
         };
         if !existing.lines().any(|l| l.trim_end() == START) {

@@ -29,7 +29,7 @@ pub mod redact;
 pub mod replay;
 pub mod resolve;
 pub mod rollback;
-mod safe_file;
+pub mod safe_file;
 pub mod search;
 pub mod snapshot;
 pub mod state;

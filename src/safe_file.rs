@@ -14,7 +14,7 @@ use std::path::Path;
 
 /// Why a store file could not be read.
 #[derive(Debug)]
-pub(crate) enum ReadError {
+pub enum ReadError {
     /// The path is a symbolic link.
     Link,
     /// Not a regular file (a folder, a FIFO, a device, a socket).
@@ -41,7 +41,7 @@ impl std::fmt::Display for ReadError {
 /// Opens `path` for reading if it is a regular file: `None` if it does not
 /// exist. On unix the open neither follows a final link (`O_NOFOLLOW`) nor
 /// blocks on a FIFO (`O_NONBLOCK`, harmless for a regular file).
-pub(crate) fn open(path: &Path) -> Result<Option<(File, Metadata)>, ReadError> {
+pub fn open(path: &Path) -> Result<Option<(File, Metadata)>, ReadError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -73,7 +73,7 @@ pub(crate) fn open(path: &Path) -> Result<Option<(File, Metadata)>, ReadError> {
 /// The bytes of the regular file at `path`, at most `cap` of them (a larger
 /// file is [`ReadError::TooLarge`], also one that grows past the cap while
 /// it is read); `None` if it does not exist.
-pub(crate) fn read(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, ReadError> {
+pub fn read(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, ReadError> {
     let Some((file, meta)) = open(path)? else {
         return Ok(None);
     };
@@ -84,7 +84,7 @@ pub(crate) fn read(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, ReadError> 
 }
 
 /// Reads what is left of `file` (about `expected` bytes), at most `cap`.
-pub(crate) fn read_capped(file: File, expected: u64, cap: u64) -> Result<Vec<u8>, ReadError> {
+pub fn read_capped(file: File, expected: u64, cap: u64) -> Result<Vec<u8>, ReadError> {
     let mut bytes = Vec::with_capacity(expected.min(cap) as usize);
     file.take(cap.saturating_add(1))
         .read_to_end(&mut bytes)

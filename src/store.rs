@@ -284,7 +284,11 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
     }
     let attrs = root.join(".gitattributes");
     refuse_symlink(&attrs, ".gitattributes")?;
-    let current = fs::read_to_string(&attrs).unwrap_or_default();
+    // Only a regular file (a FIFO here would hang `init`).
+    let current = match crate::safe_file::read(&attrs, 1 << 20) {
+        Ok(bytes) => String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned(),
+        Err(e) => return Err(StoreError::unreadable(".gitattributes", e, 1 << 20)),
+    };
     let missing: Vec<&str> = GITATTRIBUTES
         .iter()
         .copied()

@@ -240,6 +240,10 @@ pub(crate) fn check_memory(
             ));
         }
     }
+    if content.contains('\0') {
+        // git takes a file with a NUL for binary: no diff, no merge.
+        return Err(refused("control", rel, None, "holds a NUL byte"));
+    }
     let confidence = m.confidence.unwrap_or(1.0);
     if confidence < store.config.min_confidence {
         return Err(refused(
@@ -270,6 +274,14 @@ impl Store {
                     "the note is {} bytes, more than the limit of {MAX_NOTE_BYTES}",
                     text.len()
                 ),
+            ));
+        }
+        if text.contains('\0') {
+            return Err(refused(
+                "control",
+                "note",
+                None,
+                "the note holds a NUL byte",
             ));
         }
         check_secrets(text, "note")?;

@@ -89,7 +89,7 @@ fn extract(
     cmd: &str,
     store: &memoir::store::Store,
 ) -> Result<(Vec<Remember>, Vec<String>), CliError> {
-    use std::io::Write;
+    use std::io::{Read, Write};
     let notes = store.pending_notes()?;
     let mut input = String::new();
     for n in &notes {
@@ -116,17 +116,63 @@ fn extract(
             let _ = stdin.write_all(input.as_bytes());
         })
     });
-    let out = child.wait_with_output()?;
+    // Its output, read on a thread up to a cap: an endless one (`yes`) is
+    // refused, and one left open by a process it started in the background
+    // is not waited for once it has exited.
+    const MAX_OUTPUT: u64 = 64 << 20;
+    let (tx, rx) = std::sync::mpsc::channel();
+    if let Some(stdout) = child.stdout.take() {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let read = stdout.take(MAX_OUTPUT + 1).read_to_end(&mut bytes);
+            let _ = tx.send(read.map(|_| bytes));
+        });
+    }
+    let failed = |why: String| {
+        CliError::Failed(format!("the extractor `{cmd}` {why}; nothing consolidated"))
+    };
+    let mut output = None;
+    let status = loop {
+        if output.is_none() {
+            if let Ok(read) = rx.recv_timeout(std::time::Duration::from_millis(50)) {
+                let bytes = read?;
+                if bytes.len() as u64 > MAX_OUTPUT {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    return Err(failed("printed more than 64 MiB".into()));
+                }
+                output = Some(bytes);
+            }
+        }
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if output.is_some() {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+    };
     if let Some(writer) = writer {
         let _ = writer.join();
     }
-    if !out.status.success() {
-        return Err(CliError::Failed(format!(
-            "the extractor `{cmd}` failed ({}); nothing consolidated",
-            out.status
-        )));
+    if !status.success() {
+        return Err(failed(format!("failed ({status})")));
     }
-    let text = String::from_utf8(out.stdout)
+    let bytes = match output {
+        Some(bytes) => bytes,
+        None => match rx.recv_timeout(std::time::Duration::from_secs(5)) {
+            Ok(read) => read?,
+            Err(_) => {
+                return Err(failed(
+                    "exited with its output still open (a process it left in the background?)"
+                        .into(),
+                ))
+            }
+        },
+    };
+    if bytes.len() as u64 > MAX_OUTPUT {
+        return Err(failed("printed more than 64 MiB".into()));
+    }
+    let text = String::from_utf8(bytes)
         .map_err(|_| CliError::Failed("the extractor's output is not UTF-8".into()))?;
     let given: std::collections::HashSet<&str> = notes.iter().map(|n| n.id.as_str()).collect();
     let mut consumed: Vec<String> = Vec::new();

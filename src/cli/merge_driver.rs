@@ -30,9 +30,14 @@ pub struct Args {
     rest: Vec<String>,
 }
 
-fn read(path: &PathBuf) -> Result<String, CliError> {
-    let bytes =
-        std::fs::read(path).map_err(|e| CliError::Failed(format!("{}: {e}", path.display())))?;
+/// One side of the merge: a regular file of at most MEMORY.md's cap (git
+/// passes temporary files; anything else, a FIFO or /dev/zero, would hang
+/// the merge).
+fn read(path: &std::path::Path) -> Result<String, CliError> {
+    let failed = |why: String| CliError::Failed(format!("{}: {why}", path.display()));
+    let bytes = memoir::safe_file::read(path, memoir::store::MAX_INDEX_BYTES)
+        .map_err(|e| failed(e.to_string()))?
+        .ok_or_else(|| failed("no such file".into()))?;
     String::from_utf8(bytes)
         .map_err(|_| CliError::Failed(format!("{}: not valid UTF-8", path.display())))
 }

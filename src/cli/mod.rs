@@ -180,7 +180,7 @@ pub fn main() -> ExitCode {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                     let _ = e.print();
                 }
-                _ => output::diagnostic(e.render().to_string().trim_end()),
+                _ => output::diagnostic_lines(e.render().to_string().trim_end()),
             }
             return ExitCode::from(match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {

@@ -140,8 +140,15 @@ pub fn warn(quiet: bool, text: &str) {
 }
 
 /// A line on stderr, as every diagnostic is printed: secrets redacted,
-/// control characters escaped.
+/// control characters escaped, newlines too (input quoted in a message
+/// must not forge a line of its own).
 pub fn diagnostic(text: &str) {
+    eprintln!("{}", printable(&redacted(text), false));
+}
+
+/// A diagnostic of several lines that memoir composed itself (clap's
+/// usage errors): as [`diagnostic`], its lines kept.
+pub fn diagnostic_lines(text: &str) {
     eprintln!("{}", printable(&redacted(text), true));
 }
 

@@ -94,6 +94,17 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             ),
         )
     })?;
+    if args
+        .expect
+        .as_deref()
+        .is_some_and(|e| !memoir::event::is_id(e))
+    {
+        // Never echoed back (a pasted token would be).
+        return Err(CliError::Usage(
+            "--expect must be an event id (26 characters, as `memoir show --json` gives in heads)"
+                .into(),
+        ));
+    }
     if !(0.0..=1.0).contains(&args.confidence) {
         return Err(CliError::Usage(
             "--confidence must be between 0 and 1".into(),

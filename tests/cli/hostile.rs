@@ -1297,3 +1297,90 @@ fn git_locks_are_refused_before_anything_is_appended_and_never_taken_from_git() 
     std::fs::remove_file(env.path(".git/index.lock")).expect("rm");
     env.ok(&["consolidate"]);
 }
+
+#[cfg(unix)]
+#[test]
+fn more_inputs_that_must_neither_hang_nor_be_written_through() {
+    let env = with_memory();
+    env.git(&["commit", "-q", "--allow-empty", "-m", "root"]);
+    // A FIFO as a hook, a symlinked hook, a FIFO as .gitattributes.
+    let hook = env.path(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().expect("hooks")).expect("mkdir");
+    std::process::Command::new("mkfifo")
+        .arg(&hook)
+        .status()
+        .expect("mkfifo");
+    let out = env
+        .cmd(&["hooks", "install"])
+        .timeout(PROMPT)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    std::fs::remove_file(&hook).expect("rm");
+    let shared = env.dir.path().join("shared-hook");
+    std::fs::write(&shared, "#!/bin/sh\necho shared\n").expect("write");
+    std::os::unix::fs::symlink(&shared, &hook).expect("ln");
+    env.fails(&["hooks", "install"], 1);
+    assert_eq!(
+        std::fs::read_to_string(&shared).expect("read"),
+        "#!/bin/sh\necho shared\n"
+    );
+    std::fs::remove_file(env.path(".gitattributes")).expect("rm");
+    std::process::Command::new("mkfifo")
+        .arg(env.path(".gitattributes"))
+        .status()
+        .expect("mkfifo");
+    let out = env.cmd(&["init"]).timeout(PROMPT).output().expect("run");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    std::fs::remove_file(env.path(".gitattributes")).expect("rm");
+    // The merge driver on an endless input.
+    let ours = env.dir.path().join("ours");
+    std::fs::write(&ours, "x\n").expect("write");
+    let out = env
+        .cmd(&[
+            "merge-driver",
+            "memory",
+            "/dev/zero",
+            ours.to_str().expect("utf8"),
+            "/dev/zero",
+        ])
+        .timeout(PROMPT)
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // Extractors that never end their output.
+    for cmd in ["yes ''", "sleep 60 2>/dev/null & exit 0"] {
+        let out = env
+            .cmd(&["consolidate", "--extract-cmd", cmd])
+            .timeout(Duration::from_secs(40))
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(1), "{cmd}: {out:?}");
+    }
+    // NUL bytes, a forged line, an --expect that is no id.
+    let out = env
+        .cmd(&["note"])
+        .write_stdin("a\u{0}b")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    let (_, _, err) = env.run(&["show", "project/a\nmemoir: FORGED"]);
+    assert!(
+        !err.lines().any(|l| l.starts_with("memoir: FORGED")),
+        "{err}"
+    );
+    let token = ["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat();
+    let (code, out, err) = env.run(&[
+        "--json",
+        "remember",
+        "project/db",
+        "-d",
+        "x",
+        "-s",
+        "s",
+        "--expect",
+        &token,
+    ]);
+    assert_eq!(code, 2);
+    assert!(!out.contains(&token) && !err.contains(&token), "{out}{err}");
+}
