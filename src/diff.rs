@@ -89,6 +89,7 @@ impl Store {
             rev,
             &format!("{prefix}MEMORY.md"),
             &format!("{prefix}memory/"),
+            &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
         )?;
         let mut views = BTreeMap::new();
         let mut events: Vec<Event> = Vec::new();

@@ -359,6 +359,7 @@ impl Store {
             base,
             &format!("{prefix}{INDEX_PATH}"),
             &format!("{prefix}memory/log/"),
+            &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
         )?;
         let short = &commit[..commit.len().min(12)];
         let mut out = Vec::new();

@@ -929,12 +929,15 @@ fn tree_files(
 }
 
 /// The contents of the files a revision (any revspec: id, tag, `HEAD~2`)
-/// has at `file` and under `dir`, and the commit it names.
+/// has at `file` and under `dir`, and the commit it names. A blob larger
+/// than `cap(path)` is an error, found from its header before it is read:
+/// a revision is anyone's input (a pull request's head).
 pub fn files_at(
     workdir: &Path,
     rev: &str,
     file: &str,
     dir: &str,
+    cap: &dyn Fn(&str) -> u64,
 ) -> Result<(String, std::collections::BTreeMap<String, Vec<u8>>), GitError> {
     let repo = open_repo(workdir)?;
     let commit = repo
@@ -947,6 +950,12 @@ pub fn files_at(
     let tree = commit.tree().map_err(gix_err)?;
     let mut out = std::collections::BTreeMap::new();
     for (path, id) in tree_files(&repo, &tree, file, dir)? {
+        let size = repo.find_header(id).map_err(gix_err)?.size();
+        if size > cap(&path) {
+            return Err(GitError::Gix(format!(
+                "{path} at {rev} is {size} bytes, more than memoir reads"
+            )));
+        }
         let mut blob = repo.find_blob(id).map_err(gix_err)?;
         out.insert(path, blob.take_data());
     }

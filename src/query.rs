@@ -97,6 +97,9 @@ impl Store {
         let mut cache = self.state.load_cache();
         self.refresh_logs(&mut cache)?;
         let rel = key.rel_path();
+        // Read by its key, not found by a listing that refused links: the
+        // folders on the way are checked here.
+        self.check_dirs(&rel)?;
         let content = self
             .read_memory_file(&rel)?
             .ok_or_else(|| StoreError::NoSuchMemory(key.to_string()))?;

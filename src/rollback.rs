@@ -55,6 +55,7 @@ impl Store {
             rev,
             &format!("{prefix}{INDEX_PATH}"),
             &format!("{prefix}memory/"),
+            &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
         )
         .map_err(StoreError::from)?;
         let (replay, drifts) = self.drifts()?;

@@ -563,7 +563,7 @@ impl Store {
     }
 
     /// Checks that every existing folder on the way to `rel` is a real folder.
-    fn check_dirs(&self, rel: &str) -> Result<(), StoreError> {
+    pub(crate) fn check_dirs(&self, rel: &str) -> Result<(), StoreError> {
         let mut acc = String::new();
         let parts: Vec<&str> = rel.split('/').collect();
         for part in &parts[..parts.len().saturating_sub(1)] {

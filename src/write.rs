@@ -320,6 +320,7 @@ impl Store {
     /// is always read: an index entry could be older than a hand edit.
     fn current(&self, state: Option<&KeyState>, key: &Key) -> Result<Option<String>, StoreError> {
         let rel = key.rel_path();
+        self.check_dirs(&rel)?;
         let expected = state.and_then(|s| s.view_hash);
         let content = match expected {
             Some(_) => self.read_memory_file(&rel)?,

@@ -137,7 +137,10 @@ impl App {
     pub fn now(&self) -> Result<Timestamp, CliError> {
         match std::env::var("MEMOIR_NOW") {
             Ok(s) => Timestamp::parse(&s).map_err(|e| CliError::Usage(format!("MEMOIR_NOW: {e}"))),
-            Err(_) => {
+            Err(std::env::VarError::NotUnicode(_)) => Err(CliError::Usage(
+                "MEMOIR_NOW is not UTF-8 (expected YYYY-MM-DDTHH:MM:SSZ)".into(),
+            )),
+            Err(std::env::VarError::NotPresent) => {
                 let d = std::time::SystemTime::now()
                     .duration_since(std::time::UNIX_EPOCH)
                     .unwrap_or_default();

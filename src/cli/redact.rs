@@ -27,10 +27,17 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
-    if let Some(reason) = &args.reason {
-        if !memoir::policy::find_secrets(reason).is_empty() {
-            return Err(CliError::Usage("--reason holds a secret".into()));
-        }
+    if let Some(f) = args
+        .reason
+        .as_deref()
+        .and_then(|r| memoir::policy::find_secrets(r).into_iter().next())
+    {
+        return Err(CliError::Store(memoir::store::StoreError::Refused {
+            rule: format!("secret:{}", f.rule),
+            path: "--reason".into(),
+            line: None,
+            message: "looks like a secret (value not shown)".into(),
+        }));
     }
     let r = store.redact(
         &ctx,

@@ -1384,3 +1384,52 @@ fn more_inputs_that_must_neither_hang_nor_be_written_through() {
     assert_eq!(code, 2);
     assert!(!out.contains(&token) && !err.contains(&token), "{out}{err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn reads_by_key_refuse_links_and_git_blobs_past_the_caps_are_never_read() {
+    let env = with_memory();
+    // show and remember by key through a symlinked scope folder.
+    let outside = env.dir.path().join("outside");
+    std::fs::create_dir_all(&outside).expect("mkdir");
+    std::fs::write(
+        outside.join("ext.md"),
+        memory_file("ext", "outside the store", ""),
+    )
+    .expect("write");
+    std::fs::create_dir_all(env.path("memory/task")).expect("mkdir");
+    std::fs::remove_dir_all(env.path("memory/task")).expect("rm");
+    std::os::unix::fs::symlink(&outside, env.path("memory/task")).expect("ln");
+    let err = env.fails(&["show", "task/ext"], 1);
+    assert!(err.contains("symbolic link"), "{err}");
+    std::fs::remove_file(env.path("memory/task")).expect("rm");
+    std::fs::create_dir_all(env.path("memory/task")).expect("mkdir");
+    // A memory file of 1 MB in a revision: named, not read into a diff.
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    env.write(
+        "memory/project/huge.md",
+        memory_file("huge", "d", &"x".repeat(1 << 20)),
+    );
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "huge"]);
+    let err = env.fails(&["diff", "HEAD~1", "HEAD"], 1);
+    assert!(
+        err.contains("memory/project/huge.md") && err.contains("more than memoir reads"),
+        "{err}"
+    );
+    // Exit codes: a secret in --reason is refused (3); MEMOIR_NOW that is
+    // not UTF-8 is a usage error (2).
+    let reason = format!("rotated {}", fake_aws());
+    env.fails(&["redact", "--reason", &reason], 3);
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let out = env
+            .cmd(&["note", "hi"])
+            .env("MEMOIR_NOW", std::ffi::OsStr::from_bytes(b"\xff\xfe"))
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+    }
+}
