@@ -969,7 +969,7 @@ impl Store {
                     })
                 });
                 if !policed {
-                    crate::write::check_secrets(&content, rel)?;
+                    crate::write::check_content_secrets(&content, rel)?;
                 }
                 continue;
             }

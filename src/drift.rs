@@ -436,7 +436,11 @@ impl Store {
                     ),
                 );
             }
-            for line in self.malformed_after(rel, &String::from_utf8_lossy(&now), offset)? {
+            let now_text = String::from_utf8_lossy(&now);
+            for (line, rule) in self.parsed_secrets_after(rel, &now_text, offset)? {
+                problem(rel, Some(line), &format!("policy:{rule}"), format!("an entry added since {short} holds a secret once its YAML is read (value not shown)"));
+            }
+            for line in self.malformed_after(rel, &now_text, offset)? {
                 problem(rel, Some(line), "log", format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"));
             }
         }
@@ -445,6 +449,9 @@ impl Store {
                 continue;
             }
             let text = self.read(&f.rel, None)?.unwrap_or_default();
+            for (line, rule) in self.parsed_secrets_after(&f.rel, &text, 0)? {
+                problem(&f.rel, Some(line), &format!("policy:{rule}"), format!("an entry added since {short} holds a secret once its YAML is read (value not shown)"));
+            }
             for line in self.malformed_after(&f.rel, &text, 0)? {
                 problem(&f.rel, Some(line), "log", format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"));
             }
@@ -458,6 +465,31 @@ impl Store {
                         s.rule
                     ),
                 );
+            }
+        }
+        Ok(out)
+    }
+
+    /// The first lines of the entries of the log `text` that start after
+    /// line `after` whose memory holds a secret once its YAML is read (the
+    /// scan of the text cannot see through every escape), with the rule.
+    fn parsed_secrets_after(
+        &self,
+        rel: &str,
+        text: &str,
+        after: usize,
+    ) -> Result<Vec<(usize, String)>, StoreError> {
+        let parsed = self.parse_log(rel, text)?;
+        let mut out = Vec::new();
+        for (e, span) in parsed.events.iter().zip(&parsed.spans) {
+            let line = text[..span.start].matches('\n').count() + 1;
+            if line <= after || !matches!(e.op, Op::Remember | Op::Propose | Op::Resolve) {
+                continue;
+            }
+            if let Err(StoreError::Refused { rule, .. }) =
+                crate::write::check_content_secrets(&e.body, rel)
+            {
+                out.push((line, rule));
             }
         }
         Ok(out)

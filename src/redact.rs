@@ -269,12 +269,31 @@ impl Store {
                 .flat_map(|t| crate::policy::find_secrets(t))
                 .map(|f| f.rule.to_string())
                 .collect();
-            if found.is_empty() {
+            // A secret only the parsed YAML shows (a value continued by an
+            // escaped line break, a !!binary block) cannot be cut out of
+            // the text: the whole body goes.
+            let hidden = match e.op {
+                Op::Remember | Op::Propose | Op::Resolve if found.is_empty() => {
+                    match crate::write::check_content_secrets(&e.body, "") {
+                        Err(StoreError::Refused { rule, .. }) => {
+                            Some(rule.trim_start_matches("secret:").to_string())
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            if found.is_empty() && hidden.is_none() {
                 return None;
             }
+            found.extend(hidden.clone());
             found.sort();
             found.dedup();
-            new.body = stub(&e.body);
+            new.body = if hidden.is_some() {
+                String::new()
+            } else {
+                stub(&e.body)
+            };
             new.reason = e.reason.as_deref().map(stub);
             new.actor = stub(&e.actor);
             rules = found;

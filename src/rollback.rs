@@ -117,7 +117,7 @@ impl Store {
                     // An old version is written again: it passes the policy
                     // as any write does (a secret committed around it, or
                     // caught by rules newer than that commit).
-                    crate::write::check_secrets(content, &key.rel_path())?;
+                    crate::write::check_content_secrets(content, &key.rel_path())?;
                     let op = if conflict { Op::Resolve } else { Op::Remember };
                     report.restored.push(key.clone());
                     self.event(ctx, op, Some(key.clone()), heads, content.to_string())?

@@ -256,7 +256,90 @@ pub(crate) fn check_memory(
             ),
         ));
     }
-    check_secrets(content, rel)
+    check_content_secrets(content, rel)
+}
+
+/// Refuses a memory file's (or MEMORY.md's) content that holds a secret,
+/// in its text or in its frontmatter once the YAML is read.
+pub(crate) fn check_content_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
+    check_secrets(content, rel)?;
+    check_parsed_secrets(content, rel)
+}
+
+/// Refuses a secret the frontmatter's YAML only makes once parsed: a
+/// double-quoted value continued across lines by an escaped line break, a
+/// `!!binary` block, any escape or folding the scan of the text does not
+/// undo. Every string the YAML holds is scanned as readers will see it.
+fn check_parsed_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
+    let Ok(split) = crate::memory::split(content) else {
+        return Ok(());
+    };
+    let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(split.yaml) else {
+        return Ok(());
+    };
+    let mut texts = Vec::new();
+    yaml_strings(&value, &mut texts);
+    let line = content[..split.yaml_start].matches('\n').count() + 1;
+    for text in texts {
+        if let Some(f) = policy::find_secrets(&text).first() {
+            return Err(refused(
+                &format!("secret:{}", f.rule),
+                rel,
+                Some(line),
+                format!(
+                    "the frontmatter holds a secret once its YAML is read ({}); memory must never hold one (value not shown)",
+                    f.rule
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Every string (and `!!binary` value, decoded) in a YAML value.
+fn yaml_strings(value: &serde_yaml::Value, out: &mut Vec<String>) {
+    use serde_yaml::Value;
+    match value {
+        Value::String(s) => out.push(s.clone()),
+        Value::Sequence(items) => items.iter().for_each(|v| yaml_strings(v, out)),
+        Value::Mapping(m) => m.iter().for_each(|(k, v)| {
+            yaml_strings(k, out);
+            yaml_strings(v, out);
+        }),
+        Value::Tagged(t) => {
+            if let (true, Value::String(s)) = (t.tag == "binary", &t.value) {
+                let compact: String = s.split_whitespace().collect();
+                if let Some(bytes) = base64_decode(&compact) {
+                    out.push(String::from_utf8_lossy(&bytes).into_owned());
+                }
+            }
+            yaml_strings(&t.value, out);
+        }
+        _ => {}
+    }
+}
+
+/// Standard base64, padding optional; `None` if it is not.
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let digit = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' | b'-' => Some(62),
+        b'/' | b'_' => Some(63),
+        _ => None,
+    };
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in text.trim_end_matches('=').as_bytes() {
+        acc = (acc << 6) | u32::from(digit(c)?);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    Some(out)
 }
 
 impl Store {

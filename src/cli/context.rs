@@ -37,27 +37,25 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         let query = (!args.query.is_empty()).then(|| args.query.join(" "));
         return print(app, query.as_deref(), args.budget);
     }
-    // A hook's payload is a prompt and a few fields: 4 MiB is generous,
-    // and a prompt hook must never wait on an endless stdin.
+    // A hook's payload is one JSON object of a prompt and a few fields:
+    // read up to its end only (a harness may keep the pipe open), and at
+    // most 4 MiB (a prompt hook must never wait on an endless stdin).
     const MAX_HOOK_INPUT: u64 = 4 << 20;
-    let mut input = String::new();
-    let _ = std::io::stdin()
-        .take(MAX_HOOK_INPUT + 1)
-        .read_to_string(&mut input);
-    if input.len() as u64 > MAX_HOOK_INPUT {
-        warn(
-            app.quiet(),
-            "hook input on stdin is over 4 MiB; no memory injected",
-        );
-        return Ok(0);
-    }
-    let hook: HookInput = match serde_json::from_str(&input) {
-        Ok(h) => h,
-        Err(e) => {
+    let stdin = std::io::stdin().lock().take(MAX_HOOK_INPUT);
+    let first = serde_json::Deserializer::from_reader(stdin)
+        .into_iter::<HookInput>()
+        .next();
+    let hook: HookInput = match first {
+        Some(Ok(h)) => h,
+        Some(Err(e)) => {
             warn(
                 app.quiet(),
                 &format!("hook input on stdin is not JSON ({e}); no memory injected"),
             );
+            return Ok(0);
+        }
+        None => {
+            warn(app.quiet(), "no hook input on stdin; no memory injected");
             return Ok(0);
         }
     };

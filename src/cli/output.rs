@@ -41,7 +41,8 @@ impl Output {
         if self.json || self.quiet {
             return Ok(());
         }
-        writeln!(self.out, "{}", printable(text.as_ref(), true))
+        let text = redacted_text(text.as_ref());
+        writeln!(self.out, "{}", printable(&text, true))
     }
 
     /// Raw text (for `show`): exact into a pipe or a file, control
@@ -63,7 +64,14 @@ impl Output {
         if !self.json {
             return Ok(());
         }
-        serde_json::to_writer_pretty(&mut self.out, value)?;
+        let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
+        if memoir::policy::find_secrets(&text).is_empty() {
+            return writeln!(self.out, "{text}");
+        }
+        // Redacted string by string: the document stays valid JSON.
+        let mut value = value.clone();
+        redact_strings(&mut value);
+        serde_json::to_writer_pretty(&mut self.out, &value)?;
         writeln!(self.out)
     }
 
@@ -120,6 +128,20 @@ pub fn memory_json(
     match v {
         Value::Object(m) => m,
         _ => Map::new(),
+    }
+}
+
+/// Replaces every secret in the strings of a JSON value.
+fn redact_strings(value: &mut Value) {
+    match value {
+        Value::String(s) => {
+            if let Cow::Owned(r) = redacted_text(s) {
+                *s = r;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_strings),
+        Value::Object(map) => map.values_mut().for_each(redact_strings),
+        _ => {}
     }
 }
 

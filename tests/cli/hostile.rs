@@ -1433,3 +1433,91 @@ fn reads_by_key_refuse_links_and_git_blobs_past_the_caps_are_never_read() {
         assert_eq!(out.status.code(), Some(2), "{out:?}");
     }
 }
+
+#[test]
+fn a_secret_only_the_parsed_yaml_shows_is_refused_and_never_printed() {
+    let token = ["ghp_", "aB3dE5fG7hI9jK1lM", "3nO5pQ7rS9tU1vW3xY5"].concat();
+    let (head, tail) = token.split_at(17);
+    let words = "word ".repeat(35);
+    // A double-quoted value continued by an escaped line break.
+    let escaped = format!(
+        "---\nname: h\ndescription: \"{words}{head}\\\n  {tail}\"\ntype: project\n---\nbody\n"
+    );
+    let env = with_memory();
+    env.write("memory/project/h.md", &escaped);
+    let err = env.fails(&["record"], 3);
+    assert!(err.contains("secret") && !err.contains(&token), "{err}");
+    env.fails(&["check"], 1);
+    // A !!binary block.
+    let binary = "---\nname: b\ndescription: d\ntype: project\nsource: s\nextra: !!binary |\n  Z2hwX2FCM2RFNWZHN2hJOWpL\n  MWxNM25PNXBRN3JTOXRVMXZXM3hZNQ==\n---\n";
+    env.write("memory/project/b.md", binary);
+    env.fails(&["check"], 1);
+    std::fs::remove_file(env.path("memory/project/b.md")).expect("rm");
+    // Whatever prints it (list, --json, show, recall, status) redacts it.
+    for args in [
+        &["list"][..],
+        &["--json", "list"],
+        &["--json", "show", "project/h"],
+        &["--json", "recall", "word"],
+        &["--json", "status"],
+    ] {
+        let (_, out, err) = env.run(args);
+        assert!(
+            !out.contains(&token) && !err.contains(&token),
+            "{args:?}: {out}"
+        );
+    }
+    // Logged around the policy and committed: check --base names it, and
+    // redact removes the entry whole.
+    std::fs::remove_file(env.path("memory/project/h.md")).expect("rm");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let event = bobs_event(
+        memoir::event::Op::Remember,
+        "project/h",
+        vec![],
+        escaped.clone(),
+    );
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", event.render());
+    let err = env.fails(&["check", "--base", &base], 1);
+    assert!(
+        err.contains("bob-0badc0de.md:1") && err.contains("policy:secret"),
+        "{err}"
+    );
+    env.ok(&["redact"]);
+    assert!(!env
+        .read("memory/log/2026-11-29/bob-0badc0de.md")
+        .contains(tail));
+    // A prompt hook reads its one JSON object, not to the end of stdin.
+    let exe = assert_cmd::cargo::cargo_bin("memoir");
+    let home = env.dir.path().join("home");
+    let mut child = std::process::Command::new(exe)
+        .args(["context", "--from-hook"])
+        .current_dir(env.root())
+        .env("HOME", &home)
+        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    std::io::Write::write_all(&mut stdin, b"{\"prompt\": \"postgres\"}\n").expect("write");
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break Some(status);
+        }
+        if start.elapsed() > PROMPT {
+            let _ = child.kill();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    drop(stdin);
+    assert_eq!(
+        status.and_then(|s| s.code()),
+        Some(0),
+        "waited for the end of stdin"
+    );
+}
