@@ -342,6 +342,45 @@ fn blocks(text: &str, lines: &[Range<usize>], out: &mut Derived) {
     }
 }
 
+/// A line with invisible characters inside it (a zero-width space splits a
+/// token for the rules, not for whoever copies it) or percent-encoding (a
+/// URL's `%67hp_…`): the line as it reads once they are removed or decoded.
+fn disguised(text: &str, line: Range<usize>, out: &mut Derived) {
+    let l = &text[line.clone()];
+    let invisible = |c: char| {
+        matches!(
+            c,
+            '\u{200B}'..='\u{200D}' | '\u{2060}' | '\u{FEFF}' | '\u{00AD}'
+        )
+    };
+    if l.chars().any(invisible) {
+        let seen: String = l.chars().filter(|&c| !invisible(c)).collect();
+        out.push(&[&seen], line.clone());
+    }
+    let b = l.as_bytes();
+    let escaped = |i: usize| {
+        b[i] == b'%' && i + 2 < b.len() && b[i + 1..i + 3].iter().all(u8::is_ascii_hexdigit)
+    };
+    if (0..b.len().saturating_sub(2)).any(escaped) {
+        let mut bytes = Vec::with_capacity(b.len());
+        let mut i = 0;
+        while i < b.len() {
+            if escaped(i) {
+                if let Some(v) = hex(&b[i + 1..i + 3]) {
+                    bytes.push(v as u8);
+                    i += 3;
+                    continue;
+                }
+            }
+            bytes.push(b[i]);
+            i += 1;
+        }
+        if let Ok(decoded) = String::from_utf8(bytes) {
+            out.push(&[&decoded], line);
+        }
+    }
+}
+
 /// Every piece of hidden text in `text`.
 pub(super) fn derive(text: &str) -> Derived {
     let mut out = Derived::default();
@@ -354,6 +393,7 @@ pub(super) fn derive(text: &str) -> Derived {
     }
     for l in &lines {
         quoted(text, l.clone(), &mut out);
+        disguised(text, l.clone(), &mut out);
     }
     if text.contains(':') {
         blocks(text, &lines, &mut out);

@@ -1521,3 +1521,16 @@ fn a_secret_only_the_parsed_yaml_shows_is_refused_and_never_printed() {
         "waited for the end of stdin"
     );
 }
+
+#[test]
+fn a_token_split_by_an_invisible_character_or_percent_encoded_is_refused() {
+    let env = with_memory();
+    let token = ["ghp_", "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"].concat();
+    let split = token.replacen("ghp_a", "ghp_\u{200B}a", 1);
+    let encoded = format!("see https://x.example/?t=%67{}", &token[1..]);
+    for text in [split.as_str(), encoded.as_str()] {
+        let err = env.fails(&["note", text], 3);
+        assert!(err.contains("github-pat"), "{err}");
+    }
+    env.ok(&["note", "50% of 100%25 done; caf\u{00AD}é"]);
+}
