@@ -327,7 +327,7 @@ impl Session {
             let abs = self.workdir.join(rel);
             // Only a regular file is a version of a store path (a link or a
             // FIFO is never opened, so never followed or waited on).
-            match crate::safe_file::read(&abs, crate::store::MAX_LOG_BYTES) {
+            match crate::safe_file::read(&abs, crate::safe_file::MAX_LOG_BYTES) {
                 Err(crate::safe_file::ReadError::TooLarge(n)) => {
                     return Err(commit_err(format!("{rel}: {n} bytes, too large to commit")))
                 }
@@ -565,7 +565,7 @@ pub fn changed_paths(
             return Ok(head_id != Some(e.id));
         }
         use crate::safe_file::ReadError;
-        match crate::safe_file::read(&workdir.join(path), crate::store::MAX_LOG_BYTES) {
+        match crate::safe_file::read(&workdir.join(path), crate::safe_file::MAX_LOG_BYTES) {
             Ok(Some(bytes)) => {
                 let id = gix::objs::compute_hash(repo.object_hash(), gix::objs::Kind::Blob, &bytes)
                     .map_err(gix_err)?;

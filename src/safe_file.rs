@@ -12,6 +12,15 @@ use std::fs::{File, Metadata};
 use std::io::{self, Read};
 use std::path::Path;
 
+/// The largest log file memoir reads or appends to (256 MiB): a day of one
+/// writer's entries, a bulk import's included; a larger one is never read
+/// into memory, and an append that would pass it is refused.
+pub const MAX_LOG_BYTES: u64 = 256 << 20;
+/// The largest MEMORY.md memoir reads (4 MiB).
+pub const MAX_INDEX_BYTES: u64 = 4 << 20;
+/// The largest `memory/config.yaml` memoir reads (64 KiB).
+pub const MAX_CONFIG_BYTES: u64 = 64 << 10;
+
 /// Why a store file could not be read.
 #[derive(Debug)]
 pub enum ReadError {

@@ -208,14 +208,7 @@ pub fn is_store(dir: &Path) -> bool {
     memory.join("log").is_dir() || (memory.is_dir() && dir.join(INDEX_PATH).is_file())
 }
 
-/// The largest log file memoir reads or appends to (256 MiB): a day of one
-/// writer's entries, a bulk import's included; a larger one is never read
-/// into memory, and an append that would pass it is refused.
-pub const MAX_LOG_BYTES: u64 = 256 << 20;
-/// The largest MEMORY.md memoir reads (4 MiB).
-pub const MAX_INDEX_BYTES: u64 = 4 << 20;
-/// The largest `memory/config.yaml` memoir reads (64 KiB).
-pub const MAX_CONFIG_BYTES: u64 = 64 << 10;
+pub use crate::safe_file::{MAX_CONFIG_BYTES, MAX_INDEX_BYTES, MAX_LOG_BYTES};
 
 /// The most memoir reads of a store file, by what the file is.
 pub fn read_cap(rel: &str) -> u64 {
