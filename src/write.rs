@@ -274,6 +274,12 @@ fn check_parsed_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
     let Ok(split) = crate::memory::split(content) else {
         return Ok(());
     };
+    // Only escapes (`\`) and tags (`!!binary`, `!binary`) make text the
+    // scan of the file cannot see; a frontmatter without either is not
+    // parsed again.
+    if !split.yaml.contains(['\\', '!']) {
+        return Ok(());
+    }
     let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(split.yaml) else {
         return Ok(());
     };
