@@ -231,21 +231,15 @@ impl Store {
         // A diff is posted where anyone reviewing can read it (a pull
         // request's comment): a secret in a change is never shown.
         for c in &mut out.changes {
-            c.diff = redacted(&c.diff);
-            c.reason = c.reason.as_deref().map(redacted);
+            c.diff = crate::policy::redacted(&c.diff).into_owned();
+            c.reason = c
+                .reason
+                .as_deref()
+                .map(|r| crate::policy::redacted(r).into_owned());
         }
         for n in &mut out.notes {
-            n.text = redacted(&n.text);
+            n.text = crate::policy::redacted(&n.text).into_owned();
         }
         Ok(out)
-    }
-}
-
-/// `text` with any secret replaced by `[redacted:<rule>]`.
-fn redacted(text: &str) -> String {
-    if crate::policy::find_secrets(text).is_empty() {
-        text.to_string()
-    } else {
-        crate::policy::redact(text)
     }
 }

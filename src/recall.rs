@@ -294,8 +294,8 @@ impl Store {
         for hit in &mut hits {
             let s = &mut hit.summary;
             for text in std::iter::once(&mut s.description).chain(s.source.as_mut()) {
-                if !crate::policy::find_secrets(text).is_empty() {
-                    *text = crate::policy::redact(text);
+                if let std::borrow::Cow::Owned(r) = crate::policy::redacted(text) {
+                    *text = r;
                     warnings.push(holds_a_secret(&hit.path));
                 }
             }
@@ -328,8 +328,8 @@ impl Store {
         };
         // What goes into a prompt is sent to a model provider: a secret in
         // a memory or a note written around the policy is replaced there.
-        if !crate::policy::find_secrets(&ctx.text).is_empty() {
-            ctx.text = crate::policy::redact(&ctx.text);
+        if let std::borrow::Cow::Owned(r) = crate::policy::redacted(&ctx.text) {
+            ctx.text = r;
             ctx.warnings.push(
                 "something injected held a secret, replaced by [redacted:<rule>]; `memoir check` names it, `memoir redact` removes it".into(),
             );

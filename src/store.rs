@@ -414,9 +414,7 @@ impl std::fmt::Display for LogIssue {
 /// A quarantined entry's problem, naming where the entry starts when that
 /// is not the line at fault.
 fn quarantine_message(q: &event::Quarantined) -> String {
-    if q.line == 0 {
-        q.error.message.clone()
-    } else if q.error.line != q.line {
+    if q.error.line != q.line {
         format!(
             "malformed entry (from line {}): {}",
             q.line, q.error.message
@@ -872,7 +870,7 @@ impl Store {
             for q in &parsed.quarantined {
                 issues.push(LogIssue {
                     path: f.rel.clone(),
-                    line: Some(q.error.line.max(q.line)).filter(|l| *l > 0),
+                    line: Some(q.error.line.max(q.line)),
                     message: format!(
                         "{}; skipped by every reader (the change it held, if any, must be made again)",
                         quarantine_message(q)

@@ -314,38 +314,12 @@ fn yaml_strings(value: &serde_yaml::Value, out: &mut Vec<String>) {
         }),
         Value::Tagged(t) => {
             if let (true, Value::String(s)) = (t.tag == "binary", &t.value) {
-                let compact: String = s.split_whitespace().collect();
-                if let Some(bytes) = base64_decode(&compact) {
-                    out.push(String::from_utf8_lossy(&bytes).into_owned());
-                }
+                out.extend(policy::base64_text(s));
             }
             yaml_strings(&t.value, out);
         }
         _ => {}
     }
-}
-
-/// Standard base64, padding optional; `None` if it is not.
-fn base64_decode(text: &str) -> Option<Vec<u8>> {
-    let digit = |c: u8| match c {
-        b'A'..=b'Z' => Some(c - b'A'),
-        b'a'..=b'z' => Some(c - b'a' + 26),
-        b'0'..=b'9' => Some(c - b'0' + 52),
-        b'+' | b'-' => Some(62),
-        b'/' | b'_' => Some(63),
-        _ => None,
-    };
-    let mut out = Vec::with_capacity(text.len() * 3 / 4);
-    let (mut acc, mut bits) = (0u32, 0);
-    for &c in text.trim_end_matches('=').as_bytes() {
-        acc = (acc << 6) | u32::from(digit(c)?);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-        }
-    }
-    Some(out)
 }
 
 impl Store {

@@ -41,7 +41,7 @@ impl Output {
         if self.json || self.quiet {
             return Ok(());
         }
-        let text = redacted_text(text.as_ref());
+        let text = memoir::policy::redacted(text.as_ref());
         writeln!(self.out, "{}", printable(&text, true))
     }
 
@@ -52,7 +52,7 @@ impl Output {
             return Ok(());
         }
         // A file written around the policy: its secret is not shown.
-        let text = redacted_text(text);
+        let text = memoir::policy::redacted(text);
         if self.terminal {
             return self.out.write_all(printable(&text, true).as_bytes());
         }
@@ -65,7 +65,7 @@ impl Output {
             return Ok(());
         }
         let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
-        if memoir::policy::find_secrets(&text).is_empty() {
+        if let Cow::Borrowed(_) = memoir::policy::redacted(&text) {
             return writeln!(self.out, "{text}");
         }
         // Redacted string by string: the document stays valid JSON.
@@ -80,7 +80,7 @@ impl Output {
         if self.json || self.quiet {
             return Ok(());
         }
-        let diff = redacted_text(diff);
+        let diff = memoir::policy::redacted(diff);
         for line in diff.lines() {
             let line = printable(line, false);
             let color = match line.as_bytes().first() {
@@ -135,22 +135,13 @@ pub fn memory_json(
 fn redact_strings(value: &mut Value) {
     match value {
         Value::String(s) => {
-            if let Cow::Owned(r) = redacted_text(s) {
+            if let Cow::Owned(r) = memoir::policy::redacted(s) {
                 *s = r;
             }
         }
         Value::Array(items) => items.iter_mut().for_each(redact_strings),
         Value::Object(map) => map.values_mut().for_each(redact_strings),
         _ => {}
-    }
-}
-
-/// `text` with any secret the rules find replaced by `[redacted:<rule>]`.
-fn redacted_text(text: &str) -> Cow<'_, str> {
-    if memoir::policy::find_secrets(text).is_empty() {
-        Cow::Borrowed(text)
-    } else {
-        Cow::Owned(memoir::policy::redact(text))
     }
 }
 

@@ -382,6 +382,27 @@ pub fn redact(text: &str) -> String {
     redact_with(text, |rule, _| format!("[redacted:{rule}]"))
 }
 
+/// [`redact`], borrowing `text` when it holds no secret (one scan either
+/// way: for what memoir prints, line by line).
+pub fn redacted(text: &str) -> std::borrow::Cow<'_, str> {
+    let out = redact(text);
+    if out == text {
+        std::borrow::Cow::Borrowed(text)
+    } else {
+        std::borrow::Cow::Owned(out)
+    }
+}
+
+/// The text standard or URL-safe base64 holds (whitespace ignored), if it
+/// is base64 of text: what a YAML `!!binary` value hides.
+pub fn base64_text(encoded: &str) -> Option<String> {
+    let compact: Vec<u8> = encoded
+        .bytes()
+        .filter(|b| !b.is_ascii_whitespace())
+        .collect();
+    decode::base64_text(&compact)
+}
+
 /// [`redact`] with the stub of each secret made by `stub(rule, secret)`
 /// (`memoir redact` puts a hash of the secret in it).
 pub fn redact_with(text: &str, stub: impl Fn(&str, &str) -> String) -> String {
