@@ -16,10 +16,10 @@
 //! MEMORY.md are what replaying the logs gives, and the persistent index
 //! is built, as after `memoir reindex`.
 
-use memoir::event::{id_from, Event, Op};
-use memoir::key::Key;
-use memoir::memory::{Memory, MemoryType};
-use memoir::time::Timestamp;
+use memoir::model::event::{id_from, Event, Op};
+use memoir::model::key::Key;
+use memoir::model::memory::{Memory, MemoryType};
+use memoir::model::time::Timestamp;
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -3,10 +3,10 @@
 //! (`tests/cli/fuzz_regressions.rs`), so that both call the same library
 //! functions the same way. Each function panics on a violation.
 
-use memoir::event::parse_log;
-use memoir::key::{check_scope, is_slug, slugify, Key, MAX_SLUG_BYTES, MAX_SLUG_CHARS};
-use memoir::memory::{split, Memory};
-use memoir::time::Timestamp;
+use memoir::model::event::parse_log;
+use memoir::model::key::{check_scope, is_slug, slugify, Key, MAX_SLUG_BYTES, MAX_SLUG_CHARS};
+use memoir::model::memory::{split, Memory};
+use memoir::model::time::Timestamp;
 
 /// `memory`: `split` and `Memory::parse` never panic; the split's parts are
 /// slices of the input; a memory that parses re-renders to a file that
@@ -114,20 +114,20 @@ pub fn merge(text: &str) {
     let ours = parts.next().unwrap_or("");
     let theirs = parts.next().unwrap_or("");
     let base_opt = Some(base).filter(|b| !b.is_empty());
-    let m = memoir::merge::memory(base_opt, ours, theirs);
+    let m = memoir::integration::merge::memory(base_opt, ours, theirs);
     assert!(
         m == ours || m == theirs || m == base,
         "not one of the inputs"
     );
     assert_eq!(
-        memoir::merge::memory(base_opt, theirs, ours),
+        memoir::integration::merge::memory(base_opt, theirs, ours),
         m,
         "depends on which side is ours"
     );
-    let _ = memoir::merge::index(base, ours, theirs);
+    let _ = memoir::integration::merge::index(base, ours, theirs);
     for t in [base, ours, theirs] {
-        let _ = memoir::merge::has_conflict_markers(t);
-        let reduced = memoir::merge::ours_of_conflicts(t);
+        let _ = memoir::integration::merge::has_conflict_markers(t);
+        let reduced = memoir::integration::merge::ours_of_conflicts(t);
         assert!(
             !reduced.lines().any(|l| l.starts_with("<<<<<<< ")),
             "a conflict start is left"

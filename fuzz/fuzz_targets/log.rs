@@ -1,4 +1,4 @@
-//! The log parser (`memoir::event::parse_log`) and the event round trip:
+//! The log parser (`memoir::model::event::parse_log`) and the event round trip:
 //! see `checks::log`.
 #![no_main]
 

@@ -1,4 +1,4 @@
-//! The memory-file parser (`memoir::memory::split`, `Memory::parse`) and
+//! The memory-file parser (`memoir::model::memory::split`, `Memory::parse`) and
 //! render round trip: see `checks::memory`.
 #![no_main]
 

@@ -1,4 +1,4 @@
-//! The merge drivers (`memoir::merge::memory`, `index`,
+//! The merge drivers (`memoir::integration::merge::memory`, `index`,
 //! `has_conflict_markers`, `ours_of_conflicts`): see `checks::merge`.
 #![no_main]
 

@@ -1,4 +1,4 @@
-//! Names and keys (`memoir::key::slugify`, `is_slug`, `Key::parse`): see
+//! Names and keys (`memoir::model::key::slugify`, `is_slug`, `Key::parse`): see
 //! `checks::slug`.
 #![no_main]
 

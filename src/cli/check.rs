@@ -1,7 +1,7 @@
 //! `memoir check`
 
 use super::{error::code, error::CliError, App};
-use memoir::drift::Severity;
+use memoir::ops::drift::Severity;
 use serde_json::json;
 
 /// Check the store.

@@ -1,12 +1,12 @@
 //! `memoir consolidate`
 
 use super::{error::code, error::CliError, parse_key, App};
-use memoir::consolidate::{Action, Options};
-use memoir::memory::MemoryType;
-use memoir::resolve::Decision;
+use memoir::model::memory::MemoryType;
+use memoir::model::time::Date;
+use memoir::ops::consolidate::{Action, Options};
+use memoir::ops::resolve::Decision;
+use memoir::ops::write::Remember;
 use memoir::store::StoreError;
-use memoir::time::Date;
-use memoir::write::Remember;
 use serde_json::json;
 use std::io::IsTerminal;
 
@@ -265,7 +265,7 @@ pub fn author() -> Result<Option<(String, String)>, CliError> {
 }
 
 /// Asks what to do with one conflict: keep, take, both or skip.
-fn ask(app: &mut App, step: &memoir::consolidate::Step) -> Result<Option<Decision>, CliError> {
+fn ask(app: &mut App, step: &memoir::ops::consolidate::Step) -> Result<Option<Decision>, CliError> {
     use std::io::{BufRead, Write};
     loop {
         print!(

@@ -1,7 +1,7 @@
 //! `memoir context`
 
 use super::{error::CliError, output::warn, App};
-use memoir::recall::DEFAULT_BUDGET;
+use memoir::ops::recall::DEFAULT_BUDGET;
 use serde_json::json;
 use std::io::Read;
 

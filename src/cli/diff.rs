@@ -1,7 +1,7 @@
 //! `memoir diff`
 
 use super::{error::CliError, App};
-use memoir::diff::{ChangeKind, MemoryDiff};
+use memoir::ops::diff::{ChangeKind, MemoryDiff};
 use serde_json::json;
 
 /// Show what memory an agent will believe differently between two revisions.
@@ -35,7 +35,7 @@ fn counts(d: &MemoryDiff) -> String {
 }
 
 /// `: <why it was forgotten>`, or nothing.
-fn reason(c: &memoir::diff::Change) -> String {
+fn reason(c: &memoir::ops::diff::Change) -> String {
     c.reason
         .as_deref()
         .map(|r| format!(": {r}"))

@@ -31,11 +31,11 @@ pub enum CliError {
     Failed(String),
 }
 
-impl From<memoir::consolidate::ConsolidateError> for CliError {
-    fn from(e: memoir::consolidate::ConsolidateError) -> Self {
+impl From<memoir::ops::consolidate::ConsolidateError> for CliError {
+    fn from(e: memoir::ops::consolidate::ConsolidateError) -> Self {
         match e {
-            memoir::consolidate::ConsolidateError::Store(e) => CliError::Store(e),
-            memoir::consolidate::ConsolidateError::Git(e) => CliError::Failed(e.to_string()),
+            memoir::ops::consolidate::ConsolidateError::Store(e) => CliError::Store(e),
+            memoir::ops::consolidate::ConsolidateError::Git(e) => CliError::Failed(e.to_string()),
         }
     }
 }
@@ -58,9 +58,9 @@ impl CliError {
         match self {
             CliError::Store(StoreError::Refused { .. }) => code::REFUSED,
             CliError::Store(StoreError::Decision(_)) => code::DECISION,
-            CliError::Store(StoreError::Lock(memoir::lock::LockError::Timeout { .. })) => {
-                code::LOCKED
-            }
+            CliError::Store(StoreError::Lock(memoir::local::lock::LockError::Timeout {
+                ..
+            })) => code::LOCKED,
             CliError::Usage(_) => code::USAGE,
             _ => code::ERROR,
         }

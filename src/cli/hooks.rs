@@ -1,7 +1,7 @@
 //! `memoir hooks` and `memoir hook`
 
 use super::{error::CliError, output::warn, App};
-use memoir::drift::Severity;
+use memoir::ops::drift::Severity;
 use serde_json::json;
 
 /// Install or remove memoir's git hooks and merge drivers in this clone.
@@ -35,12 +35,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let done = match args.action {
         Action::Install { force } => {
             if force {
-                memoir::hooks::uninstall(&store.root)
+                memoir::integration::hooks::uninstall(&store.root)
                     .map_err(|e| CliError::Failed(e.to_string()))?;
             }
-            memoir::hooks::install(&store.root)
+            memoir::integration::hooks::install(&store.root)
         }
-        Action::Uninstall => memoir::hooks::uninstall(&store.root),
+        Action::Uninstall => memoir::integration::hooks::uninstall(&store.root),
     }
     .map_err(|e| CliError::Failed(e.to_string()))?;
     app.out.json(&json!(done))?;
@@ -73,8 +73,8 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
             Some(p) => repo.workdir.join(p),
             None => repo.common_dir.join("index"),
         };
-        let staged =
-            memoir::hooks::staged(&store, &index).map_err(|e| CliError::Failed(e.to_string()))?;
+        let staged = memoir::integration::hooks::staged(&store, &index)
+            .map_err(|e| CliError::Failed(e.to_string()))?;
         if staged.is_empty() {
             return Ok(0);
         }
@@ -89,7 +89,7 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
             .collect();
         let fail = |e: String| CliError::Failed(e);
         if !hand.is_empty() {
-            let partly = memoir::hooks::partly_staged(&store, &index, &hand)
+            let partly = memoir::integration::hooks::partly_staged(&store, &index, &hand)
                 .map_err(|e| fail(e.to_string()))?;
             let partly: Vec<&String> = partly.iter().filter(|p| store.path(p).exists()).collect();
             if !partly.is_empty() {
@@ -104,7 +104,8 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
             let mut to_stage: Vec<String> = recorded.iter().map(|r| r.key.rel_path()).collect();
             to_stage.push("MEMORY.md".to_string());
             to_stage.push(format!("memory/log/{}/{}.md", ctx.now.date(), store.writer));
-            memoir::hooks::stage(&store, &index, &to_stage).map_err(|e| fail(e.to_string()))?;
+            memoir::integration::hooks::stage(&store, &index, &to_stage)
+                .map_err(|e| fail(e.to_string()))?;
             // `git commit <paths>` commits from a temporary index and holds
             // the real one as index.lock, which becomes the index afterwards:
             // stage there too, or the next `git status` shows them changed.
@@ -113,7 +114,8 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("next-index"));
             if temporary && real.exists() {
-                memoir::hooks::stage(&store, &real, &to_stage).map_err(|e| fail(e.to_string()))?;
+                memoir::integration::hooks::stage(&store, &real, &to_stage)
+                    .map_err(|e| fail(e.to_string()))?;
             }
             for r in &recorded {
                 warn(
@@ -127,7 +129,8 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
                 );
             }
         }
-        let staged = memoir::hooks::staged(&store, &index).map_err(|e| fail(e.to_string()))?;
+        let staged =
+            memoir::integration::hooks::staged(&store, &index).map_err(|e| fail(e.to_string()))?;
         let report = store.check()?;
         let errors: Vec<_> = report
             .problems

@@ -2,7 +2,7 @@
 
 use super::output::{day, memory_json};
 use super::{error::CliError, App};
-use memoir::query::Filter;
+use memoir::ops::query::Filter;
 use serde_json::json;
 
 /// List memories, one per line.

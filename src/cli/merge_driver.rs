@@ -35,7 +35,7 @@ pub struct Args {
 /// the merge).
 fn read(path: &std::path::Path) -> Result<String, CliError> {
     let failed = |why: String| CliError::Failed(format!("{}: {why}", path.display()));
-    let bytes = memoir::safe_file::read(path, memoir::store::MAX_INDEX_BYTES)
+    let bytes = memoir::store::safe_file::read(path, memoir::store::MAX_INDEX_BYTES)
         .map_err(|e| failed(e.to_string()))?
         .ok_or_else(|| failed("no such file".into()))?;
     String::from_utf8(bytes)
@@ -45,8 +45,11 @@ fn read(path: &std::path::Path) -> Result<String, CliError> {
 pub fn run(args: Args, _app: &mut App) -> Result<u8, CliError> {
     let (base, ours, theirs) = (read(&args.base)?, read(&args.ours)?, read(&args.theirs)?);
     let (merged, conflicted) = match args.kind.as_str() {
-        "memory" => (memoir::merge::memory(Some(&base), &ours, &theirs), false),
-        _ => memoir::merge::index(&base, &ours, &theirs),
+        "memory" => (
+            memoir::integration::merge::memory(Some(&base), &ours, &theirs),
+            false,
+        ),
+        _ => memoir::integration::merge::index(&base, &ours, &theirs),
     };
     std::fs::write(&args.ours, merged)
         .map_err(|e| CliError::Failed(format!("{}: {e}", args.ours.display())))?;

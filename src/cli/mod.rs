@@ -32,8 +32,8 @@ mod versions;
 
 use clap::{Parser, Subcommand};
 use error::{code, CliError};
+use memoir::model::time::Timestamp;
 use memoir::store::{self, Ctx, Store};
-use memoir::time::Timestamp;
 use output::Output;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -265,8 +265,8 @@ pub fn main() -> ExitCode {
 }
 
 /// Parses a `<scope>/<name>` argument.
-pub fn parse_key(text: &str) -> Result<(memoir::key::Key, String), CliError> {
-    memoir::key::Key::parse(text).map_err(|e| {
+pub fn parse_key(text: &str) -> Result<(memoir::model::key::Key, String), CliError> {
+    memoir::model::key::Key::parse(text).map_err(|e| {
         CliError::Store(memoir::store::StoreError::Refused {
             rule: "name".into(),
             path: text.to_string(),

@@ -109,15 +109,15 @@ pub fn day(ms: i64) -> String {
     if ms == 0 {
         String::new()
     } else {
-        memoir::time::Timestamp(ms).date().to_string()
+        memoir::model::time::Timestamp(ms).date().to_string()
     }
 }
 
 /// A memory as `list` and `recall` print it in JSON.
 pub fn memory_json(
-    key: &memoir::key::Key,
+    key: &memoir::model::key::Key,
     path: &str,
-    s: &memoir::memory::Summary,
+    s: &memoir::model::memory::Summary,
     conflict: bool,
 ) -> Map<String, Value> {
     let v = serde_json::json!({

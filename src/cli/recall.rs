@@ -2,7 +2,7 @@
 
 use super::output::{day, memory_json, warn};
 use super::{error::CliError, App};
-use memoir::search::{Options, DEFAULT_MIN_SCORE};
+use memoir::search::rank::{Options, DEFAULT_MIN_SCORE};
 use serde_json::json;
 
 /// Find the memories relevant to a query, most relevant first.

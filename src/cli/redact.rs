@@ -1,7 +1,7 @@
 //! `memoir redact`
 
 use super::{error::CliError, App};
-use memoir::redact::RedactOptions;
+use memoir::ops::redact::RedactOptions;
 use serde_json::json;
 
 /// Remove a secret that slipped into the store: the one audited rewrite.

@@ -1,10 +1,10 @@
 //! `memoir remember`
 
 use super::{error::code, error::CliError, parse_key, App};
-use memoir::memory::MemoryType;
+use memoir::model::memory::MemoryType;
+use memoir::model::time::Date;
+use memoir::ops::write::{Collision, ProposalReason, Remember, RememberOutcome};
 use memoir::store::StoreError;
-use memoir::time::Date;
-use memoir::write::{Collision, ProposalReason, Remember, RememberOutcome};
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
@@ -97,7 +97,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if args
         .expect
         .as_deref()
-        .is_some_and(|e| !memoir::event::is_id(e))
+        .is_some_and(|e| !memoir::model::event::is_id(e))
     {
         // Never echoed back (a pasted token would be).
         return Err(CliError::Usage(
@@ -117,7 +117,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             let mut bytes = Vec::new();
             if label == "-" {
                 std::io::stdin()
-                    .take(memoir::memory::MAX_FILE_BYTES as u64 + 1)
+                    .take(memoir::model::memory::MAX_FILE_BYTES as u64 + 1)
                     .read_to_end(&mut bytes)?;
             } else {
                 let f = std::fs::File::open(p).map_err(|e| {
@@ -127,7 +127,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                     })
                 })?;
                 // Read one byte past the limit: enough to refuse without reading a huge file.
-                f.take(memoir::memory::MAX_FILE_BYTES as u64 + 1)
+                f.take(memoir::model::memory::MAX_FILE_BYTES as u64 + 1)
                     .read_to_end(&mut bytes)
                     .map_err(|e| {
                         CliError::Store(StoreError::Io {
@@ -136,13 +136,13 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                         })
                     })?;
             }
-            if bytes.len() > memoir::memory::MAX_FILE_BYTES {
+            if bytes.len() > memoir::model::memory::MAX_FILE_BYTES {
                 return Err(refused(
                     "size",
                     &label,
                     format!(
                         "the body is more than {} bytes",
-                        memoir::memory::MAX_FILE_BYTES
+                        memoir::model::memory::MAX_FILE_BYTES
                     ),
                 ));
             }

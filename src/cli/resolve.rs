@@ -1,7 +1,7 @@
 //! `memoir resolve`
 
 use super::{error::CliError, parse_key, App};
-use memoir::resolve::Decision;
+use memoir::ops::resolve::Decision;
 use memoir::store::StoreError;
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! `memoir rollback`
 
 use super::{error::CliError, App};
-use memoir::rollback::Options;
+use memoir::ops::rollback::Options;
 use serde_json::json;
 
 /// Make the memory files and MEMORY.md exactly what they were at a revision.
@@ -35,7 +35,8 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         allow_detached: args.allow_detached,
     };
     let r = store.rollback(&ctx, &args.rev, &opts)?;
-    let keys = |v: &[memoir::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+    let keys =
+        |v: &[memoir::model::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
     app.out.json(&json!({
         "target": r.target, "restored": keys(&r.restored), "forgotten": keys(&r.forgotten),
         "closed_conflicts": keys(&r.closed), "commit": r.commit, "dry_run": args.dry_run,

@@ -15,7 +15,8 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
     let st = store.status(ctx.now.date())?;
-    let keys = |v: &[memoir::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+    let keys =
+        |v: &[memoir::model::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
     app.out.json(&json!({
         "store": store.root, "writer": store.writer,
         "memories": st.counts.iter().map(|(s, n)| (s.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),

@@ -1,7 +1,7 @@
 //! `memoir versions`
 
 use super::{error::CliError, App};
-use memoir::time::Timestamp;
+use memoir::model::time::Timestamp;
 use serde_json::json;
 
 /// List the consolidation commits reachable from HEAD, newest first.

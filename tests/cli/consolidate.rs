@@ -546,7 +546,7 @@ fn write_proposals(env: &Env, n: usize) {
             i * 13
         );
         let event = crate::util::bobs_event(
-            memoir::event::Op::Propose,
+            memoir::model::event::Op::Propose,
             &format!("project/fact-{i}"),
             vec![],
             memory,

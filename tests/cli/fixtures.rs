@@ -1,8 +1,8 @@
 //! The checked-in fixtures: files other tools write, and a log memoir wrote.
 
 use crate::util::Env;
-use memoir::event::{parse_log, Op};
-use memoir::memory::Memory;
+use memoir::model::event::{parse_log, Op};
+use memoir::model::memory::Memory;
 
 fn fixture(rel: &str) -> String {
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -21,8 +21,13 @@ fn fake_aws() -> String {
 }
 
 /// A note by Bob, another writer.
-fn bob_note(text: &str) -> memoir::event::Event {
-    let mut note = bobs_event(memoir::event::Op::Note, "project/x", vec![], text.into());
+fn bob_note(text: &str) -> memoir::model::event::Event {
+    let mut note = bobs_event(
+        memoir::model::event::Op::Note,
+        "project/x",
+        vec![],
+        text.into(),
+    );
     note.key = None;
     note
 }
@@ -35,14 +40,14 @@ fn memory_file(name: &str, description: &str, body: &str) -> String {
 }
 
 /// Bob's `remember` of a memory in the scope `evil`, which no store has.
-fn evil_scope_entry() -> memoir::event::Event {
+fn evil_scope_entry() -> memoir::model::event::Event {
     let mut e = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/x",
         vec![],
         memory_file("x", "evil", ""),
     );
-    e.key = Some(memoir::key::Key {
+    e.key = Some(memoir::model::key::Key {
         scope: "evil".into(),
         slug: "x".into(),
     });
@@ -125,7 +130,7 @@ fn a_final_entry_whose_length_runs_past_the_end_is_closed_by_the_next_writer() {
 fn a_malformed_entry_in_a_teammates_log_is_quarantined_not_blocking() {
     let env = with_memory();
     let good = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/bob",
         vec![],
         "---\nname: bob\ndescription: Bob's memory\ntype: project\nsource: bob\n---\n".into(),
@@ -134,7 +139,7 @@ fn a_malformed_entry_in_a_teammates_log_is_quarantined_not_blocking() {
         .render()
         .replace("\"op\":\"remember\"", "\"op\":\"frobnicate\"");
     let later = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/bob2",
         vec![],
         "---\nname: bob2\ndescription: Bob's second\ntype: project\nsource: bob\n---\n".into(),
@@ -284,12 +289,12 @@ fn a_slug_of_four_byte_letters_fits_a_file_name_and_an_old_overlong_event_is_ski
     // An event an older memoir logged with a slug too long for a file
     // name: quarantined, and every command goes on.
     let mut e = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/x",
         vec![],
         format!("---\nname: {name}\ndescription: too long\ntype: project\nsource: bob\n---\n"),
     );
-    e.key = Some(memoir::key::Key {
+    e.key = Some(memoir::model::key::Key {
         scope: "project".into(),
         slug: name.to_lowercase(),
     });
@@ -823,7 +828,7 @@ fn after_an_interrupted_consolidation_and_a_rebuild_memory_md_is_never_built_fro
         );
         log.push_str(
             &bobs_event(
-                memoir::event::Op::Propose,
+                memoir::model::event::Op::Propose,
                 &format!("project/fact-{i}"),
                 vec![],
                 body,
@@ -865,7 +870,7 @@ fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that()
     // A teammate's tool wrote around the policy: a note and a memory.
     let note = bob_note(&format!("deploy with {aws} today"));
     let memory = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/deploy",
         vec![],
         format!("---\nname: deploy\ndescription: how we deploy\ntype: project\nsource: bob\n---\n\nThe key is {aws}.\n"),
@@ -1013,7 +1018,7 @@ fn a_pull_request_view_never_shows_a_secret() {
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "base"]);
     let memory = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/deploy",
         vec![],
         format!("---\nname: deploy\ndescription: how we deploy\ntype: project\nsource: bob\n---\n\nThe key is {aws}.\n"),
@@ -1078,7 +1083,7 @@ fn redact_rewrites_only_what_holds_a_secret_beside_quarantined_entries() {
         after.starts_with(&evil.render()) && after.ends_with(&plain.render()),
         "{after}"
     );
-    let parsed = memoir::event::parse_log(&after).expect("parses");
+    let parsed = memoir::model::event::parse_log(&after).expect("parses");
     assert_eq!(parsed.events.len(), 3);
     assert!(parsed.quarantined.is_empty());
 }
@@ -1181,7 +1186,7 @@ fn a_redaction_killed_at_any_point_is_finished_by_the_next_one() {
             );
             log.push_str(
                 &bobs_event(
-                    memoir::event::Op::Remember,
+                    memoir::model::event::Op::Remember,
                     &format!("project/fact-{i}"),
                     vec![],
                     body,
@@ -1236,7 +1241,7 @@ fn rollback_and_consolidate_never_write_back_a_secret_that_came_around_the_polic
     env.git(&["add", "-A"]);
     env.git(&["commit", "-qm", "base"]);
     let proposal = bobs_event(
-        memoir::event::Op::Propose,
+        memoir::model::event::Op::Propose,
         "project/leak",
         vec![],
         leak.clone(),
@@ -1474,7 +1479,7 @@ fn a_secret_only_the_parsed_yaml_shows_is_refused_and_never_printed() {
     env.git(&["commit", "-qm", "base"]);
     let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
     let event = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/h",
         vec![],
         escaped.clone(),

@@ -2,7 +2,7 @@
 //! when nothing is relevant, always within budget, never stale.
 
 use crate::util::Env;
-use memoir::search::estimate_tokens;
+use memoir::search::rank::estimate_tokens;
 use serde_json::Value;
 
 #[derive(serde::Deserialize)]
@@ -287,7 +287,7 @@ fn hot_memory_shows_conflicts_and_recent_notes_newest_first() {
     assert!(
         small
             .lines()
-            .map(|l| memoir::search::estimate_tokens(l) + 1)
+            .map(|l| memoir::search::rank::estimate_tokens(l) + 1)
             .sum::<usize>()
             <= 150
     );

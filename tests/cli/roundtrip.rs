@@ -2,11 +2,11 @@
 //! deleted, rebuilt from the log, byte for byte.
 
 use crate::util::Env;
-use memoir::event::{new_id, parse_log, Event, Op};
-use memoir::key::Key;
-use memoir::memory::{Memory, MemoryType};
-use memoir::replay::Replay;
-use memoir::time::Timestamp;
+use memoir::log::replay::Replay;
+use memoir::model::event::{new_id, parse_log, Event, Op};
+use memoir::model::key::Key;
+use memoir::model::memory::{Memory, MemoryType};
+use memoir::model::time::Timestamp;
 use proptest::prelude::*;
 
 fn body() -> impl Strategy<Value = String> {
@@ -103,13 +103,13 @@ proptest! {
         body().prop_map(|b| format!("## 10:41:07Z note · 01M8KE9VDRYT8YR076RY78CYNK\n<!-- memoir {{\"v\":1,\"id\":\"01M8KE9VDRYT8YR076RY78CYNK\",\"op\":\"note\",\"time\":\"2026-11-29T10:41:07.000Z\",\"actor\":\"a\",\"len\":{}}} -->\n````markdown\n{b}", b.len() / 2)),
     ]) {
         let _ = Memory::parse(&text);
-        let _ = memoir::memory::split(&text);
+        let _ = memoir::model::memory::split(&text);
         if let Err(e) = parse_log(&text) {
             prop_assert!(e.line >= 1);
         }
-        let _ = memoir::key::slugify(&text);
-        let _ = memoir::time::Timestamp::parse(&text);
-        let _ = memoir::config::Config::parse(&text);
+        let _ = memoir::model::key::slugify(&text);
+        let _ = memoir::model::time::Timestamp::parse(&text);
+        let _ = memoir::model::config::Config::parse(&text);
         let _ = memoir::policy::find_secrets(&text);
     }
 }

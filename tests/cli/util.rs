@@ -295,18 +295,18 @@ pub fn exists(p: &Path) -> bool {
 
 /// An event by Bob, another writer, at 2026-11-29T11:00:00Z.
 pub fn bobs_event(
-    op: memoir::event::Op,
+    op: memoir::model::event::Op,
     key: &str,
     prev: Vec<String>,
     body: String,
-) -> memoir::event::Event {
-    let time = memoir::time::Timestamp::parse("2026-11-29T11:00:00Z").expect("time");
-    memoir::event::Event {
-        id: memoir::event::new_id(time).expect("id"),
+) -> memoir::model::event::Event {
+    let time = memoir::model::time::Timestamp::parse("2026-11-29T11:00:00Z").expect("time");
+    memoir::model::event::Event {
+        id: memoir::model::event::new_id(time).expect("id"),
         op,
         time,
         actor: "Bob <bob@example.com>".into(),
-        key: Some(memoir::key::Key::parse(key).expect("key").0),
+        key: Some(memoir::model::key::Key::parse(key).expect("key").0),
         prev,
         reason: None,
         consumed: vec![],
@@ -344,7 +344,7 @@ pub fn forked() -> (Env, String) {
         .replace("Postgres 16 here", "MySQL 8 there")
         .replace("source: stated by the user", "source: bob");
     let event = bobs_event(
-        memoir::event::Op::Remember,
+        memoir::model::event::Op::Remember,
         "project/db",
         vec![base],
         theirs,

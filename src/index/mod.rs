@@ -1,0 +1,6 @@
+//! The persistent index: every memory file's stamp, summary and terms, and
+//! every memory's heads, saved in local state so that reads and writes need
+//! not replay the logs or read every file.
+
+pub mod layout;
+pub mod snapshot;

@@ -1,0 +1,365 @@
+//! What a write reads of the store: the persistent index in place, and the
+//! log entries appended since it was saved (the tail).
+//!
+//! A write must cost the same at 50 memories and at 50,000, so it neither
+//! decodes the index nor stats every memory file. It loads the index's
+//! records, paths, dictionary, description terms and key offsets
+//! ([`Load::Write`]), replays only the tail, and looks up the few keys it
+//! touches. It does not rewrite the index either: the next reader replays
+//! the tail again, and once the tail passes a bound ([`MAX_TAIL_BYTES`],
+//! [`MAX_TAIL_VERSIONS`]) the next command refreshes the whole index and
+//! saves it (compaction), so that the cost per command stays flat.
+//!
+//! What a write cannot see this way: a memory file edited by hand since the
+//! index was saved is not a near-duplicate candidate until the next full
+//! refresh (any `recall`, `list` or `check` does one). The file a write
+//! replaces is always read, so a hand edit of it is never overwritten.
+
+use crate::index::layout::{Load, View};
+use crate::local::state::KeyState;
+use crate::model::event::Event;
+use crate::model::key::Key;
+use crate::model::memory::Summary;
+use crate::store::{advance, Store, StoreError};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Past this many bytes of log appended since the index was saved, the
+/// index is refreshed and saved instead of replaying the tail again.
+pub const MAX_TAIL_BYTES: u64 = 1 << 20;
+/// Past this many version events in the tail, the same.
+pub const MAX_TAIL_VERSIONS: usize = 256;
+
+/// The log entries appended since the index was saved, replayed on top of it.
+#[derive(Debug, Clone, Default)]
+pub struct Tail {
+    /// Memories whose state changed, with their state now.
+    pub keys: BTreeMap<String, KeyState>,
+    /// Views written since, by path: their content (`None`: removed).
+    pub views: BTreeMap<String, Option<String>>,
+    /// Pending proposals now.
+    pub pending: Vec<String>,
+    /// The proposals the tail added, whole (pending or not).
+    pub proposals: Vec<Event>,
+    /// Version events replayed.
+    pub versions: usize,
+}
+
+impl Tail {
+    /// Moves the tail forward by one event; `false` if the event does not
+    /// only move its memory forward (a fork, an unknown `prev`).
+    fn push(&mut self, view: &View, e: &Event) -> bool {
+        self.track_pending(e);
+        if !e.op.is_version() {
+            return true;
+        }
+        let Some(key) = &e.key else { return true };
+        let k = key.to_string();
+        let before = match self.keys.get(&k) {
+            Some(s) => Some(s.clone()),
+            None => view.key_state(&k),
+        };
+        let Some(after) = advance(before.as_ref(), e) else {
+            return false;
+        };
+        self.record(key, after, e);
+        true
+    }
+
+    fn track_pending(&mut self, e: &Event) {
+        crate::store::track_pending_in(&mut self.pending, e);
+        if e.op == crate::model::event::Op::Propose {
+            self.proposals.push(e.clone());
+        }
+    }
+
+    fn record(&mut self, key: &Key, state: KeyState, e: &Event) {
+        self.keys.insert(key.to_string(), state);
+        self.views.insert(
+            key.rel_path(),
+            crate::log::replay::version_content(e).map(str::to_string),
+        );
+        self.versions += 1;
+    }
+}
+
+/// The persistent index and its tail: what a write reads of the store.
+#[derive(Debug)]
+pub struct Snapshot {
+    /// The index as saved.
+    pub view: View,
+    /// What the logs added since.
+    pub tail: Tail,
+}
+
+impl Snapshot {
+    /// A memory's state now.
+    pub fn key(&self, key: &Key) -> Option<KeyState> {
+        let k = key.to_string();
+        match self.tail.keys.get(&k) {
+            Some(s) => Some(s.clone()),
+            None => self.view.key_state(&k),
+        }
+    }
+
+    /// Records events this command wrote (after their views were written).
+    pub(crate) fn push(&mut self, events: &[Event]) {
+        for e in events {
+            // This command made each event name its memory's heads.
+            self.tail.track_pending(e);
+            if let (true, Some(key)) = (e.op.is_version(), &e.key) {
+                self.tail.record(key, KeyState::after(e), e);
+            }
+        }
+    }
+
+    /// The pending proposals, whole, oldest first: the index's and the
+    /// tail's. `None` if the index's are damaged.
+    pub fn pending_events(&self) -> Option<Vec<Event>> {
+        let mut by_id: std::collections::HashMap<String, Event> = self
+            .view
+            .proposals()?
+            .into_iter()
+            .chain(self.tail.proposals.iter().cloned())
+            .map(|e| (e.id.clone(), e))
+            .collect();
+        self.tail
+            .pending
+            .iter()
+            .map(|id| by_id.remove(id))
+            .collect()
+    }
+
+    /// Summaries of the views written since the index was saved.
+    pub(crate) fn tail_summaries(&self) -> Vec<(Key, Summary)> {
+        self.tail
+            .views
+            .iter()
+            .filter_map(|(rel, content)| {
+                let m = crate::store::validate_file(content.as_deref()?, rel).ok()?;
+                Some((Key::from_rel_path(rel)?, Summary::of(&m)))
+            })
+            .collect()
+    }
+
+    /// The memory of `scope` (other than `except`) whose description is
+    /// most like `description`, if at or above `threshold` (see
+    /// `store::Nearest`).
+    pub fn near_duplicate(
+        &self,
+        scope: &str,
+        except: Option<&Key>,
+        description: &str,
+        threshold: f64,
+    ) -> Option<(Key, f64)> {
+        let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
+        let mut nearest = crate::store::Nearest::new(words.len(), except, threshold)?;
+        let mine: BTreeSet<u32> = words.iter().filter_map(|w| self.view.lookup(w)).collect();
+        for i in self.view.prefixed(&format!("memory/{scope}/")) {
+            let path = self.view.path(i);
+            if self.tail.views.contains_key(path) {
+                continue;
+            }
+            let (mut n, mut common) = (0, 0);
+            for id in self.view.description_terms(i) {
+                n += 1;
+                common += usize::from(mine.contains(&id));
+            }
+            nearest.offer(path, n, common);
+        }
+        for (key, s) in self.tail_summaries() {
+            if key.scope == scope {
+                let theirs: BTreeSet<String> = crate::model::text::words(&s.description)
+                    .into_iter()
+                    .collect();
+                nearest.offer(
+                    &key.rel_path(),
+                    theirs.len(),
+                    theirs.intersection(&words).count(),
+                );
+            }
+        }
+        nearest.best()
+    }
+
+    /// The descriptions of `scope`'s memories, for many near-duplicate
+    /// questions (see `store::Descriptions`); the tail's are tokenized now.
+    pub(crate) fn descriptions(&self, scope: &str) -> crate::store::Descriptions<'_> {
+        let indexed = self
+            .view
+            .prefixed(&format!("memory/{scope}/"))
+            .map(|i| (self.view.path(i), i))
+            .filter(|(path, _)| !self.tail.views.contains_key(*path))
+            .map(|(path, i)| (path, self.view.description_terms(i).collect(), None));
+        // Words the index has not seen yet get ids past its dictionary's.
+        let mut extra: std::collections::HashMap<String, u32> = Default::default();
+        let mut tail = Vec::new();
+        for (rel, content) in &self.tail.views {
+            let Some(m) = content
+                .as_deref()
+                .and_then(|c| crate::store::validate_file(c, rel).ok())
+            else {
+                continue;
+            };
+            if Key::from_rel_path(rel).is_none_or(|k| k.scope != scope) {
+                continue;
+            }
+            let words: BTreeSet<String> = crate::model::text::words(&m.description)
+                .into_iter()
+                .collect();
+            let ids = words
+                .iter()
+                .map(|w| {
+                    self.view.lookup(w).unwrap_or_else(|| {
+                        let next = u32::MAX - extra.len() as u32;
+                        *extra.entry(w.clone()).or_insert(next)
+                    })
+                })
+                .collect();
+            tail.push((rel.as_str(), ids, None));
+        }
+        crate::store::Descriptions::from_docs(indexed.chain(tail), extra)
+    }
+
+    /// MEMORY.md's generated block: the most valuable memories are chosen
+    /// from the index's records, and only theirs are decoded.
+    pub fn index_block(&self, budget: usize) -> crate::render::memory_md::Block {
+        enum Source {
+            Indexed(usize),
+            Tail(usize),
+        }
+        /// index::value_order's fields: type rank, confidence, updated, (scope, slug).
+        type Rank<'a> = (u8, f64, i64, (&'a str, &'a str));
+        let tail = self.tail_summaries();
+        let mut ranked: Vec<(Rank<'_>, Source)> = Vec::new();
+        for i in 0..self.view.len() {
+            let r = self.view.rec(i);
+            let path = self.view.path(i);
+            if !r.valid || self.tail.views.contains_key(path) {
+                continue;
+            }
+            let Some((scope, slug)) = split_key(path) else {
+                continue;
+            };
+            ranked.push((
+                (r.rank, r.confidence, r.updated, (scope, slug)),
+                Source::Indexed(i),
+            ));
+        }
+        for (j, (k, s)) in tail.iter().enumerate() {
+            let rank = crate::render::memory_md::type_rank(&s.kind);
+            ranked.push((
+                (rank, s.confidence, s.updated, (&k.scope, &k.slug)),
+                Source::Tail(j),
+            ));
+        }
+        let total = ranked.len();
+        if total > budget {
+            // The same order as index::value_order, on the records alone.
+            ranked.select_nth_unstable_by(budget, |(a, _), (b, _)| {
+                crate::render::memory_md::rank_order(a, b)
+            });
+            ranked.truncate(budget);
+        }
+        let chosen: Vec<(Key, Summary)> = ranked
+            .iter()
+            .filter_map(|(_, source)| match source {
+                Source::Indexed(i) => Some((
+                    Key::from_rel_path(self.view.path(*i))?,
+                    self.view.entry(*i).0?,
+                )),
+                Source::Tail(j) => tail.get(*j).cloned(),
+            })
+            .collect();
+        crate::render::memory_md::render_chosen(
+            chosen.iter().map(|(k, s)| (k, s)).collect(),
+            total,
+            budget,
+        )
+    }
+}
+
+/// `(scope, slug)` of a memory path, as [`Key::from_rel_path`] reads it.
+pub(crate) fn split_key(path: &str) -> Option<(&str, &str)> {
+    let (scope, slug) = path
+        .strip_prefix("memory/")?
+        .strip_suffix(".md")?
+        .split_once('/')?;
+    (!slug.contains('/') && crate::model::key::check_scope(scope).is_ok()).then_some((scope, slug))
+}
+
+impl Store {
+    /// The log entries appended since `view` was saved, replayed on top of
+    /// it; `None` when they do not only move memories forward, a log was
+    /// rewritten or removed, or the tail is past its bound.
+    pub(crate) fn tail(&self, view: &View) -> Result<Option<Tail>, StoreError> {
+        let files = self.log_files()?;
+        let Some(grown) = crate::store::log_growth(&files, &view.head.logs) else {
+            return Ok(None);
+        };
+        if grown
+            .iter()
+            .map(|(f, from)| f.stamp.size - from)
+            .sum::<u64>()
+            > MAX_TAIL_BYTES
+        {
+            return Ok(None);
+        }
+        let mut tail = Tail {
+            pending: view.head.pending.clone(),
+            ..Tail::default()
+        };
+        for (f, from) in grown {
+            let Some(text) = self.read_from(&f.rel, from) else {
+                return Ok(None);
+            };
+            // As in a full replay, quarantined entries are skipped; a torn
+            // end may yet be completed.
+            let parsed = match self.parse_log(&f.rel, &text) {
+                Ok(p) if p.torn.is_empty() && !p.open_end => p,
+                _ => return Ok(None),
+            };
+            for e in &parsed.events {
+                if !tail.push(view, e) || tail.versions > MAX_TAIL_VERSIONS {
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(tail))
+    }
+
+    /// The persistent index and its tail. When there is no usable index, or
+    /// the tail cannot be replayed on it, refreshes and saves the index
+    /// first (the one time a write reads the whole store).
+    pub(crate) fn snapshot(&self, load: Load) -> Result<Snapshot, StoreError> {
+        if let Some((view, _)) = self.state.load_view(load) {
+            if let Some(tail) = self.tail(&view)? {
+                return Ok(Snapshot { view, tail });
+            }
+        }
+        let cache = self.refreshed_cache()?;
+        let saved = self.state.save_cache(&cache).is_ok();
+        let view = match self.state.load_view(load) {
+            Some((view, _)) if saved => Some(view),
+            _ => View::parse(
+                crate::index::layout::encode(&cache, crate::local::state::CACHE_VERSION),
+                crate::local::state::CACHE_VERSION,
+            ),
+        };
+        let view = view.ok_or_else(|| StoreError::Invalid {
+            path: "the persistent index".into(),
+            line: None,
+            message: "could not be encoded".into(),
+        })?;
+        let tail = Tail {
+            pending: view.head.pending.clone(),
+            ..Tail::default()
+        };
+        Ok(Snapshot { view, tail })
+    }
+
+    /// Regenerates MEMORY.md from a snapshot; `true` if it changed.
+    pub(crate) fn write_index_from(&self, snap: &Snapshot) -> Result<bool, StoreError> {
+        let block = snap.index_block(self.config.index_budget);
+        self.write_index_block(&block.text)
+    }
+}

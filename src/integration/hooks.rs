@@ -1,0 +1,229 @@
+//! Git hooks and merge drivers, installed per clone.
+//!
+//! Each hook is a one-line shim between marker lines, put right after the
+//! hook's shebang so it runs first and leaves the rest of an existing hook
+//! (and its exit status) alone; uninstalling removes exactly those lines.
+//! The shim's stdin is /dev/null, so a chained hook still reads what git
+//! gives it (post-rewrite's list of rewritten commits).
+
+use crate::git::{self, GitError};
+use std::path::{Path, PathBuf};
+
+/// The hooks memoir installs.
+pub const HOOKS: [&str; 3] = ["pre-commit", "post-merge", "post-rewrite"];
+const START: &str =
+    "# memoir:start (installed by `memoir hooks install`; `memoir hooks uninstall` removes it)";
+const END: &str = "# memoir:end";
+
+/// The merge drivers memoir configures: (driver, description, command).
+pub const DRIVERS: [(&str, &str, &str); 2] = [
+    (
+        "memoir",
+        "memoir memory files",
+        "memoir merge-driver memory %O %A %B %P",
+    ),
+    (
+        "memoir-index",
+        "memoir MEMORY.md",
+        "memoir merge-driver index %O %A %B %P",
+    ),
+];
+
+/// Why hooks could not be installed.
+#[derive(Debug, thiserror::Error)]
+pub enum HooksError {
+    /// git failed.
+    #[error(transparent)]
+    Git(#[from] GitError),
+    /// A hook file could not be read or written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The hook file.
+        path: PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
+}
+
+/// A hook file's text (`None`: there is none). Only a regular file is read
+/// (a FIFO would hang the install) and written through: a link may point
+/// at a script shared with other repositories, which memoir must not edit.
+fn read_hook(path: &Path) -> Result<Option<String>, HooksError> {
+    let refuse = |why: &str| HooksError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!(
+            "{why}; memoir will not edit it: add `memoir hook <name> \"$@\"` to it by hand"
+        )),
+    };
+    match crate::store::safe_file::read(path, 1 << 20) {
+        Ok(Some(bytes)) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        Ok(None) => Ok(None),
+        Err(crate::store::safe_file::ReadError::Link) => Err(refuse("is a symbolic link")),
+        Err(crate::store::safe_file::ReadError::NotRegular) => Err(refuse("is not a regular file")),
+        Err(crate::store::safe_file::ReadError::TooLarge(_)) => Err(refuse("is over 1 MiB")),
+        Err(crate::store::safe_file::ReadError::Io(e)) => Err(io(path)(e)),
+    }
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> HooksError + '_ {
+    move |source| HooksError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+fn shim(hook: &str) -> String {
+    // Without memoir on PATH (a GUI client's environment, say) the hook is
+    // skipped with a word, rather than blocking every commit.
+    format!(
+        "{START}\nif command -v memoir >/dev/null 2>&1; then memoir hook {hook} \"$@\" </dev/null || exit $?; \
+         else echo \"memoir: not on PATH; its {hook} hook is skipped\" >&2; fi\n{END}\n"
+    )
+}
+
+/// Removes memoir's block from a hook's text.
+fn without_block(text: &str) -> String {
+    let mut out = String::new();
+    let mut inside = false;
+    for line in text.split_inclusive('\n') {
+        let l = line.trim_end();
+        if l == START {
+            inside = true;
+        } else if inside && l == END {
+            inside = false;
+        } else if !inside {
+            out.push_str(line);
+        }
+    }
+    out
+}
+
+/// Installs the hooks and merge drivers; returns what was done, one line each.
+pub fn install(dir: &Path) -> Result<Vec<String>, HooksError> {
+    let hooks = git::hooks_dir(dir)?;
+    std::fs::create_dir_all(&hooks).map_err(io(&hooks))?;
+    let mut done = Vec::new();
+    for hook in HOOKS {
+        let path = hooks.join(hook);
+        let existing = read_hook(&path)?;
+        let base = existing.as_deref().map(without_block).unwrap_or_default();
+        let text = if base.trim().is_empty() {
+            format!("#!/bin/sh\n{}", shim(hook))
+        } else if base.starts_with("#!") {
+            let (first, rest) = base.split_once('\n').unwrap_or((&base, ""));
+            format!("{first}\n{}{rest}", shim(hook))
+        } else {
+            format!("{}{base}", shim(hook))
+        };
+        if existing.as_deref() == Some(text.as_str()) {
+            done.push(format!("{}: already installed", path.display()));
+            continue;
+        }
+        std::fs::write(&path, &text).map_err(io(&path))?;
+        make_executable(&path)?;
+        done.push(match existing {
+            Some(e) if !without_block(&e).trim().is_empty() => {
+                format!("{}: chained before the existing hook", path.display())
+            }
+            _ => format!("{}: installed", path.display()),
+        });
+    }
+    for (driver, name, command) in DRIVERS {
+        git::set_merge_driver(dir, driver, Some((name, command)))?;
+        done.push(format!("git config merge.{driver}.driver \"{command}\""));
+    }
+    Ok(done)
+}
+
+/// Removes memoir's hook blocks (and hooks that held nothing else) and its
+/// merge driver configuration.
+pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
+    let hooks = git::hooks_dir(dir)?;
+    let mut done = Vec::new();
+    for hook in HOOKS {
+        let path = hooks.join(hook);
+        let Some(existing) = read_hook(&path)? else {
+            continue;
+        };
+        if !existing.lines().any(|l| l.trim_end() == START) {
+            continue;
+        }
+        let rest = without_block(&existing);
+        let only_shebang = rest
+            .lines()
+            .all(|l| l.trim().is_empty() || l.starts_with("#!"));
+        if only_shebang {
+            std::fs::remove_file(&path).map_err(io(&path))?;
+            done.push(format!("{}: removed", path.display()));
+        } else {
+            std::fs::write(&path, rest).map_err(io(&path))?;
+            done.push(format!(
+                "{}: memoir's lines removed, the rest kept",
+                path.display()
+            ));
+        }
+    }
+    for (driver, _, _) in DRIVERS {
+        git::set_merge_driver(dir, driver, None)?;
+        done.push(format!("git config --remove-section merge.{driver}"));
+    }
+    Ok(done)
+}
+
+/// Store paths (store-relative) that the index at `index_path` stages
+/// differently from HEAD: what a commit would change of the store.
+pub fn staged(store: &crate::store::Store, index_path: &Path) -> Result<Vec<String>, GitError> {
+    let repo = git::discover(&store.root)?;
+    let prefix = store.workdir_prefix(&repo.workdir);
+    let staged = git::staged_paths(
+        &store.root,
+        index_path,
+        &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
+        &format!("{prefix}memory/"),
+    )?;
+    Ok(staged
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .collect())
+}
+
+/// Of these store paths, those staged differently from the work tree.
+pub fn partly_staged(
+    store: &crate::store::Store,
+    index_path: &Path,
+    paths: &[String],
+) -> Result<Vec<String>, GitError> {
+    let repo = git::discover(&store.root)?;
+    let prefix = store.workdir_prefix(&repo.workdir);
+    let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
+    Ok(git::partly_staged(&store.root, index_path, &full)?
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .collect())
+}
+
+/// Stages these store paths, as they are in the work tree, into the index
+/// at `index_path`.
+pub fn stage(
+    store: &crate::store::Store,
+    index_path: &Path,
+    paths: &[String],
+) -> Result<(), GitError> {
+    let repo = git::discover(&store.root)?;
+    let prefix = store.workdir_prefix(&repo.workdir);
+    let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
+    git::stage(&store.root, index_path, &full)
+}
+
+#[cfg(unix)]
+fn make_executable(path: &Path) -> Result<(), HooksError> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut perms = std::fs::metadata(path).map_err(io(path))?.permissions();
+    perms.set_mode(perms.mode() | 0o755);
+    std::fs::set_permissions(path, perms).map_err(io(path))
+}
+
+#[cfg(not(unix))]
+fn make_executable(_path: &Path) -> Result<(), HooksError> {
+    Ok(())
+}

@@ -1,0 +1,253 @@
+//! Git merge drivers for view files, so that merges never leave text
+//! conflicts in them.
+//!
+//! A memory file changed on both sides becomes their common ancestor: that
+//! is exactly what replaying the merged logs shows for the fork, which then
+//! surfaces as a conflict for a human (`memoir conflicts`). MEMORY.md's
+//! generated lines merge as a set; the team's text around them merges
+//! three-way.
+
+use crate::model::memory::Memory;
+use crate::render::memory_md::{END, START};
+use similar::TextMerge;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// The merge of a memory file both sides changed: the common ancestor; with
+/// none (both added it), the version updated first (then the smaller bytes),
+/// as replay picks the first head.
+pub fn memory(base: Option<&str>, ours: &str, theirs: &str) -> String {
+    if ours == theirs {
+        return ours.to_string();
+    }
+    if let Some(b) = base.filter(|b| !b.is_empty()) {
+        return b.to_string();
+    }
+    let rank = |t: &str| {
+        (
+            Memory::parse(t).ok().and_then(|m| m.updated.or(m.created)),
+            t.to_string(),
+        )
+    };
+    std::cmp::min(rank(ours), rank(theirs)).1
+}
+
+/// MEMORY.md split at its markers: text before, generated lines, text after.
+fn split(text: &str) -> (String, Vec<String>, String) {
+    let lines: Vec<&str> = text.split_inclusive('\n').collect();
+    let start = lines.iter().position(|l| l.trim_end() == START);
+    let end = start.and_then(|s| {
+        lines[s..]
+            .iter()
+            .position(|l| l.trim_end() == END)
+            .map(|e| s + e)
+    });
+    match (start, end) {
+        (Some(s), Some(e)) => (
+            lines[..=s].concat(),
+            lines[s + 1..e]
+                .iter()
+                .map(|l| l.trim_end_matches(['\r', '\n']).to_string())
+                .collect(),
+            lines[e..].concat(),
+        ),
+        _ => (text.to_string(), Vec::new(), String::new()),
+    }
+}
+
+/// Each memory line of a generated block with the (scope, type) heading it
+/// stands under.
+fn entries(block: &[String]) -> BTreeMap<String, (String, String)> {
+    let (mut scope, mut kind) = (String::new(), String::new());
+    let mut out = BTreeMap::new();
+    for l in block {
+        if let Some(s) = l.strip_prefix("## ") {
+            scope = s.to_string();
+        } else if let Some(t) = l.strip_prefix("### ") {
+            kind = t.to_string();
+        } else if l.starts_with("- [") {
+            // The link names the scope for sure; the heading names the type.
+            let from_path = l
+                .split("](memory/")
+                .nth(1)
+                .and_then(|r| r.split('/').next())
+                .map(str::to_string);
+            out.insert(
+                l.clone(),
+                (from_path.unwrap_or_else(|| scope.clone()), kind.clone()),
+            );
+        }
+    }
+    out
+}
+
+fn type_rank(kind: &str) -> usize {
+    ["user", "feedback", "project", "reference"]
+        .iter()
+        .position(|t| *t == kind)
+        .unwrap_or(9)
+}
+
+/// The merge of MEMORY.md: the generated lines as a set (a line stays if
+/// either side has it and neither side removed it), regrouped in index
+/// order; the text outside the markers merged three-way. Returns the text
+/// and whether a conflict remains (in the team's text only).
+pub fn index(base: &str, ours: &str, theirs: &str) -> (String, bool) {
+    let (bp, bb, ba) = split(base);
+    let (op, ob, oa) = split(ours);
+    let (tp, tb, ta) = split(theirs);
+    let (eb, eo, et) = (entries(&bb), entries(&ob), entries(&tb));
+    // One line per memory (by its link): three-way per memory, and where both
+    // sides changed it, the ancestor's line, as the memory driver keeps the
+    // ancestor's file.
+    let by_path =
+        |m: &BTreeMap<String, (String, String)>| -> BTreeMap<String, (String, (String, String))> {
+            m.iter()
+                .map(|(line, group)| {
+                    (
+                        line.split("](")
+                            .nth(1)
+                            .and_then(|r| r.split(')').next())
+                            .unwrap_or(line)
+                            .to_string(),
+                        (line.clone(), group.clone()),
+                    )
+                })
+                .collect()
+        };
+    let (pb, po, pt) = (by_path(&eb), by_path(&eo), by_path(&et));
+    let paths: BTreeSet<&String> = po.keys().chain(pt.keys()).collect();
+    let mut kept: BTreeMap<(String, usize, String), BTreeSet<String>> = BTreeMap::new();
+    for path in paths {
+        let (b, o, t) = (pb.get(path), po.get(path), pt.get(path));
+        let chosen = match (o, t) {
+            (Some(o), Some(t)) if o.0 == t.0 => Some(o),
+            (Some(o), Some(t)) if Some(&o.0) == b.map(|b| &b.0) => Some(t),
+            (Some(o), Some(t)) if Some(&t.0) == b.map(|b| &b.0) => Some(o),
+            (Some(o), Some(t)) => Some(b.unwrap_or(std::cmp::min(o, t))),
+            // Present on one side only: added there, or removed on the other.
+            (Some(x), None) | (None, Some(x)) => {
+                if b.is_some() {
+                    None
+                } else {
+                    Some(x)
+                }
+            }
+            (None, None) => None,
+        };
+        if let Some((line, (scope, kind))) = chosen {
+            kept.entry((scope.clone(), type_rank(kind), kind.clone()))
+                .or_default()
+                .insert(line.clone());
+        }
+    }
+    let mut block = String::new();
+    let mut last_scope = String::new();
+    for ((scope, _, kind), lines) in &kept {
+        if *scope != last_scope {
+            block.push_str(&format!("## {scope}\n"));
+            last_scope = scope.clone();
+        }
+        block.push_str(&format!("### {kind}\n"));
+        for l in lines {
+            block.push_str(l);
+            block.push('\n');
+        }
+    }
+    let (before, conflicted_before) = merge_text(&bp, &op, &tp);
+    let (after, conflicted_after) = merge_text(&ba, &oa, &ta);
+    let conflicted = conflicted_before || conflicted_after;
+    if !before.contains(START) {
+        // No block on any side: a plain three-way merge.
+        return (before, conflicted);
+    }
+    (format!("{before}{block}{after}"), conflicted)
+}
+
+/// The most lines a side of the team's text may have for a line-by-line
+/// three-way merge: its time grows with the square of the edits (32,000
+/// lines with every other one changed hung a merge), and a merge driver
+/// must answer.
+const MAX_MERGE_LINES: usize = 4000;
+
+/// A three-way merge of text (whether it conflicts): a side that did not
+/// change it gives the other's at once; past [`MAX_MERGE_LINES`], ours,
+/// as a conflict for a person to settle.
+fn merge_text(base: &str, ours: &str, theirs: &str) -> (String, bool) {
+    if ours == theirs || theirs == base {
+        return (ours.to_string(), false);
+    }
+    if ours == base {
+        return (theirs.to_string(), false);
+    }
+    if [base, ours, theirs]
+        .iter()
+        .any(|t| t.lines().count() > MAX_MERGE_LINES)
+    {
+        return (ours.to_string(), true);
+    }
+    let merged = TextMerge::from_lines(base, ours, theirs);
+    (merged.to_string(), merged.is_conflicted())
+}
+
+/// Does a file hold git's conflict markers (a text merge without drivers)?
+pub fn has_conflict_markers(text: &str) -> bool {
+    text.lines().any(|l| l.starts_with("<<<<<<< "))
+        && text.lines().any(|l| l.starts_with(">>>>>>> "))
+}
+
+/// MEMORY.md after a text merge without drivers: each conflicted hunk
+/// reduced to our side (the generated block is regenerated anyway).
+pub fn ours_of_conflicts(text: &str) -> String {
+    let mut out = String::new();
+    let mut state = 0; // 0 outside, 1 ours, 2 base or theirs
+    for l in text.split_inclusive('\n') {
+        if l.starts_with("<<<<<<< ") {
+            state = 1;
+        } else if state > 0 && (l.starts_with("||||||| ") || l.trim_end() == "=======") {
+            state = 2;
+        } else if state > 0 && l.starts_with(">>>>>>> ") {
+            state = 0;
+        } else if state < 2 {
+            out.push_str(l);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn memory_takes_the_ancestor() {
+        assert_eq!(memory(Some("base"), "ours", "theirs"), "base");
+        assert_eq!(memory(Some("base"), "same", "same"), "same");
+        let a = "---\nname: x\ndescription: a\ntype: user\nupdated: 2026-01-01T00:00:00Z\n---\n";
+        let b = "---\nname: x\ndescription: b\ntype: user\nupdated: 2025-01-01T00:00:00Z\n---\n";
+        assert_eq!(memory(None, a, b), b);
+        assert_eq!(memory(Some(""), b, a), b);
+    }
+
+    #[test]
+    fn index_merges_generated_lines_as_a_set() {
+        let base = format!("# Team\n\n{START}\n## project\n### project\n- [a](memory/project/a.md) — a\n- [b](memory/project/b.md) — b\n{END}\n");
+        let ours = base.replace(
+            "- [b](memory/project/b.md) — b\n",
+            "- [b](memory/project/b.md) — b2\n- [c](memory/project/c.md) — c\n",
+        );
+        let theirs = format!("# Team\n\n{START}\n## project\n### project\n- [b](memory/project/b.md) — b\n- [d](memory/project/d.md) — d\n## user\n### user\n- [u](memory/user/u.md) — u\n{END}\n");
+        let (merged, conflicted) = index(&base, &ours, &theirs);
+        assert!(!conflicted);
+        assert_eq!(
+            merged,
+            format!("# Team\n\n{START}\n## project\n### project\n- [b](memory/project/b.md) — b2\n- [c](memory/project/c.md) — c\n- [d](memory/project/d.md) — d\n## user\n### user\n- [u](memory/user/u.md) — u\n{END}\n")
+        );
+    }
+
+    #[test]
+    fn conflict_markers_are_recognized_and_reduced_to_ours() {
+        let text = "a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> other\nb\n";
+        assert!(has_conflict_markers(text));
+        assert_eq!(ours_of_conflicts(text), "a\nours\nb\n");
+    }
+}

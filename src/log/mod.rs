@@ -1,0 +1,4 @@
+//! The log: the daily files that are memoir's source of truth, and replay,
+//! which turns their events into the state of every memory.
+
+pub mod replay;

@@ -1,0 +1,12 @@
+//! The operations: each command's work over a store, one module each.
+
+pub mod consolidate;
+pub mod diff;
+pub mod drift;
+pub mod history;
+pub mod query;
+pub mod recall;
+pub mod redact;
+pub mod resolve;
+pub mod rollback;
+pub mod write;

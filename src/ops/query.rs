@@ -1,0 +1,204 @@
+//! Read commands over the persistent index: `show`, `list`, `status`, `reindex`.
+//!
+//! They refresh the index (a stat per file, a read of what changed) instead
+//! of replaying the logs, so they stay fast on a large store.
+
+use crate::local::state::KeyState;
+use crate::model::key::Key;
+use crate::model::memory::{Memory, Summary};
+use crate::model::time::Date;
+use crate::store::{summaries, Store, StoreError};
+
+/// A memory as `list` and `show` report it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Listed {
+    /// Its key.
+    pub key: Key,
+    /// Its file, store-relative.
+    pub path: String,
+    /// What its frontmatter says.
+    pub summary: Summary,
+    /// Its versions disagree.
+    pub conflict: bool,
+}
+
+/// One memory in full.
+#[derive(Debug, Clone)]
+pub struct Shown {
+    /// The listing fields.
+    pub listed: Listed,
+    /// The file's exact content.
+    pub content: String,
+    /// The parsed file.
+    pub memory: Memory,
+    /// Head event ids.
+    pub heads: Vec<String>,
+}
+
+/// What `status` reports.
+#[derive(Debug, Clone, Default)]
+pub struct Status {
+    /// Memories with a valid file, by scope.
+    pub counts: Vec<(String, usize)>,
+    /// Pending proposals (event ids).
+    pub proposals: Vec<String>,
+    /// Memories whose versions disagree.
+    pub conflicts: Vec<Key>,
+    /// Files that differ from their last recorded version, or should exist and do not.
+    pub drift: Vec<String>,
+    /// Files that do not parse.
+    pub invalid: Vec<(String, String)>,
+    /// Past `review_by`.
+    pub stale: Vec<Key>,
+    /// Past `expires`.
+    pub expired: Vec<Key>,
+    /// Memories left out of MEMORY.md by its budget.
+    pub over_budget: usize,
+    /// MEMORY.md differs from what the memory files give.
+    pub index_stale: bool,
+    /// The most recently updated memories, newest first.
+    pub recent: Vec<Listed>,
+}
+
+/// How many memories `status` shows as recent.
+const RECENT: usize = 5;
+
+/// Filters for `list`.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only this scope.
+    pub scope: Option<String>,
+    /// Only this type.
+    pub kind: Option<String>,
+}
+
+impl Store {
+    /// Lists memories, sorted by key.
+    pub fn list(&self, filter: &Filter) -> Result<Vec<Listed>, StoreError> {
+        let mut cache = self.refreshed_cache()?;
+        self.save_if_dirty(&mut cache);
+        Ok(summaries(&cache)
+            .into_iter()
+            .filter(|(k, s)| {
+                filter.scope.as_ref().is_none_or(|sc| *sc == k.scope)
+                    && filter.kind.as_ref().is_none_or(|t| *t == s.kind)
+            })
+            .map(|(key, s)| Listed {
+                path: key.rel_path(),
+                conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+                summary: s.clone(),
+                key,
+            })
+            .collect())
+    }
+
+    /// One memory: its file's content and what the logs say of it.
+    pub fn show(&self, key: &Key) -> Result<Shown, StoreError> {
+        let mut cache = self.state.load_cache();
+        self.refresh_logs(&mut cache)?;
+        let rel = key.rel_path();
+        // Read by its key, not found by a listing that refused links: the
+        // folders on the way are checked here.
+        self.check_dirs(&rel)?;
+        let content = self
+            .read_memory_file(&rel)?
+            .ok_or_else(|| StoreError::NoSuchMemory(key.to_string()))?;
+        let memory = crate::store::validate_file(&content, &rel)?;
+        let state: Option<&KeyState> = cache.keys.get(&key.to_string());
+        Ok(Shown {
+            listed: Listed {
+                key: key.clone(),
+                path: rel,
+                summary: Summary::of(&memory),
+                conflict: state.is_some_and(|s| s.conflict),
+            },
+            heads: state.map(|s| s.heads.clone()).unwrap_or_default(),
+            content,
+            memory,
+        })
+    }
+
+    /// What needs attention, from the persistent index.
+    pub fn status(&self, today: Date) -> Result<Status, StoreError> {
+        let mut cache = self.refreshed_cache()?;
+        self.save_if_dirty(&mut cache);
+        let mut st = Status {
+            proposals: cache.pending.iter().map(|e| e.id.clone()).collect(),
+            ..Status::default()
+        };
+        let all = summaries(&cache);
+        for scope in &self.config.scopes {
+            let n = all.iter().filter(|(k, _)| &k.scope == scope).count();
+            st.counts.push((scope.clone(), n));
+        }
+        for (key, ks) in &cache.keys {
+            let Ok((key, _)) = Key::parse(key) else {
+                continue;
+            };
+            let rel = key.rel_path();
+            if ks.conflict {
+                st.conflicts.push(key);
+            } else if ks.view_hash != cache.files.get(&rel).map(|f| f.hash) {
+                st.drift.push(rel);
+            }
+        }
+        for (rel, f) in &cache.files {
+            if let Some(e) = &f.error {
+                st.invalid.push((rel.clone(), e.clone()));
+            }
+            let Some(key) = Key::from_rel_path(rel) else {
+                continue;
+            };
+            if !cache.keys.contains_key(&key.to_string()) {
+                st.drift.push(rel.clone());
+            }
+            if let Some(s) = &f.summary {
+                if s.review_by.is_some_and(|d| d < today.0) {
+                    st.stale.push(key.clone());
+                }
+                if s.expires.is_some_and(|d| d < today.0) {
+                    st.expired.push(key);
+                }
+            }
+        }
+        // Files in the log folder that are no logs (a link, a FIFO) are
+        // never read; they are listed, and `check` fails on them.
+        let (_, not_logs) = self.log_listing()?;
+        st.invalid.extend(
+            not_logs
+                .into_iter()
+                .map(|issue| (issue.path, issue.message)),
+        );
+        st.drift.sort();
+        st.drift.dedup();
+        let block = crate::render::memory_md::render_block(
+            all.iter().map(|(k, s)| (k, *s)),
+            self.config.index_budget,
+        );
+        st.over_budget = block.omitted;
+        let mut recent: Vec<_> = all.iter().collect();
+        recent.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then(a.0.cmp(&b.0)));
+        st.recent = recent
+            .into_iter()
+            .take(RECENT)
+            .map(|(key, s)| Listed {
+                key: key.clone(),
+                path: key.rel_path(),
+                summary: (*s).clone(),
+                conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+            })
+            .collect();
+        let (current, wanted) = self.index_with(&block.text)?;
+        st.index_stale = current.as_deref() != Some(wanted.as_str());
+        Ok(st)
+    }
+
+    /// Regenerates MEMORY.md from the memory files; `true` if it changed.
+    pub fn reindex(&self) -> Result<bool, StoreError> {
+        let _lock = self.lock()?;
+        let cache = self.refreshed_cache()?;
+        let changed = self.write_index(&cache)?;
+        self.save_cache(&cache);
+        Ok(changed)
+    }
+}

@@ -1,0 +1,292 @@
+//! Conflicts and their resolution.
+//!
+//! A memory is in conflict when its version DAG has heads that differ (two
+//! branches changed it), or when a pending proposal for it differs from it
+//! (consolidation left it for a human). `conflicts` shows each candidate
+//! version as a diff against what the file shows (the common ancestor);
+//! `resolve` appends the decision: a `resolve` event whose `prev` joins the
+//! heads and which consumes the key's pending proposals.
+
+use crate::log::replay::{version_content, Replay};
+use crate::model::event::{Event, Op};
+use crate::model::key::Key;
+use crate::model::memory::Memory;
+use crate::model::text;
+use crate::ops::write::check_memory;
+use crate::store::{Ctx, Store, StoreError};
+
+/// One version a human can choose.
+#[derive(Debug, Clone)]
+pub struct Candidate {
+    /// The event that holds it.
+    pub id: String,
+    /// `remember`, `forget`, `resolve` (a head) or `propose` (pending).
+    pub op: Op,
+    /// Who wrote it.
+    pub actor: String,
+    /// When (`YYYY-MM-DDTHH:MM:SSZ`).
+    pub time: String,
+    /// Its `source` field, if it has content.
+    pub source: Option<String>,
+    /// Its content (`None`: forgotten).
+    pub content: Option<String>,
+    /// Against what the file shows now.
+    pub diff: String,
+}
+
+/// A memory waiting for a decision.
+#[derive(Debug, Clone)]
+pub struct Conflict {
+    /// The memory.
+    pub key: Key,
+    /// What its file shows now (the common ancestor, for a fork).
+    pub current: Option<String>,
+    /// The versions to choose from.
+    pub candidates: Vec<Candidate>,
+}
+
+/// A human's decision.
+#[derive(Debug, Clone)]
+pub enum Decision {
+    /// Keep what the file shows now.
+    Keep,
+    /// Take this version (a head or a pending proposal).
+    Take(String),
+    /// Keep what the file shows, and every other version under `<slug>-N`.
+    Both,
+    /// This content (edited by hand).
+    Content(String),
+}
+
+/// What `resolve` wrote.
+#[derive(Debug, Clone)]
+pub struct Resolved {
+    /// The resolve event.
+    pub id: String,
+    /// Keys written for `--both`.
+    pub added: Vec<Key>,
+}
+
+fn candidate(e: &Event, content: Option<&str>, current: Option<&str>, key: &Key) -> Candidate {
+    let path = key.rel_path();
+    let diff = text::unified_diff(
+        current.unwrap_or(""),
+        content.unwrap_or(""),
+        &if current.is_some() {
+            format!("a/{path} (now)")
+        } else {
+            "/dev/null".into()
+        },
+        &if content.is_some() {
+            format!("b/{path} ({} {})", e.op, e.id)
+        } else {
+            "/dev/null".into()
+        },
+    );
+    Candidate {
+        id: e.id.clone(),
+        op: e.op,
+        actor: e.actor.clone(),
+        time: e.time.seconds(),
+        source: content
+            .and_then(|c| Memory::parse(c).ok())
+            .and_then(|m| m.source),
+        content: content.map(str::to_string),
+        diff,
+    }
+}
+
+/// The conflicts in a replay, by key.
+pub fn conflicts(replay: &Replay) -> Vec<Conflict> {
+    let mut keys: Vec<&Key> = replay
+        .memories
+        .iter()
+        .filter(|(_, v)| v.conflict)
+        .map(|(k, _)| k)
+        .collect();
+    let proposals: Vec<&Event> = replay
+        .pending
+        .iter()
+        .filter_map(|id| replay.events.get(id))
+        .collect();
+    for p in &proposals {
+        if let Some(k) = &p.key {
+            let differs = replay.view(k) != Some(p.body.as_str());
+            if differs && !keys.contains(&k) {
+                keys.push(k);
+            }
+        }
+    }
+    keys.sort();
+    keys.into_iter()
+        .map(|key| {
+            let current = replay.view(key);
+            let mut candidates = Vec::new();
+            if let Some(v) = replay.memories.get(key).filter(|v| v.conflict) {
+                for h in &v.heads {
+                    if let Some(e) = replay.events.get(h) {
+                        candidates.push(candidate(e, version_content(e), current, key));
+                    }
+                }
+            }
+            for p in proposals.iter().filter(|p| p.key.as_ref() == Some(key)) {
+                candidates.push(candidate(p, Some(&p.body), current, key));
+            }
+            Conflict {
+                key: key.clone(),
+                current: current.map(str::to_string),
+                candidates,
+            }
+        })
+        .collect()
+}
+
+impl Store {
+    /// Every memory waiting for a decision.
+    pub fn conflicts(&self) -> Result<Vec<Conflict>, StoreError> {
+        let (replay, _) = self.replay()?;
+        Ok(conflicts(&replay))
+    }
+
+    /// Appends a human's decision on a conflict and applies it.
+    pub fn resolve(
+        &self,
+        ctx: &Ctx,
+        key: &Key,
+        decision: &Decision,
+    ) -> Result<Resolved, StoreError> {
+        let _lock = self.lock()?;
+        let (replay, _) = self.replay()?;
+        let (events, resolved) = self.resolve_events(ctx, &replay, key, decision)?;
+        let mut cache = self.refreshed_cache()?;
+        self.apply(&mut cache, &events)?;
+        Ok(resolved)
+    }
+
+    /// The events that record a decision on `key`'s conflict in `replay`.
+    pub(crate) fn resolve_events(
+        &self,
+        ctx: &Ctx,
+        replay: &Replay,
+        key: &Key,
+        decision: &Decision,
+    ) -> Result<(Vec<Event>, Resolved), StoreError> {
+        let Some(conflict) = conflicts(replay).into_iter().find(|c| c.key == *key) else {
+            return Err(StoreError::NoSuchMemory(format!(
+                "conflict on {key} (nothing to resolve)"
+            )));
+        };
+        let heads = replay
+            .memories
+            .get(key)
+            .map(|v| v.heads.clone())
+            .unwrap_or_default();
+        let proposals: Vec<String> = conflict
+            .candidates
+            .iter()
+            .filter(|c| c.op == Op::Propose)
+            .map(|c| c.id.clone())
+            .collect();
+        let chosen: Option<String> = match decision {
+            Decision::Keep | Decision::Both => conflict.current.clone(),
+            Decision::Take(id) => {
+                let c = conflict
+                    .candidates
+                    .iter()
+                    .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
+                match c {
+                    Some(c) => c.content.clone(),
+                    None => {
+                        return Err(StoreError::Invalid {
+                            path: "--take".into(),
+                            line: None,
+                            message: format!(
+                                "{id} is not a version of {key} in conflict (choose one of: {})",
+                                conflict
+                                    .candidates
+                                    .iter()
+                                    .map(|c| c.id.as_str())
+                                    .collect::<Vec<_>>()
+                                    .join(", ")
+                            ),
+                        })
+                    }
+                }
+            }
+            Decision::Content(c) => Some(c.clone()),
+        };
+        let rel = key.rel_path();
+        if let Some(c) = &chosen {
+            let m = crate::store::validate_file(c, &rel)?;
+            check_memory(self, &m, c, &rel)?;
+        }
+        let mut events = Vec::new();
+        let mut e = self.event(
+            ctx,
+            Op::Resolve,
+            Some(key.clone()),
+            heads,
+            chosen.clone().unwrap_or_default(),
+        )?;
+        e.consumed = proposals;
+        e.reason = Some(match decision {
+            Decision::Keep => "kept the current version".to_string(),
+            Decision::Take(id) => format!("took {id}"),
+            Decision::Both => "kept both".to_string(),
+            Decision::Content(_) => "edited".to_string(),
+        });
+        let id = e.id.clone();
+        events.push(e);
+        let mut added = Vec::new();
+        if let Decision::Both = decision {
+            let mut taken: Vec<String> = Vec::new();
+            for c in &conflict.candidates {
+                let Some(content) = &c.content else { continue };
+                if Some(content) == chosen.as_ref() || taken.contains(content) {
+                    continue;
+                }
+                taken.push(content.clone());
+                let new_key = self.next_key(replay, key, &added)?;
+                let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
+                m.name = new_key.slug.clone();
+                let body = m.render();
+                check_memory(self, &m, &body, &new_key.rel_path())?;
+                let prev = replay
+                    .memories
+                    .get(&new_key)
+                    .map(|v| v.heads.clone())
+                    .unwrap_or_default();
+                events.push(self.event(ctx, Op::Remember, Some(new_key.clone()), prev, body)?);
+                added.push(new_key);
+            }
+        }
+        Ok((events, Resolved { id, added }))
+    }
+
+    /// The next `<slug>-N` with no current version and not already taken.
+    fn next_key(&self, replay: &Replay, key: &Key, taken: &[Key]) -> Result<Key, StoreError> {
+        for n in 2..10_000 {
+            let slug =
+                crate::model::key::numbered(&key.slug, n).map_err(|e| StoreError::Invalid {
+                    path: key.to_string(),
+                    line: None,
+                    message: e.to_string(),
+                })?;
+            let k = Key {
+                scope: key.scope.clone(),
+                slug,
+            };
+            if replay.view(&k).is_none()
+                && !taken.contains(&k)
+                && !self.path(&k.rel_path()).exists()
+            {
+                return Ok(k);
+            }
+        }
+        Err(StoreError::Invalid {
+            path: key.to_string(),
+            line: None,
+            message: "no free key left".into(),
+        })
+    }
+}

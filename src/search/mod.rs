@@ -1,0 +1,3 @@
+//! Search: which memories are relevant to a query, and in what order.
+
+pub mod rank;
