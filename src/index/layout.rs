@@ -27,8 +27,10 @@
 //! ```
 //! All integers little-endian.
 
-use crate::local::state::{Cache, Dict, FileEntry, KeyState, Stamp, TermList};
+use crate::index::cache::{Cache, Dict, FileEntry, TermList};
+use crate::log::transition::KeyState;
 use crate::model::memory::Summary;
+use crate::model::stamp::Stamp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -296,7 +298,7 @@ fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::i
             // over them, so that saving never holds a second copy of every
             // posting (tens of megabytes at 50,000 memories).
             let counts = posting_counts(cache);
-            let mut cursors = vec![crate::local::state::TermCursor::default(); cache.files.len()];
+            let mut cursors = vec![crate::index::cache::TermCursor::default(); cache.files.len()];
             let mut lo = 0;
             while lo < counts.len() {
                 let (mut hi, mut n) = (lo, 0usize);

@@ -2,5 +2,6 @@
 //! every memory's heads, saved in local state so that reads and writes need
 //! not replay the logs or read every file.
 
+pub mod cache;
 pub mod layout;
 pub mod snapshot;

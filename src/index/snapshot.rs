@@ -16,11 +16,12 @@
 //! replaces is always read, so a hand edit of it is never overwritten.
 
 use crate::index::layout::{Load, View};
-use crate::local::state::KeyState;
+use crate::log::transition::KeyState;
+use crate::log::transition::{advance_by, after_write};
 use crate::model::event::Event;
 use crate::model::key::Key;
 use crate::model::memory::Summary;
-use crate::store::{advance, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Past this many bytes of log appended since the index was saved, the
@@ -58,7 +59,7 @@ impl Tail {
             Some(s) => Some(s.clone()),
             None => view.key_state(&k),
         };
-        let Some(after) = advance(before.as_ref(), e) else {
+        let Some(after) = advance_by(before.as_ref(), e) else {
             return false;
         };
         self.record(key, after, e);
@@ -66,7 +67,7 @@ impl Tail {
     }
 
     fn track_pending(&mut self, e: &Event) {
-        crate::store::track_pending_in(&mut self.pending, e);
+        crate::log::transition::track_pending_in(&mut self.pending, e);
         if e.op == crate::model::event::Op::Propose {
             self.proposals.push(e.clone());
         }
@@ -76,7 +77,7 @@ impl Tail {
         self.keys.insert(key.to_string(), state);
         self.views.insert(
             key.rel_path(),
-            crate::log::replay::version_content(e).map(str::to_string),
+            crate::log::transition::version_content(e).map(str::to_string),
         );
         self.versions += 1;
     }
@@ -107,7 +108,8 @@ impl Snapshot {
             // This command made each event name its memory's heads.
             self.tail.track_pending(e);
             if let (true, Some(key)) = (e.op.is_version(), &e.key) {
-                self.tail.record(key, KeyState::after(e), e);
+                let before = self.key(key);
+                self.tail.record(key, after_write(before.as_ref(), e), e);
             }
         }
     }
@@ -331,18 +333,18 @@ impl Store {
     /// the tail cannot be replayed on it, refreshes and saves the index
     /// first (the one time a write reads the whole store).
     pub(crate) fn snapshot(&self, load: Load) -> Result<Snapshot, StoreError> {
-        if let Some((view, _)) = self.state.load_view(load) {
+        if let Some((view, _)) = crate::index::cache::open_view(&self.state, load) {
             if let Some(tail) = self.tail(&view)? {
                 return Ok(Snapshot { view, tail });
             }
         }
         let cache = self.refreshed_cache()?;
-        let saved = self.state.save_cache(&cache).is_ok();
-        let view = match self.state.load_view(load) {
+        let saved = crate::index::cache::save(&self.state, &cache).is_ok();
+        let view = match crate::index::cache::open_view(&self.state, load) {
             Some((view, _)) if saved => Some(view),
             _ => View::parse(
-                crate::index::layout::encode(&cache, crate::local::state::CACHE_VERSION),
-                crate::local::state::CACHE_VERSION,
+                crate::index::layout::encode(&cache, crate::index::cache::CACHE_VERSION),
+                crate::index::cache::CACHE_VERSION,
             ),
         };
         let view = view.ok_or_else(|| StoreError::Invalid {

@@ -2,3 +2,4 @@
 //! which turns their events into the state of every memory.
 
 pub mod replay;
+pub mod transition;

@@ -6,6 +6,7 @@
 //! that differ are a conflict, and the view then shows their common ancestor.
 //! Time and id only order what has no causal order.
 
+use crate::log::transition::{advance, content_print, version_content, KeyState};
 use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -147,17 +148,20 @@ impl<'a> Meta<'a> {
 
 /// A fingerprint of a key.
 fn key_print(k: &Key) -> u64 {
-    use crate::local::state::fingerprint_extend as fold;
+    use crate::model::fingerprint::fingerprint_extend as fold;
     fold(
-        fold(crate::local::state::fingerprint(k.scope.as_bytes()), b"/"),
+        fold(
+            crate::model::fingerprint::fingerprint(k.scope.as_bytes()),
+            b"/",
+        ),
         k.slug.as_bytes(),
     )
 }
 
 /// A fingerprint of an event but for its body.
 fn meta_print(e: &Event) -> u64 {
-    use crate::local::state::fingerprint_extend as fold;
-    let mut h = crate::local::state::fingerprint(e.id.as_bytes());
+    use crate::model::fingerprint::fingerprint_extend as fold;
+    let mut h = crate::model::fingerprint::fingerprint(e.id.as_bytes());
     for part in [e.op.as_str(), &e.actor, e.reason.as_deref().unwrap_or("\0")]
         .into_iter()
         .chain(e.redacted.as_deref())
@@ -306,22 +310,6 @@ impl Events {
     }
 }
 
-/// The fingerprint of the content a version event gives its memory.
-fn content_print(e: &Event) -> Option<u64> {
-    version_content(e).map(|c| crate::local::state::fingerprint(c.as_bytes()))
-}
-
-/// The content a version event gives its memory: `None` for a tombstone
-/// (a redacted version with its whole body removed is one too).
-pub fn version_content(e: &Event) -> Option<&str> {
-    match e.op {
-        _ if e.redacted.is_some() && e.body.is_empty() => None,
-        Op::Remember => Some(&e.body),
-        Op::Resolve if !e.body.is_empty() => Some(&e.body),
-        _ => None,
-    }
-}
-
 /// Gathers events for a replay, a log at a time.
 ///
 /// With [`Keep::Views`], the builder lets go of the text of every version as soon as another
@@ -380,7 +368,7 @@ impl Builder {
     pub fn add(&mut self, e: Event) {
         if self.keep == Keep::Prints && e.op == Op::Note {
             // Notes change no memory: a fingerprint tells duplicates apart.
-            let print = crate::local::state::fingerprint(e.render().as_bytes());
+            let print = crate::model::fingerprint::fingerprint(e.render().as_bytes());
             let Some(id) = id_key(&e.id) else {
                 return self.invalid_id(&e.id);
             };
@@ -564,7 +552,10 @@ impl Replay {
 
     /// Has any version of `key` had exactly this content?
     pub fn has_content(&self, key: &Key, content: &str) -> bool {
-        self.has_version(key, crate::local::state::fingerprint(content.as_bytes()))
+        self.has_version(
+            key,
+            crate::model::fingerprint::fingerprint(content.as_bytes()),
+        )
     }
 
     /// Has any version of `key` had content with this fingerprint?
@@ -587,12 +578,39 @@ fn print_of(events: &Events, id: &str) -> Option<u64> {
     slot.shed.or_else(|| content_print(&slot.event))
 }
 
+/// A memory's state when each of its versions, in (time, id) order, moves
+/// it forward from the one before ([`advance`]): the common case, which
+/// needs no DAG. `None` for anything else (a fork, a `prev` outside the
+/// memory, a cycle), which [`resolve_key`] works out from the DAG.
+fn chain(versions: &[Meta<'_>], events: &Events) -> Option<KeyState> {
+    let mut state = None;
+    for v in versions {
+        state = Some(advance(
+            state.as_ref(),
+            v.id,
+            v.prev.iter(),
+            print_of(events, v.id),
+        )?);
+    }
+    state
+}
+
+/// A memory's versions, heads and view, from its version DAG.
 fn resolve_key<'a>(
     key: &Key,
     versions: &[Meta<'a>],
     events: &Events,
     warnings: &mut Vec<String>,
 ) -> Versions {
+    let all = || versions.iter().map(|e| e.id.to_string()).collect();
+    if let Some(state) = chain(versions, events) {
+        return Versions {
+            all: all(),
+            heads: state.heads,
+            view: state.view,
+            conflict: false,
+        };
+    }
     let mine: HashSet<&str> = versions.iter().map(|e| e.id).collect();
     // prev links within this memory's DAG; an unknown prev makes a root.
     let mut parents: HashMap<&'a str, Vec<&'a str>> = HashMap::new();
@@ -633,7 +651,7 @@ fn resolve_key<'a>(
         common_ancestor(&heads, &parents, versions).or(Some(first))
     };
     Versions {
-        all: versions.iter().map(|e| e.id.to_string()).collect(),
+        all: all(),
         heads: heads.iter().map(|s| s.to_string()).collect(),
         view: view.filter(|id| print(id).is_some()).map(str::to_string),
         conflict: !agree,
@@ -824,7 +842,7 @@ mod tests {
         assert!(prints.memories[&key].conflict);
         assert_eq!(
             prints.view_print(&key),
-            Some(crate::local::state::fingerprint(b"b"))
+            Some(crate::model::fingerprint::fingerprint(b"b"))
         );
         assert!(prints.has_content(&key, "e") && !prints.has_content(&key, "z"));
     }
@@ -858,7 +876,7 @@ mod tests {
             assert_eq!(r.warnings.len(), 1, "{:?}", r.warnings);
             assert_eq!(
                 r.view_print(&key()),
-                Some(crate::local::state::fingerprint(b"a"))
+                Some(crate::model::fingerprint::fingerprint(b"a"))
             );
         }
         // An id that is no event id (none read from a log has one) is

@@ -4,8 +4,10 @@
 
 pub mod config;
 pub mod event;
+pub mod fingerprint;
 pub mod key;
 pub mod memory;
+pub mod stamp;
 pub mod text;
 pub mod time;
 pub mod yaml_bounds;

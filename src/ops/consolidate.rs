@@ -222,7 +222,7 @@ impl Basis<'_> {
             return Ok(None);
         };
         let content = store.read_memory_file(&rel).ok().flatten().ok_or(Unsure)?;
-        if crate::local::state::fingerprint(content.as_bytes()) == want {
+        if crate::model::fingerprint::fingerprint(content.as_bytes()) == want {
             Ok(Some(content))
         } else {
             Err(Unsure)
@@ -972,7 +972,7 @@ impl Store {
                 let policed = snap.is_some_and(|snap| {
                     Key::from_rel_path(rel).is_some_and(|k| {
                         snap.key(&k).and_then(|s| s.view_hash)
-                            == Some(crate::local::state::fingerprint(content.as_bytes()))
+                            == Some(crate::model::fingerprint::fingerprint(content.as_bytes()))
                     })
                 });
                 if !policed {

@@ -7,9 +7,9 @@
 //! and never destroys the second (unless its content is in the logs, or
 //! `--force`); `record` turns the second into events.
 
-use crate::local::state::fingerprint;
 use crate::log::replay::{Keep, Replay};
 use crate::model::event::{Event, Op};
+use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
 use crate::model::memory::{self, yaml_fields, Memory};
 use crate::ops::write::check_memory;
@@ -918,7 +918,7 @@ impl Store {
                     let Some(targets) = by_version.remove(e.id.as_str()) else {
                         return Ok(());
                     };
-                    let Some(content) = crate::log::replay::version_content(&e) else {
+                    let Some(content) = crate::log::transition::version_content(&e) else {
                         return Ok(());
                     };
                     for (rel, key) in targets {
@@ -980,7 +980,7 @@ impl Store {
             let mut changed = report.written.clone();
             changed.extend(report.removed.iter().cloned());
             if self.patch_index(cache, &changed).is_err() {
-                let _ = self.state.remove_cache();
+                let _ = crate::index::cache::remove(&self.state);
             }
         }
         Ok(report)
@@ -994,18 +994,16 @@ impl Store {
     /// consolidation committed such a MEMORY.md). Off the disk while the
     /// views are written, a kill leaves no index to trust; past a few
     /// thousand views it stays off, for the next reader to build again.
-    fn unsave_index(&self, n: usize) -> Option<crate::local::state::Cache> {
+    fn unsave_index(&self, n: usize) -> Option<crate::index::cache::Cache> {
         const MAX_PATCHED: usize = 4096;
         if n == 0 {
             return None;
         }
         let cache = (n <= MAX_PATCHED
-            && self
-                .state
-                .load_view(crate::index::layout::Load::Query)
+            && crate::index::cache::open_view(&self.state, crate::index::layout::Load::Query)
                 .is_some())
-        .then(|| self.state.load_cache());
-        let _ = self.state.remove_cache();
+        .then(|| crate::index::cache::load(&self.state));
+        let _ = crate::index::cache::remove(&self.state);
         cache
     }
 
@@ -1013,14 +1011,14 @@ impl Store {
     /// and saves it again.
     fn patch_index(
         &self,
-        mut cache: crate::local::state::Cache,
+        mut cache: crate::index::cache::Cache,
         paths: &[String],
     ) -> Result<(), StoreError> {
         for rel in paths {
             match self.read_memory_file(rel)? {
                 Some(content) => {
                     let stamp = std::fs::symlink_metadata(self.path(rel))
-                        .map(|m| crate::local::state::Stamp::of(&m))
+                        .map(|m| crate::model::stamp::Stamp::of(&m))
                         .map_err(StoreError::io(self.path(rel)))?;
                     let entry = crate::store::entry_for(&content, stamp, rel, &mut cache.dict);
                     cache.files.insert(rel.clone(), entry);
@@ -1030,9 +1028,7 @@ impl Store {
                 }
             }
         }
-        self.state
-            .save_cache(&cache)
-            .map_err(StoreError::io(self.path("memory")))
+        crate::index::cache::save(&self.state, &cache).map_err(StoreError::io(self.path("memory")))
     }
 
     /// Writes each view it is sent (path, key, text; unless `dry_run`);

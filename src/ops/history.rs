@@ -1,7 +1,7 @@
 //! One memory's history: every version, who wrote it and when, and the
 //! commit that carried it.
 
-use crate::log::replay::version_content;
+use crate::log::transition::version_content;
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::Memory;

@@ -3,7 +3,7 @@
 //! They refresh the index (a stat per file, a read of what changed) instead
 //! of replaying the logs, so they stay fast on a large store.
 
-use crate::local::state::KeyState;
+use crate::log::transition::KeyState;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::time::Date;
@@ -94,7 +94,7 @@ impl Store {
 
     /// One memory: its file's content and what the logs say of it.
     pub fn show(&self, key: &Key) -> Result<Shown, StoreError> {
-        let mut cache = self.state.load_cache();
+        let mut cache = crate::index::cache::load(&self.state);
         self.refresh_logs(&mut cache)?;
         let rel = key.rel_path();
         // Read by its key, not found by a listing that refused links: the

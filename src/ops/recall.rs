@@ -5,8 +5,8 @@
 //! warning. `context` renders the block an agent injects into its prompt,
 //! within a token budget (format in `docs/search.md`).
 
+use crate::index::cache::Cache;
 use crate::index::layout::View;
-use crate::local::state::Cache;
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::Memory;
@@ -137,7 +137,7 @@ fn holds_a_secret(path: &str) -> String {
 impl Store {
     /// The persistent index, refreshed; a broken log only costs conflict flags.
     fn read_index(&self) -> Result<(Cache, Vec<String>), StoreError> {
-        let mut cache = self.state.load_cache();
+        let mut cache = crate::index::cache::load(&self.state);
         let mut warnings = Vec::new();
         if let Err(e) = self.refresh_logs(&mut cache) {
             warnings.push(format!("{e} (conflicts may not be flagged)"));
@@ -168,7 +168,7 @@ impl Store {
         // (the page cache has it) rather than hold a second copy; encode in
         // memory only if it could not be written.
         let encoded = |cache: &Cache| {
-            let version = crate::local::state::CACHE_VERSION;
+            let version = crate::index::cache::CACHE_VERSION;
             View::parse(crate::index::layout::encode(cache, version), version)
         };
         let (cache, warnings) = self.read_index()?;
@@ -177,7 +177,7 @@ impl Store {
         } else {
             // Let go of the decoded index before reading the file back.
             drop(cache);
-            match self.state.load_view(crate::index::layout::Load::Query) {
+            match crate::index::cache::open_view(&self.state, crate::index::layout::Load::Query) {
                 Some((view, _)) => Some(view),
                 // Replaced or removed by another process meanwhile.
                 None => encoded(&self.read_index()?.0),
@@ -199,7 +199,8 @@ impl Store {
         // index is read.
         let (files, view) = std::thread::scope(|s| {
             let files = s.spawn(|| self.memory_files());
-            let view = self.state.load_view(crate::index::layout::Load::Query);
+            let view =
+                crate::index::cache::open_view(&self.state, crate::index::layout::Load::Query);
             (files.join(), view)
         });
         let files = files.map_err(|_| StoreError::Io {

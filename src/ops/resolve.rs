@@ -7,7 +7,8 @@
 //! `resolve` appends the decision: a `resolve` event whose `prev` joins the
 //! heads and which consumes the key's pending proposals.
 
-use crate::log::replay::{version_content, Replay};
+use crate::log::replay::Replay;
+use crate::log::transition::version_content;
 use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use crate::model::memory::Memory;

@@ -6,9 +6,11 @@
 //! (never the whole store), appends its events to the log, replaces the
 //! view files, and regenerates MEMORY.md from the index's records.
 
+use crate::index::cache::Cache;
 use crate::index::snapshot::Snapshot;
-use crate::local::state::{fingerprint, Cache, KeyState};
+use crate::log::transition::{after_write, KeyState};
 use crate::model::event::{new_id, Event, Op};
+use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, MemoryType};
 use crate::model::text;
@@ -641,7 +643,7 @@ impl Store {
             .filter_map(|e| {
                 Some((
                     e.key.as_ref()?.rel_path(),
-                    crate::log::replay::version_content(e),
+                    crate::log::transition::version_content(e),
                 ))
             })
             .collect();
@@ -728,13 +730,13 @@ impl Store {
     pub(crate) fn apply(&self, cache: &mut Cache, events: &[Event]) -> Result<(), StoreError> {
         let (appended, views) = self.write_events(events)?;
         for e in events {
-            crate::store::track_pending(cache, e);
+            crate::log::transition::track_pending(cache, e);
         }
         for (rel, content) in views {
             match content {
                 Some(c) => {
                     let stamp = std::fs::symlink_metadata(self.path(&rel))
-                        .map(|m| crate::local::state::Stamp::of(&m))
+                        .map(|m| crate::model::stamp::Stamp::of(&m))
                         .map_err(StoreError::io(self.path(&rel)))?;
                     let entry = entry_for(c, stamp, &rel, &mut cache.dict);
                     cache.files.insert(rel, entry);
@@ -746,7 +748,9 @@ impl Store {
         }
         for e in events.iter().filter(|e| e.op.is_version()) {
             let Some(key) = &e.key else { continue };
-            cache.keys.insert(key.to_string(), KeyState::after(e));
+            let k = key.to_string();
+            let after = after_write(cache.keys.get(&k), e);
+            cache.keys.insert(k, after);
         }
         for f in appended {
             cache.logs.insert(f.rel, f.stamp);

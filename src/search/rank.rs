@@ -29,7 +29,7 @@ const B: f64 = 0.75;
 const RECENCY_DAYS: f64 = 180.0;
 
 /// Terms with their weighted frequency and field mask.
-pub type Terms = std::collections::HashMap<String, (u16, u8), crate::local::state::FnvBuild>;
+pub type Terms = std::collections::HashMap<String, (u16, u8), crate::model::fingerprint::FnvBuild>;
 
 /// A memory's terms: weighted frequency and mask of the fields each occurs
 /// in (bit 0 name, 1 description, 2 tags, 3 body), and the weighted length.

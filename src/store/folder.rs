@@ -6,7 +6,7 @@
 //! path, and listing it makes nothing per entry but its name (std's
 //! `DirEntry` also keeps a handle on the listing and builds paths).
 
-use crate::local::state::Stamp;
+use crate::model::stamp::Stamp;
 use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::Path;

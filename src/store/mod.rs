@@ -9,16 +9,20 @@ pub(crate) mod folder;
 pub mod safe_file;
 
 use crate::git::{self, GitError};
+use crate::index::cache::{Cache, Dict, FileEntry};
 use crate::local::lock::{LockError, StoreLock};
-use crate::local::state::{self, fingerprint, Cache, Dict, FileEntry, KeyState, Stamp, StateDir};
+use crate::local::state::{self, StateDir};
 use crate::log::replay::Replay;
+use crate::log::transition::{apply_events, KeyState};
 use crate::model::config::{Config, ConfigError, CONFIG_PATH};
-use crate::model::event::{self, Event, LogError, Op, ParsedLog, TORN_MARKER};
+use crate::model::event::{self, Event, LogError, ParsedLog, TORN_MARKER};
+use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, MemoryError, Summary, MAX_FILE_BYTES};
+use crate::model::stamp::Stamp;
 use crate::model::time::Timestamp;
 use crate::render::memory_md::{self, INDEX_PATH};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsString;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -1084,7 +1088,7 @@ impl Store {
     /// Loads the persistent index and brings it up to date with the logs
     /// and the memory files, reading only what changed.
     pub fn refreshed_cache(&self) -> Result<Cache, StoreError> {
-        let mut cache = self.state.load_cache();
+        let mut cache = crate::index::cache::load(&self.state);
         self.refresh_logs(&mut cache)?;
         self.refresh_files(&mut cache)?;
         Ok(cache)
@@ -1181,71 +1185,6 @@ pub(crate) fn log_growth<'a>(
         }
     }
     (seen == recorded.len()).then_some(grown)
-}
-
-/// Keeps the index's pending proposals in step with an event.
-pub(crate) fn track_pending(cache: &mut Cache, e: &Event) {
-    if e.op == Op::Propose {
-        cache.pending.push(e.clone());
-    }
-    if !e.consumed.is_empty() {
-        cache.pending.retain(|p| !e.consumed.contains(&p.id));
-    }
-}
-
-/// Keeps a list of pending proposals in step with an event.
-pub(crate) fn track_pending_in(pending: &mut Vec<String>, e: &Event) {
-    if e.op == Op::Propose {
-        pending.push(e.id.clone());
-    }
-    if !e.consumed.is_empty() {
-        pending.retain(|p| !e.consumed.contains(p));
-    }
-}
-
-/// A memory's state after version event `e`, if `e` only moves it forward
-/// from `state` (its `prev` are the heads; a first version has none).
-/// `None` for a fork or an unknown `prev`: those need a full replay.
-pub(crate) fn advance(state: Option<&KeyState>, e: &Event) -> Option<KeyState> {
-    let forward = match state {
-        None => e.prev.is_empty(),
-        // Naming every head (even of an open conflict) makes e the only one.
-        Some(ks) => {
-            !e.prev.is_empty()
-                && ks.heads.iter().collect::<BTreeSet<_>>() == e.prev.iter().collect()
-        }
-    };
-    forward.then(|| KeyState::after(e))
-}
-
-/// Applies events that only move memories forward to the index's key
-/// states; `false` when one does not (a fork, an unknown `prev`).
-fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
-    // What the batch consumes, wherever in it: entries of one time from
-    // several writers are not in causal order.
-    let consumed: HashSet<&str> = events
-        .iter()
-        .flat_map(|e| e.consumed.iter().map(String::as_str))
-        .collect();
-    cache.pending.retain(|p| !consumed.contains(p.id.as_str()));
-    let proposals: Vec<Event> = events
-        .iter()
-        .filter(|e| e.op == Op::Propose && !consumed.contains(e.id.as_str()))
-        .cloned()
-        .collect();
-    cache.pending.extend(proposals);
-    for e in events {
-        if !e.op.is_version() {
-            continue;
-        }
-        let Some(key) = &e.key else { continue };
-        let k = key.to_string();
-        let Some(after) = advance(cache.keys.get(&k), &e) else {
-            return false;
-        };
-        cache.keys.insert(k, after);
-    }
-    true
 }
 
 impl Store {
@@ -1374,13 +1313,13 @@ impl Store {
 
     /// Saves the persistent index; losing it only costs time.
     pub(crate) fn save_cache(&self, cache: &Cache) {
-        let _ = self.state.save_cache(cache);
+        let _ = crate::index::cache::save(&self.state, cache);
     }
 
     /// Saves the persistent index if a refresh changed it; clears `dirty`
     /// once it is on disk.
     pub(crate) fn save_if_dirty(&self, cache: &mut Cache) {
-        if cache.dirty && self.state.save_cache(cache).is_ok() {
+        if cache.dirty && crate::index::cache::save(&self.state, cache).is_ok() {
             cache.dirty = false;
         }
     }
@@ -1575,7 +1514,7 @@ impl Parsed {
     }
 
     fn into_entry(self, stamp: Stamp, dict: &mut Dict) -> FileEntry {
-        let terms = crate::local::state::TermList::of(
+        let terms = crate::index::cache::TermList::of(
             self.terms
                 .into_iter()
                 .map(|(t, (tf, mask))| (dict.intern(&t), tf, mask))

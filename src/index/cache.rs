@@ -1,0 +1,316 @@
+//! The persistent index decoded: every memory file's stamp, summary and
+//! search terms, every memory's state, the pending proposals, and the log
+//! stamps they were replayed from. Its file layout is in
+//! [`crate::index::layout`].
+
+use crate::local::state::StateDir;
+use crate::log::transition::KeyState;
+use crate::model::fingerprint::FnvBuild;
+use crate::model::memory::Summary;
+use crate::model::stamp::Stamp;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashMap};
+use std::fs;
+use std::io;
+
+/// One memory file as last seen.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FileEntry {
+    /// The file's stamp when it was read.
+    pub stamp: Stamp,
+    /// Fingerprint of its content.
+    pub hash: u64,
+    /// What it says, if it parsed.
+    pub summary: Option<Summary>,
+    /// Why it did not parse.
+    pub error: Option<String>,
+    /// Search terms, sorted by id: (id in [`Cache::dict`], weighted term
+    /// frequency, mask of the fields it occurs in).
+    pub terms: TermList,
+    /// Weighted length in terms, for BM25's length normalization.
+    pub len: u32,
+}
+
+/// A memory's search terms, (term id, weighted frequency, field mask) in
+/// ascending id order, packed: each id as its distance from the one before
+/// and the frequency as LEB128 varints, then the mask byte. A cold index of
+/// 50,000 memories with long bodies holds some 13 million of them: about 4
+/// bytes each instead of 8 (a `Vec<(u32, u16, u8)>`), 50 MB of its peak.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TermList {
+    bytes: Vec<u8>,
+    len: u32,
+    last: u32,
+}
+
+impl TermList {
+    /// Appends a term; ids come in ascending order (any order still reads
+    /// back as written: distances wrap).
+    pub fn push(&mut self, id: u32, tf: u16, mask: u8) {
+        put_varint(&mut self.bytes, id.wrapping_sub(self.last));
+        put_varint(&mut self.bytes, u32::from(tf));
+        self.bytes.push(mask);
+        self.last = id;
+        self.len += 1;
+    }
+
+    /// An empty list with room for about `terms` terms.
+    pub fn with_capacity(terms: usize) -> TermList {
+        TermList {
+            bytes: Vec::with_capacity(terms * 4),
+            ..TermList::default()
+        }
+    }
+
+    /// Gives back the room it does not use.
+    pub fn shrink_to_fit(&mut self) {
+        self.bytes.shrink_to_fit();
+    }
+
+    /// The list of these terms, sorted by id here.
+    pub fn of(mut terms: Vec<(u32, u16, u8)>) -> TermList {
+        terms.sort_unstable_by_key(|t| t.0);
+        let mut list = TermList::default();
+        for (id, tf, mask) in terms {
+            list.push(id, tf, mask);
+        }
+        list.bytes.shrink_to_fit();
+        list
+    }
+
+    /// How many terms.
+    pub fn len(&self) -> usize {
+        self.len as usize
+    }
+
+    /// No terms.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The terms, in the order pushed.
+    pub fn iter(&self) -> TermIter<'_> {
+        TermIter {
+            list: self,
+            at: TermCursor::default(),
+        }
+    }
+}
+
+/// Where a reading of a [`TermList`] stands: resumable, so that a pass over
+/// a range of term ids can continue where the last pass stopped.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TermCursor {
+    pos: usize,
+    last: u32,
+}
+
+impl TermCursor {
+    /// The term at this cursor in `list` and the cursor after it.
+    pub fn next(self, list: &TermList) -> Option<((u32, u16, u8), TermCursor)> {
+        let bytes = &list.bytes;
+        let (delta, pos) = get_varint(bytes, self.pos)?;
+        let (tf, pos) = get_varint(bytes, pos)?;
+        let mask = *bytes.get(pos)?;
+        let id = self.last.wrapping_add(delta);
+        let tf = u16::try_from(tf).unwrap_or(u16::MAX);
+        Some((
+            (id, tf, mask),
+            TermCursor {
+                pos: pos + 1,
+                last: id,
+            },
+        ))
+    }
+}
+
+/// The terms of a [`TermList`].
+pub struct TermIter<'a> {
+    list: &'a TermList,
+    at: TermCursor,
+}
+
+impl Iterator for TermIter<'_> {
+    type Item = (u32, u16, u8);
+    fn next(&mut self) -> Option<(u32, u16, u8)> {
+        let (term, at) = self.at.next(self.list)?;
+        self.at = at;
+        Some(term)
+    }
+}
+
+/// Appends `v` as LEB128 (seven bits a byte, low first).
+fn put_varint(out: &mut Vec<u8>, mut v: u32) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// The LEB128 value at `pos` and the position after it.
+fn get_varint(bytes: &[u8], mut pos: usize) -> Option<(u32, usize)> {
+    let mut v = 0u32;
+    for shift in (0..35).step_by(7) {
+        let b = *bytes.get(pos)?;
+        pos += 1;
+        v |= u32::from(b & 0x7f).checked_shl(shift).unwrap_or(0);
+        if b & 0x80 == 0 {
+            return Some((v, pos));
+        }
+    }
+    None
+}
+
+/// Interned search terms: each term's id is its position.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Dict {
+    /// Terms by id.
+    pub terms: Vec<String>,
+    /// Term to id, built on first use (not stored).
+    #[serde(skip)]
+    index: HashMap<String, u32, FnvBuild>,
+}
+
+impl Dict {
+    /// A dictionary of these terms (ids are positions).
+    pub fn from_terms(terms: Vec<String>) -> Dict {
+        Dict {
+            terms,
+            index: HashMap::default(),
+        }
+    }
+
+    /// The id of `term`, adding it if new.
+    pub fn intern(&mut self, term: &str) -> u32 {
+        if self.index.len() != self.terms.len() {
+            self.index = self
+                .terms
+                .iter()
+                .enumerate()
+                .map(|(i, t)| (t.clone(), i as u32))
+                .collect();
+        }
+        if let Some(&id) = self.index.get(term) {
+            return id;
+        }
+        let id = self.terms.len() as u32;
+        self.terms.push(term.to_string());
+        self.index.insert(term.to_string(), id);
+        id
+    }
+
+    /// The id of `term`, if any memory ever had it.
+    pub fn get(&self, term: &str) -> Option<u32> {
+        if self.index.len() == self.terms.len() && !self.index.is_empty() {
+            return self.index.get(term).copied();
+        }
+        self.terms.iter().position(|t| t == term).map(|i| i as u32)
+    }
+}
+
+/// The persistent index, decoded (its file layout is in [`crate::index::layout`]).
+#[derive(Debug, Clone, Default)]
+pub struct Cache {
+    /// Stamps of the log files the `keys` were replayed from.
+    pub logs: BTreeMap<String, Stamp>,
+    /// Replayed state of each memory, by key (`scope/slug`).
+    pub keys: BTreeMap<String, KeyState>,
+    /// Pending proposals, oldest first.
+    pub pending: Vec<crate::model::event::Event>,
+    /// Memory files by store-relative path.
+    pub files: BTreeMap<String, FileEntry>,
+    /// The search terms the files' entries refer to.
+    pub dict: Dict,
+    /// Modification time of the index file when loaded (not stored).
+    pub loaded_mtime: i128,
+    /// A refresh changed something since the index was loaded (not stored).
+    pub dirty: bool,
+}
+
+/// Bumped whenever the index's layout or the search tokenizer changes, so
+/// that an index built by another version is rebuilt rather than misread.
+pub const CACHE_VERSION: u32 = 6 * 1000 + crate::model::text::TOKENIZER_VERSION;
+
+/// Opens the persistent index for reading in place, with its file's
+/// modification time; `None` if it is missing, damaged or another version's.
+pub fn open_view(
+    state: &StateDir,
+    load: crate::index::layout::Load,
+) -> Option<(crate::index::layout::View, i128)> {
+    let path = state.index_path();
+    let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
+    Some((
+        crate::index::layout::View::open(&path, CACHE_VERSION, load)?,
+        mtime,
+    ))
+}
+
+/// Loads the persistent index; a missing or unreadable one is empty.
+pub fn load(state: &StateDir) -> Cache {
+    let path = state.index_path();
+    let load = || {
+        let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
+        let view = crate::index::layout::View::open(
+            &path,
+            CACHE_VERSION,
+            crate::index::layout::Load::Decode,
+        )?;
+        view.into_cache(mtime)
+    };
+    load().unwrap_or_default()
+}
+
+/// Removes the persistent index: the next reader builds it again.
+pub fn remove(state: &StateDir) -> io::Result<()> {
+    match fs::remove_file(state.index_path()) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+/// Saves the persistent index (atomically; a failure only costs speed).
+pub fn save(state: &StateDir, cache: &Cache) -> io::Result<()> {
+    let path = state.index_path();
+    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
+    let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
+    crate::index::layout::write(&mut w, cache, CACHE_VERSION)?;
+    w.into_inner().map_err(io::IntoInnerError::into_error)?;
+    fs::rename(&tmp, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_term_list_reads_back_what_was_pushed_at_any_size() {
+        let terms = vec![
+            (0, 1, 8),
+            (127, 2, 1),
+            (128, u16::MAX, 15),
+            (16_383, 300, 2),
+            (16_384, 0, 0),
+            (u32::MAX - 1, 7, 4),
+            (u32::MAX, 1, 8),
+        ];
+        let mut shuffled = terms.clone();
+        shuffled.reverse();
+        let list = TermList::of(shuffled);
+        assert_eq!(list.len(), terms.len());
+        assert_eq!(list.iter().collect::<Vec<_>>(), terms);
+        // A cursor resumes where it stopped.
+        let (first, at) = TermCursor::default().next(&list).expect("first");
+        assert_eq!(first, terms[0]);
+        let rest: Vec<_> = std::iter::successors(at.next(&list), |(_, at)| at.next(&list))
+            .map(|(t, _)| t)
+            .collect();
+        assert_eq!(rest, terms[1..]);
+        // Out of order, a list still reads back as pushed.
+        let mut raw = TermList::default();
+        raw.push(9, 1, 1);
+        raw.push(3, 2, 2);
+        assert_eq!(raw.iter().collect::<Vec<_>>(), [(9, 1, 1), (3, 2, 2)]);
+        assert!(TermList::default().iter().next().is_none());
+    }
+}
