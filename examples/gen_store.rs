@@ -448,7 +448,7 @@ fn generate(dir: &Path, spec: &Spec) -> Result<Mix, Box<dyn std::error::Error>> 
         }
     }
     let store = memoir::store::Store::open(dir)?;
-    store.reindex()?;
+    memoir::ops::query::reindex(&store)?;
     Ok(mix)
 }
 
@@ -527,7 +527,7 @@ mod tests {
 
         // The store is what it says: memoir replays it to the same views.
         let store = memoir::store::Store::open(&a).expect("opens");
-        let (replay, warnings) = store.replay().expect("replays");
+        let (replay, warnings) = memoir::log::read::replay(&store).expect("replays");
         assert!(warnings.is_empty(), "{warnings:?}");
         let live = ta
             .keys()
@@ -545,13 +545,13 @@ mod tests {
             }
         }
         let cold = memoir::store::Store::open(&a).expect("opens");
-        let cache = cold.refreshed_cache().expect("indexes");
+        let cache = memoir::index::refresh::refreshed_cache(&cold).expect("indexes");
         let replays = cold
             .stats
             .replays
             .load(std::sync::atomic::Ordering::Relaxed);
         assert_eq!(replays, 0, "no full replay");
-        assert_eq!(cache.keys, memoir::store::key_states(&replay));
+        assert_eq!(cache.keys, memoir::index::refresh::key_states(&replay));
         let pending: Vec<&String> = cache.pending.iter().map(|e| &e.id).collect();
         assert_eq!(pending, replay.pending.iter().collect::<Vec<_>>());
         assert!(
@@ -568,7 +568,7 @@ mod tests {
             })
             .sum();
         assert_eq!(logged, 300, "every asked-for event is in the logs");
-        let report = store.check().expect("checks");
+        let report = memoir::ops::drift::check(&store).expect("checks");
         assert!(report.problems.is_empty(), "{:?}", report.problems);
         assert_eq!(report.events, 300);
     }

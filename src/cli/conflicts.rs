@@ -14,7 +14,7 @@ pub struct Args {}
 
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let conflicts = store.conflicts()?;
+    let conflicts = memoir::ops::resolve::conflicts(&store)?;
     app.out.json(&json!(conflicts
         .iter()
         .map(|c| json!({

@@ -90,7 +90,7 @@ fn extract(
     store: &memoir::store::Store,
 ) -> Result<(Vec<Remember>, Vec<String>), CliError> {
     use std::io::{Read, Write};
-    let notes = store.pending_notes()?;
+    let notes = memoir::ops::consolidate::pending_notes(store)?;
     let mut input = String::new();
     for n in &notes {
         input.push_str(
@@ -311,7 +311,8 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         && std::io::stdin().is_terminal()
         && std::io::stdout().is_terminal();
     if interactive {
-        let preview = store.consolidate(
+        let preview = memoir::ops::consolidate::consolidate(
+            &store,
             &ctx,
             &Options {
                 dry_run: true,
@@ -336,7 +337,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             }
         }
     }
-    let plan = store.consolidate(&ctx, &opts)?;
+    let plan = memoir::ops::consolidate::consolidate(&store, &ctx, &opts)?;
     let name = |a: &Action| match a {
         Action::Add => "add",
         Action::Merge => "merge",

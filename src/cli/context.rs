@@ -78,7 +78,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
 fn print(app: &mut App, query: Option<&str>, budget: usize) -> Result<u8, CliError> {
     let store = app.store()?;
     let now = app.now()?;
-    let ctx = store.context(query, budget, now)?;
+    let ctx = memoir::ops::recall::context(&store, query, budget, now)?;
     for w in &ctx.warnings {
         warn(app.quiet(), w);
     }

@@ -52,7 +52,7 @@ fn short(id: &str) -> &str {
 
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let d = store.diff(args.from.as_deref(), args.to.as_deref())?;
+    let d = memoir::ops::diff::diff(&store, args.from.as_deref(), args.to.as_deref())?;
     let json_out = app.out.json || args.format == "json";
     if json_out {
         let value = json!({

@@ -20,7 +20,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
     let ctx = app.ctx(&store)?;
-    let id = store.forget(&ctx, &key, &args.reason)?;
+    let id = memoir::ops::write::forget(&store, &ctx, &key, &args.reason)?;
     app.out.json(&json!({ "key": key.to_string(), "id": id }))?;
     app.out.line(format!("forgot {key}"))?;
     Ok(0)

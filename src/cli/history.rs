@@ -20,7 +20,7 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
-    let versions = store.history(&key)?;
+    let versions = memoir::ops::history::history(&store, &key)?;
     app.out.json(&json!(versions
         .iter()
         .map(|v| json!({

@@ -20,10 +20,13 @@ pub struct Args {
 
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let listed = store.list(&Filter {
-        scope: args.scope,
-        kind: args.kind,
-    })?;
+    let listed = memoir::ops::query::list(
+        &store,
+        &Filter {
+            scope: args.scope,
+            kind: args.kind,
+        },
+    )?;
     if app.out.json {
         let items: Vec<_> = listed
             .iter()

@@ -39,7 +39,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         args.text.join(" ")
     };
     let ctx = app.ctx(&store)?;
-    let id = store.note(&ctx, &text)?;
+    let id = memoir::ops::write::note(&store, &ctx, &text)?;
     app.out.json(&json!({ "id": id }))?;
     Ok(0)
 }

@@ -49,7 +49,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         tag: args.tag,
         today: now.date(),
     };
-    let found = store.recall(&args.query.join(" "), &opts)?;
+    let found = memoir::ops::recall::recall(&store, &args.query.join(" "), &opts)?;
     for w in &found.warnings {
         warn(app.quiet(), w);
     }

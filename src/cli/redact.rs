@@ -39,7 +39,8 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             message: "looks like a secret (value not shown)".into(),
         }));
     }
-    let r = store.redact(
+    let r = memoir::ops::redact::redact(
+        &store,
         &ctx,
         &RedactOptions {
             ids: args.ids,

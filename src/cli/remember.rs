@@ -184,7 +184,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         expect: args.expect,
     };
     let ctx = app.ctx(&store)?;
-    match store.remember(&ctx, &req)? {
+    match memoir::ops::write::remember(&store, &ctx, &req)? {
         RememberOutcome::Written {
             key,
             id,

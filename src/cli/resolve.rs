@@ -74,8 +74,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     } else if args.both {
         Decision::Both
     } else {
-        let conflict = store
-            .conflicts()?
+        let conflict = memoir::ops::resolve::conflicts(&store)?
             .into_iter()
             .find(|c| c.key == key)
             .ok_or_else(|| {
@@ -88,7 +87,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Decision::Content(edit(&start, &args.key)?)
     };
     let ctx = app.ctx(&store)?;
-    let done = store.resolve(&ctx, &key, &decision)?;
+    let done = memoir::ops::resolve::resolve(&store, &ctx, &key, &decision)?;
     app.out.json(&json!({
         "key": key.to_string(), "id": done.id,
         "added": done.added.iter().map(ToString::to_string).collect::<Vec<_>>(),

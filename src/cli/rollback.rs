@@ -34,7 +34,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         author: super::consolidate::author()?,
         allow_detached: args.allow_detached,
     };
-    let r = store.rollback(&ctx, &args.rev, &opts)?;
+    let r = memoir::ops::rollback::rollback(&store, &ctx, &args.rev, &opts)?;
     let keys =
         |v: &[memoir::model::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
     app.out.json(&json!({

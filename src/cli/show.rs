@@ -13,7 +13,7 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
-    let shown = store.show(&key)?;
+    let shown = memoir::ops::query::show(&store, &key)?;
     if shown.listed.conflict {
         warn(app.quiet(), &format!("{key} has an open conflict: this is the version both sides agreed on; see `memoir conflicts`"));
     }

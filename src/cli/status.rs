@@ -14,7 +14,7 @@ pub struct Args {}
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
-    let st = store.status(ctx.now.date())?;
+    let st = memoir::ops::query::status(&store, ctx.now.date())?;
     let keys =
         |v: &[memoir::model::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
     app.out.json(&json!({

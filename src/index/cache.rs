@@ -1,17 +1,14 @@
 //! The persistent index decoded: every memory file's stamp, summary and
 //! search terms, every memory's state, the pending proposals, and the log
 //! stamps they were replayed from. Its file layout is in
-//! [`crate::index::layout`].
+//! `index::layout`.
 
-use crate::local::state::StateDir;
 use crate::log::transition::KeyState;
 use crate::model::fingerprint::FnvBuild;
 use crate::model::memory::Summary;
 use crate::model::stamp::Stamp;
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, HashMap};
-use std::fs;
-use std::io;
 
 /// One memory file as last seen.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -209,7 +206,7 @@ impl Dict {
     }
 }
 
-/// The persistent index, decoded (its file layout is in [`crate::index::layout`]).
+/// The persistent index, decoded (its file layout is in `index::layout`).
 #[derive(Debug, Clone, Default)]
 pub struct Cache {
     /// Stamps of the log files the `keys` were replayed from.
@@ -231,53 +228,6 @@ pub struct Cache {
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
 pub const CACHE_VERSION: u32 = 6 * 1000 + crate::model::text::TOKENIZER_VERSION;
-
-/// Opens the persistent index for reading in place, with its file's
-/// modification time; `None` if it is missing, damaged or another version's.
-pub fn open_view(
-    state: &StateDir,
-    load: crate::index::layout::Load,
-) -> Option<(crate::index::layout::View, i128)> {
-    let path = state.index_path();
-    let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
-    Some((
-        crate::index::layout::View::open(&path, CACHE_VERSION, load)?,
-        mtime,
-    ))
-}
-
-/// Loads the persistent index; a missing or unreadable one is empty.
-pub fn load(state: &StateDir) -> Cache {
-    let path = state.index_path();
-    let load = || {
-        let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
-        let view = crate::index::layout::View::open(
-            &path,
-            CACHE_VERSION,
-            crate::index::layout::Load::Decode,
-        )?;
-        view.into_cache(mtime)
-    };
-    load().unwrap_or_default()
-}
-
-/// Removes the persistent index: the next reader builds it again.
-pub fn remove(state: &StateDir) -> io::Result<()> {
-    match fs::remove_file(state.index_path()) {
-        Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
-        _ => Ok(()),
-    }
-}
-
-/// Saves the persistent index (atomically; a failure only costs speed).
-pub fn save(state: &StateDir, cache: &Cache) -> io::Result<()> {
-    let path = state.index_path();
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
-    crate::index::layout::write(&mut w, cache, CACHE_VERSION)?;
-    w.into_inner().map_err(io::IntoInnerError::into_error)?;
-    fs::rename(&tmp, path)
-}
 
 #[cfg(test)]
 mod tests {

@@ -3,5 +3,7 @@
 //! not replay the logs or read every file.
 
 pub mod cache;
+pub mod file;
 pub mod layout;
+pub mod refresh;
 pub mod snapshot;

@@ -67,7 +67,9 @@ impl Tail {
     }
 
     fn track_pending(&mut self, e: &Event) {
-        crate::log::transition::track_pending_in(&mut self.pending, e);
+        crate::log::transition::track_pending(&mut self.pending, e, String::as_str, |e| {
+            e.id.clone()
+        });
         if e.op == crate::model::event::Op::Propose {
             self.proposals.push(e.clone());
         }
@@ -154,7 +156,7 @@ impl Snapshot {
         threshold: f64,
     ) -> Option<(Key, f64)> {
         let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
-        let mut nearest = crate::store::Nearest::new(words.len(), except, threshold)?;
+        let mut nearest = crate::search::nearest::Nearest::new(words.len(), except, threshold)?;
         let mine: BTreeSet<u32> = words.iter().filter_map(|w| self.view.lookup(w)).collect();
         for i in self.view.prefixed(&format!("memory/{scope}/")) {
             let path = self.view.path(i);
@@ -185,7 +187,7 @@ impl Snapshot {
 
     /// The descriptions of `scope`'s memories, for many near-duplicate
     /// questions (see `store::Descriptions`); the tail's are tokenized now.
-    pub(crate) fn descriptions(&self, scope: &str) -> crate::store::Descriptions<'_> {
+    pub(crate) fn descriptions(&self, scope: &str) -> crate::search::nearest::Descriptions<'_> {
         let indexed = self
             .view
             .prefixed(&format!("memory/{scope}/"))
@@ -219,7 +221,7 @@ impl Snapshot {
                 .collect();
             tail.push((rel.as_str(), ids, None));
         }
-        crate::store::Descriptions::from_docs(indexed.chain(tail), extra)
+        crate::search::nearest::Descriptions::from_docs(indexed.chain(tail), extra)
     }
 
     /// MEMORY.md's generated block: the most valuable memories are chosen
@@ -289,79 +291,77 @@ pub(crate) fn split_key(path: &str) -> Option<(&str, &str)> {
     (!slug.contains('/') && crate::model::key::check_scope(scope).is_ok()).then_some((scope, slug))
 }
 
-impl Store {
-    /// The log entries appended since `view` was saved, replayed on top of
-    /// it; `None` when they do not only move memories forward, a log was
-    /// rewritten or removed, or the tail is past its bound.
-    pub(crate) fn tail(&self, view: &View) -> Result<Option<Tail>, StoreError> {
-        let files = self.log_files()?;
-        let Some(grown) = crate::store::log_growth(&files, &view.head.logs) else {
+/// The log entries appended since `view` was saved, replayed on top of
+/// it; `None` when they do not only move memories forward, a log was
+/// rewritten or removed, or the tail is past its bound.
+pub(crate) fn tail(store: &Store, view: &View) -> Result<Option<Tail>, StoreError> {
+    let files = crate::log::files::log_files(store)?;
+    let Some(grown) = crate::log::files::log_growth(&files, &view.head.logs) else {
+        return Ok(None);
+    };
+    if grown
+        .iter()
+        .map(|(f, from)| f.stamp.size - from)
+        .sum::<u64>()
+        > MAX_TAIL_BYTES
+    {
+        return Ok(None);
+    }
+    let mut tail = Tail {
+        pending: view.head.pending.clone(),
+        ..Tail::default()
+    };
+    for (f, from) in grown {
+        let Some(text) = store.read_from(&f.rel, from) else {
             return Ok(None);
         };
-        if grown
-            .iter()
-            .map(|(f, from)| f.stamp.size - from)
-            .sum::<u64>()
-            > MAX_TAIL_BYTES
-        {
-            return Ok(None);
-        }
-        let mut tail = Tail {
-            pending: view.head.pending.clone(),
-            ..Tail::default()
+        // As in a full replay, quarantined entries are skipped; a torn
+        // end may yet be completed.
+        let parsed = match crate::log::files::parse_log(store, &f.rel, &text) {
+            Ok(p) if p.torn.is_empty() && !p.open_end => p,
+            _ => return Ok(None),
         };
-        for (f, from) in grown {
-            let Some(text) = self.read_from(&f.rel, from) else {
+        for e in &parsed.events {
+            if !tail.push(view, e) || tail.versions > MAX_TAIL_VERSIONS {
                 return Ok(None);
-            };
-            // As in a full replay, quarantined entries are skipped; a torn
-            // end may yet be completed.
-            let parsed = match self.parse_log(&f.rel, &text) {
-                Ok(p) if p.torn.is_empty() && !p.open_end => p,
-                _ => return Ok(None),
-            };
-            for e in &parsed.events {
-                if !tail.push(view, e) || tail.versions > MAX_TAIL_VERSIONS {
-                    return Ok(None);
-                }
             }
         }
-        Ok(Some(tail))
     }
+    Ok(Some(tail))
+}
 
-    /// The persistent index and its tail. When there is no usable index, or
-    /// the tail cannot be replayed on it, refreshes and saves the index
-    /// first (the one time a write reads the whole store).
-    pub(crate) fn snapshot(&self, load: Load) -> Result<Snapshot, StoreError> {
-        if let Some((view, _)) = crate::index::cache::open_view(&self.state, load) {
-            if let Some(tail) = self.tail(&view)? {
-                return Ok(Snapshot { view, tail });
-            }
+/// The persistent index and its tail. When there is no usable index, or
+/// the tail cannot be replayed on it, refreshes and saves the index
+/// first (the one time a write reads the whole store).
+pub(crate) fn snapshot(store: &Store, load: Load) -> Result<Snapshot, StoreError> {
+    if let Some((view, _)) = crate::index::file::open_view(&store.state, load) {
+        if let Some(tail) = tail(store, &view)? {
+            return Ok(Snapshot { view, tail });
         }
-        let cache = self.refreshed_cache()?;
-        let saved = crate::index::cache::save(&self.state, &cache).is_ok();
-        let view = match crate::index::cache::open_view(&self.state, load) {
-            Some((view, _)) if saved => Some(view),
-            _ => View::parse(
-                crate::index::layout::encode(&cache, crate::index::cache::CACHE_VERSION),
-                crate::index::cache::CACHE_VERSION,
-            ),
-        };
-        let view = view.ok_or_else(|| StoreError::Invalid {
-            path: "the persistent index".into(),
-            line: None,
-            message: "could not be encoded".into(),
-        })?;
-        let tail = Tail {
-            pending: view.head.pending.clone(),
-            ..Tail::default()
-        };
-        Ok(Snapshot { view, tail })
     }
+    let cache = crate::index::refresh::refreshed_cache(store)?;
+    let saved = crate::index::file::save(&store.state, &cache).is_ok();
+    let view = match crate::index::file::open_view(&store.state, load) {
+        Some((view, _)) if saved => Some(view),
+        _ => View::parse(
+            crate::index::layout::encode(&cache, crate::index::cache::CACHE_VERSION),
+            crate::index::cache::CACHE_VERSION,
+        ),
+    };
+    let view = view.ok_or_else(|| StoreError::Invalid {
+        path: "the persistent index".into(),
+        line: None,
+        message: "could not be encoded".into(),
+    })?;
+    let tail = Tail {
+        pending: view.head.pending.clone(),
+        ..Tail::default()
+    };
+    Ok(Snapshot { view, tail })
+}
 
-    /// Regenerates MEMORY.md from a snapshot; `true` if it changed.
-    pub(crate) fn write_index_from(&self, snap: &Snapshot) -> Result<bool, StoreError> {
-        let block = snap.index_block(self.config.index_budget);
-        self.write_index_block(&block.text)
-    }
+/// Regenerates MEMORY.md from a snapshot; `true` if it changed.
+pub(crate) fn write_index_from(store: &Store, snap: &Snapshot) -> Result<bool, StoreError> {
+    let block = snap.index_block(store.config.index_budget);
+    store.write_index_block(&block.text)
 }

@@ -3,7 +3,7 @@
 //! Per clone: `clone-id` (random, makes writer ids). Per store (keyed by the
 //! store's absolute path, so worktrees and several stores in one repository
 //! stay apart): `stores/<hash>/lock`, `journal` (what memoir last wrote to
-//! each view file) and `index.bin` (the persistent index, laid out in [`crate::index::layout`]: file stamps and
+//! each view file) and `index.bin` (the persistent index, laid out in `index::layout`: file stamps and
 //! summaries, and each memory's heads as of the log stamps recorded with
 //! them). The index is a cache: when it is missing or unreadable it is
 //! rebuilt silently; every entry is checked against the file system before
@@ -44,7 +44,7 @@ impl StateDir {
         self.path.join("journal")
     }
 
-    /// The persistent index's file (see [`crate::index::cache`]).
+    /// The persistent index's file (see `index::cache`).
     pub fn index_path(&self) -> PathBuf {
         self.path.join("index.bin")
     }

@@ -1,7 +1,7 @@
 //! The one transition: a memory's state after one more version event.
 //!
 //! A memory's versions form a DAG by their `prev` links (see
-//! [`crate::log::replay`]). Almost every version names exactly the heads
+//! `log::replay`). Almost every version names exactly the heads
 //! before it, and so moves the memory forward: its only head is the new
 //! version, and its file shows that version's content. [`advance`] is that
 //! step, and every path that moves a memory forward calls it: a full
@@ -13,11 +13,10 @@
 //! paths fall back to it. A property test (below) drives random histories
 //! through every path and checks that they reach the same state.
 
-use crate::index::cache::Cache;
 use crate::model::event::{Event, Op};
 use crate::model::fingerprint::fingerprint;
 use serde::{Deserialize, Serialize};
-use std::collections::{BTreeSet, HashSet};
+use std::collections::BTreeSet;
 
 /// A memory's replayed state, as recorded in the persistent index.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,52 +97,19 @@ pub fn after_write(state: Option<&KeyState>, e: &Event) -> KeyState {
     advance_by(state, e).unwrap_or_else(|| only_head(&e.id, content_print(e)))
 }
 
-/// Keeps the index's pending proposals in step with an event.
-pub(crate) fn track_pending(cache: &mut Cache, e: &Event) {
+/// Keeps a list of pending proposals (oldest first) in step with an
+/// event: a proposal joins it, and what an event consumes leaves it. The
+/// list holds items of any kind that name a proposal by `id`.
+pub fn track_pending<T>(
+    pending: &mut Vec<T>,
+    e: &Event,
+    id: impl Fn(&T) -> &str,
+    item: impl FnOnce(&Event) -> T,
+) {
     if e.op == Op::Propose {
-        cache.pending.push(e.clone());
+        pending.push(item(e));
     }
     if !e.consumed.is_empty() {
-        cache.pending.retain(|p| !e.consumed.contains(&p.id));
+        pending.retain(|p| !e.consumed.iter().any(|c| c == id(p)));
     }
-}
-
-/// Keeps a list of pending proposals in step with an event.
-pub(crate) fn track_pending_in(pending: &mut Vec<String>, e: &Event) {
-    if e.op == Op::Propose {
-        pending.push(e.id.clone());
-    }
-    if !e.consumed.is_empty() {
-        pending.retain(|p| !e.consumed.contains(p));
-    }
-}
-
-/// Applies events that only move memories forward to the index's key
-/// states; `false` when one does not (a fork, an unknown `prev`).
-pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
-    // What the batch consumes, wherever in it: entries of one time from
-    // several writers are not in causal order.
-    let consumed: HashSet<&str> = events
-        .iter()
-        .flat_map(|e| e.consumed.iter().map(String::as_str))
-        .collect();
-    cache.pending.retain(|p| !consumed.contains(p.id.as_str()));
-    let proposals: Vec<Event> = events
-        .iter()
-        .filter(|e| e.op == Op::Propose && !consumed.contains(e.id.as_str()))
-        .cloned()
-        .collect();
-    cache.pending.extend(proposals);
-    for e in events {
-        if !e.op.is_version() {
-            continue;
-        }
-        let Some(key) = &e.key else { continue };
-        let k = key.to_string();
-        let Some(after) = advance_by(cache.keys.get(&k), &e) else {
-            return false;
-        };
-        cache.keys.insert(k, after);
-    }
-    true
 }

@@ -283,827 +283,831 @@ impl Basis<'_> {
     }
 }
 
-impl Store {
-    /// Starts a change that ends in a commit: the store lock first, so that
-    /// a second one waits for the first (or gives up with exit 5); then,
-    /// unless only planning, git's preconditions and its index lock, before
-    /// anything is appended.
-    pub(crate) fn begin_version(
-        &self,
-        dry_run: bool,
-        author: Option<(String, String)>,
-        allow_detached: bool,
-    ) -> Result<
-        (
-            crate::local::lock::StoreLock,
-            Option<(git::Session, git::Signature)>,
-        ),
-        ConsolidateError,
-    > {
-        let lock = self.lock()?;
-        let session = if dry_run {
-            None
-        } else {
-            Some(git::begin(
-                &self.root,
-                author,
-                allow_detached,
-                &self.state.path.join("git-index-lock-owner"),
-            )?)
-        };
-        Ok((lock, session))
-    }
+/// Starts a change that ends in a commit: the store lock first, so that
+/// a second one waits for the first (or gives up with exit 5); then,
+/// unless only planning, git's preconditions and its index lock, before
+/// anything is appended.
+pub(crate) fn begin_version(
+    store: &Store,
+    dry_run: bool,
+    author: Option<(String, String)>,
+    allow_detached: bool,
+) -> Result<
+    (
+        crate::local::lock::StoreLock,
+        Option<(git::Session, git::Signature)>,
+    ),
+    ConsolidateError,
+> {
+    let lock = store.lock()?;
+    let session = if dry_run {
+        None
+    } else {
+        Some(git::begin(
+            &store.root,
+            author,
+            allow_detached,
+            &store.state.path.join("git-index-lock-owner"),
+        )?)
+    };
+    Ok((lock, session))
+}
 
-    /// Notes no consolidation has consumed yet, oldest first: what an
-    /// extractor reads.
-    pub fn pending_notes(&self) -> Result<Vec<Event>, StoreError> {
-        let (replay, _) = self.replay()?;
-        let consumed: std::collections::HashSet<&String> = replay
+/// Notes no consolidation has consumed yet, oldest first: what an
+/// extractor reads.
+pub fn pending_notes(store: &Store) -> Result<Vec<Event>, StoreError> {
+    let (replay, _) = crate::log::read::replay(store)?;
+    let consumed: std::collections::HashSet<&String> = replay
+        .events
+        .values()
+        .filter(|e| e.op == Op::Consolidate)
+        .flat_map(|e| e.consumed.iter())
+        .collect();
+    Ok(replay
+        .notes
+        .iter()
+        .filter(|id| !consumed.contains(id))
+        .filter_map(|id| replay.events.get(id).cloned())
+        .collect())
+}
+
+/// Plans the consolidation of `pending` (proposals, oldest first).
+fn plan(
+    store: &Store,
+    basis: &Basis<'_>,
+    pending: &[&Event],
+    today: Date,
+    snap: &Snapshot,
+) -> Result<Plan, Unsure> {
+    let mut plan = Plan::default();
+    let mut planned: std::collections::HashSet<Key> = Default::default();
+    let mut descriptions: std::collections::HashMap<String, crate::search::nearest::Descriptions> =
+        Default::default();
+    for e in pending {
+        let Some(key) = e.key.clone() else { continue };
+        let Ok(proposed) = Memory::parse(&e.body) else {
+            continue;
+        };
+        let current = basis.current(&key)?;
+        let conflict_open = basis.state(&key).1;
+        let step = |action, after: Option<String>| Step {
+            key: key.clone(),
+            action,
+            proposal: Some(e.id.clone()),
+            before: current.clone(),
+            after,
+        };
+        // Merges into a memory accumulate in one step (one new version).
+        let merging = plan
+            .steps
+            .iter()
+            .rposition(|s| s.key == key && s.action == Action::Merge);
+        let blocked = planned.contains(&key)
+            && merging.is_none()
+            && !plan
+                .steps
+                .iter()
+                .any(|s| s.key == key && s.action == Action::Duplicate);
+        if blocked || conflict_open {
+            plan.steps.push(step(
+                Action::Conflict {
+                    reason: "another change to this memory is pending".into(),
+                },
+                Some(e.body.clone()),
+            ));
+            continue;
+        }
+        let Some(cur) = current.as_deref() else {
+            // A new memory, unless it nearly duplicates another one.
+            // Near-duplicates come from the persistent index's posting lists,
+            // never by comparing all pairs.
+            let near = descriptions
+                .entry(key.scope.clone())
+                .or_insert_with(|| snap.descriptions(&key.scope))
+                .nearest(
+                    |w| snap.view.lookup(w),
+                    Some(&key),
+                    &proposed.description,
+                    store.config.near_duplicate,
+                );
+            match near {
+                Some((other, _)) => plan.steps.push(step(
+                    Action::Conflict {
+                        reason: format!("nearly duplicates {other}"),
+                    },
+                    Some(e.body.clone()),
+                )),
+                None => plan.steps.push(step(Action::Add, Some(e.body.clone()))),
+            }
+            planned.insert(key);
+            continue;
+        };
+        let Ok(mut existing) = Memory::parse(cur) else {
+            continue;
+        };
+        if let Some(i) = merging {
+            // Compare with (and merge into) what this plan already merged.
+            if let Some(m) = plan.steps[i]
+                .after
+                .as_deref()
+                .and_then(|a| Memory::parse(a).ok())
+            {
+                existing = m;
+            }
+        }
+        if normalized(&existing) != normalized(&proposed) {
+            plan.steps.push(step(
+                Action::Conflict {
+                    reason: "differs from the current version".into(),
+                },
+                Some(e.body.clone()),
+            ));
+            planned.insert(key);
+            continue;
+        }
+        // The same memory: join sources and tags.
+        let mut merged = existing.clone();
+        for t in &proposed.tags {
+            if !merged.tags.contains(t) {
+                merged.tags.push(t.clone());
+            }
+        }
+        if let (Some(a), Some(b)) = (&existing.source, &proposed.source) {
+            if !a.contains(b.as_str()) {
+                merged.source = Some(format!("{a}; {b}"));
+            }
+        }
+        if merged == existing {
+            plan.steps.push(step(Action::Duplicate, current.clone()));
+        } else if let Some(i) = merging {
+            // Folded into the earlier merge of the same memory.
+            plan.steps[i].after = Some(merged.render());
+            plan.steps.push(step(Action::Duplicate, current.clone()));
+        } else {
+            plan.steps.push(step(Action::Merge, Some(merged.render())));
+        }
+        planned.insert(key);
+    }
+    let standings = basis.standings();
+    for m in &standings {
+        if m.expires.is_some_and(|d| d < today.0) && !planned.contains(&m.key) {
+            plan.steps.push(Step {
+                key: m.key.clone(),
+                action: Action::Expire,
+                proposal: None,
+                before: Some(basis.current(&m.key)?.ok_or(Unsure)?),
+                after: None,
+            });
+        }
+        if m.review_by.is_some_and(|d| d < today.0) {
+            plan.stale.push(m.key.clone());
+        }
+    }
+    plan_capacity(store, basis, standings, &mut plan)?;
+    Ok(plan)
+}
+
+/// Evicts the least valuable memories of each scope over its capacity
+/// (value order of MEMORY.md: user and feedback first, then confidence,
+/// then recency); what this plan adds is never evicted.
+fn plan_capacity(
+    store: &Store,
+    basis: &Basis<'_>,
+    standings: Vec<Standing>,
+    plan: &mut Plan,
+) -> Result<(), Unsure> {
+    for (scope, cap) in &store.config.capacity {
+        let leaving = |k: &Key| {
+            plan.steps
+                .iter()
+                .any(|s| s.key == *k && s.action == Action::Expire)
+        };
+        let adding = plan
+            .steps
+            .iter()
+            .filter(|s| s.key.scope == *scope && s.action == Action::Add)
+            .count();
+        let mut kept: Vec<(u8, f64, i64, &Key)> = standings
+            .iter()
+            .filter(|m| m.key.scope == *scope && !leaving(&m.key))
+            .map(|m| (m.rank.0, m.rank.1, m.rank.2, &m.key))
+            .collect();
+        let over = (kept.len() + adding).saturating_sub(*cap);
+        if over == 0 {
+            continue;
+        }
+        kept.sort_by(crate::render::memory_md::rank_order);
+        for (_, _, _, key) in kept.into_iter().rev().take(over) {
+            plan.steps.push(Step {
+                key: key.clone(),
+                action: Action::Evict,
+                proposal: None,
+                before: Some(basis.current(key)?.ok_or(Unsure)?),
+                after: None,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// The events that apply a plan: a version per step that changes a
+/// memory, each naming its memory's heads. Consumed proposals are
+/// added to `consumed`.
+fn plan_events(
+    store: &Store,
+    ctx: &Ctx,
+    basis: &Basis<'_>,
+    plan: &Plan,
+    consumed: &mut Vec<String>,
+) -> Result<Vec<Event>, StoreError> {
+    let mut events = Vec::new();
+    for step in &plan.steps {
+        let heads = basis.state(&step.key).0;
+        if let (Action::Add | Action::Merge, Some(after)) = (&step.action, &step.after) {
+            // A proposal that came in through a merge or a teammate's
+            // tool was never policed here: it is, before it is adopted.
+            let rel = step.key.rel_path();
+            let m = crate::store::validate_file(after, &rel)?;
+            crate::ops::write::check_memory(store, &m, after, &rel)?;
+        }
+        let mut e = match &step.action {
+            Action::Add | Action::Merge => crate::ops::write::event(
+                ctx,
+                Op::Remember,
+                Some(step.key.clone()),
+                heads,
+                step.after.clone().unwrap_or_default(),
+            )?,
+            Action::Expire | Action::Evict => {
+                let mut e = crate::ops::write::event(
+                    ctx,
+                    Op::Forget,
+                    Some(step.key.clone()),
+                    heads,
+                    String::new(),
+                )?;
+                e.reason = Some(if step.action == Action::Expire {
+                    "expired".into()
+                } else {
+                    format!("evicted: {} is over its capacity", step.key.scope)
+                });
+                e
+            }
+            Action::Duplicate => {
+                consumed.extend(step.proposal.clone());
+                continue;
+            }
+            Action::Conflict { .. } | Action::Decided { .. } => continue,
+        };
+        if let Some(p) = &step.proposal {
+            e.consumed = vec![p.clone()];
+            consumed.push(p.clone());
+        }
+        events.push(e);
+    }
+    Ok(events)
+}
+
+/// Plans and (unless `dry_run`) applies a consolidation, then commits
+/// the store. Git's preconditions are checked and its index lock taken
+/// before anything is written.
+pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
+    // What goes into the commit passes the policy as the store does.
+    if let Some(message) = &opts.message {
+        crate::ops::write::check_secrets(message, "--message")?;
+    }
+    if let Some((name, email)) = &opts.author {
+        crate::ops::write::check_secrets(&format!("{name} <{email}>"), "author")?;
+    }
+    let (_lock, session) = begin_version(
+        store,
+        opts.dry_run,
+        opts.author.clone(),
+        opts.allow_detached,
+    )?;
+    let proposals = extracted_proposals(store, ctx, opts)?;
+    std::thread::scope(|scope| {
+        // What differs from HEAD is found beside the planning, not after
+        // the writes: under the store lock only this command writes the
+        // store, so those paths and the ones it writes are every path
+        // it commits.
+        let changed = match &session {
+            Some((session, _)) => {
+                let workdir = session.workdir().to_path_buf();
+                Changed::Finding(scope.spawn(move || changed_store_paths(store, &workdir)))
+            }
+            None => Changed::Found(Vec::new()),
+        };
+        consolidate_locked(store, ctx, opts, proposals, session, changed)
+    })
+}
+
+/// An extractor's candidates, as proposals: each passes the write
+/// policy (all of them, before anything is written).
+fn extracted_proposals(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Vec<Event>, StoreError> {
+    let mut proposals = Vec::new();
+    for c in &opts.extracted {
+        let m = Memory {
+            name: c.name.clone(),
+            description: c.description.clone(),
+            kind: c.kind,
+            tags: c.tags.clone(),
+            source: Some(c.source.clone()),
+            confidence: Some(c.confidence),
+            created: Some(ctx.now),
+            updated: Some(ctx.now),
+            review_by: c.review_by,
+            expires: c.expires,
+            body: c.body.clone(),
+        };
+        let content = m.render();
+        crate::ops::write::check_memory(store, &m, &content, &c.key.rel_path())?;
+        proposals.push(crate::ops::write::event(
+            ctx,
+            Op::Propose,
+            Some(c.key.clone()),
+            Vec::new(),
+            content,
+        )?);
+    }
+    Ok(proposals)
+}
+
+/// [`consolidate`] once the locks are taken: `changed` finds the
+/// store paths that differ from HEAD before anything is written.
+fn consolidate_locked(
+    store: &Store,
+    ctx: &Ctx,
+    opts: &Options,
+    proposals: Vec<Event>,
+    session: Option<(git::Session, git::Signature)>,
+    changed: Changed<'_>,
+) -> Result<Plan, ConsolidateError> {
+    // The index first: bringing it up to date may replay the logs, and
+    // two replays must not be held at once.
+    let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Plan)?;
+    // Planned from the index and its tail when they can answer (a human
+    // deciding conflicts now needs the versions' history: a replay).
+    let fast = match snap.pending_events() {
+        Some(mut pending) if opts.decisions.is_empty() => {
+            pending.extend(proposals.iter().cloned());
+            let pending: Vec<&Event> = pending.iter().collect();
+            let basis = Basis::Index(store, &snap);
+            match plan(store, &basis, &pending, ctx.now.date(), &snap) {
+                Ok(plan) if opts.dry_run => return Ok(plan),
+                Ok(plan) => {
+                    let mut consumed = opts.notes.clone();
+                    let mut events = proposals.clone();
+                    events.extend(plan_events(store, ctx, &basis, &plan, &mut consumed)?);
+                    Some((plan, events, consumed))
+                }
+                Err(Unsure) => None,
+            }
+        }
+        _ => None,
+    };
+    if let Some((plan, events, consumed)) = fast {
+        let Some((session, sig)) = session else {
+            return Ok(plan);
+        };
+        if !events.is_empty() || !consumed.is_empty() {
+            return commit_consolidation(
+                store, ctx, plan, events, consumed, session, sig, opts, &mut snap, changed,
+            );
+        }
+        // With nothing to apply, an interrupted consolidation may need
+        // finishing, which takes the replay below. Only if there is one:
+        // its marker is in a log that differs from HEAD.
+        let paths = changed.wait()?;
+        if !uncommitted_marker(store, &paths)? {
+            return commit_direct_writes(store, ctx, plan, session, sig, opts, &mut snap, paths);
+        }
+        return finish_consolidation(
+            store,
+            ctx,
+            proposals,
+            Some((session, sig)),
+            opts,
+            &mut snap,
+            Changed::Found(paths),
+        );
+    }
+    finish_consolidation(store, ctx, proposals, session, opts, &mut snap, changed)
+}
+
+/// Does any of the changed store `paths` (from
+/// [`changed_store_paths`]) hold a `consolidate` marker that no
+/// memoir version commits? `true` when a log cannot be read: the replay
+/// that follows says why.
+fn uncommitted_marker(store: &Store, paths: &[String]) -> Result<bool, StoreError> {
+    let mut markers = Vec::new();
+    for p in paths {
+        let Some(rel) = p
+            .rsplit_once("memory/log/")
+            .map(|(_, r)| format!("memory/log/{r}"))
+        else {
+            continue;
+        };
+        let Ok(text) = crate::log::files::read_log(store, &rel) else {
+            return Ok(true);
+        };
+        let Ok(parsed) = crate::log::files::parse_log(store, &rel, &text) else {
+            return Ok(true);
+        };
+        markers.extend(
+            parsed
+                .events
+                .into_iter()
+                .filter(|e| e.op == Op::Consolidate)
+                .map(|e| e.id),
+        );
+    }
+    if markers.is_empty() {
+        return Ok(false);
+    }
+    let committed = committed_markers(store)?;
+    Ok(markers.iter().any(|m| !committed.contains(m)))
+}
+
+/// The ids of the `consolidate` markers that memoir versions commit.
+fn committed_markers(store: &Store) -> Result<std::collections::HashSet<String>, StoreError> {
+    Ok(git::versions(&store.root)?
+        .into_iter()
+        .map(|v| v.event)
+        .collect())
+}
+
+/// The slow path of [`consolidate`]: planned from a replay of
+/// every log, which also finishes a consolidation interrupted after its
+/// log append.
+fn finish_consolidation(
+    store: &Store,
+    ctx: &Ctx,
+    proposals: Vec<Event>,
+    session: Option<(git::Session, git::Signature)>,
+    opts: &Options,
+    snap: &mut Snapshot,
+    changed: Changed<'_>,
+) -> Result<Plan, ConsolidateError> {
+    let (replay, _) = crate::log::read::replay_with(store, proposals.clone())?;
+    let basis = Basis::Replay(&replay);
+    let pending: Vec<&Event> = replay
+        .pending
+        .iter()
+        .filter_map(|id| replay.events.get(id))
+        .collect();
+    // A replay has the text of every view it lists, unless the logs
+    // changed between its two reads (a git command beside memoir).
+    let Ok(mut plan) = plan(store, &basis, &pending, ctx.now.date(), snap) else {
+        return Err(StoreError::Decision(
+            "the logs changed while consolidate read them; run it again".into(),
+        )
+        .into());
+    };
+    if opts.dry_run {
+        return Ok(plan);
+    }
+    let Some((session, mut sig)) = session else {
+        return Ok(plan);
+    };
+    let mut events = proposals;
+    let mut consumed = opts.notes.clone();
+    events.extend(plan_events(store, ctx, &basis, &plan, &mut consumed)?);
+    // Conflicts decided by a human during this consolidation.
+    for (key, decision) in &opts.decisions {
+        if !plan
+            .steps
+            .iter()
+            .any(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
+        {
+            continue;
+        }
+        let (resolved, _) =
+            crate::ops::resolve::resolve_events(store, ctx, &replay, key, decision)?;
+        let choice = match decision {
+            crate::ops::resolve::Decision::Keep => "keep",
+            crate::ops::resolve::Decision::Take(_) => "take",
+            crate::ops::resolve::Decision::Both => "both",
+            crate::ops::resolve::Decision::Content(_) => "edit",
+        };
+        for s in plan
+            .steps
+            .iter_mut()
+            .filter(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
+        {
+            s.action = Action::Decided {
+                choice: choice.into(),
+            };
+        }
+        events.extend(resolved);
+    }
+    if events.is_empty() && consumed.is_empty() {
+        // Nothing new to apply; but a consolidation interrupted after its
+        // log append (views half written, or not committed) is finished:
+        // repair what it left, then commit it.
+        let committed = committed_markers(store)?;
+        let last = replay
             .events
             .values()
             .filter(|e| e.op == Op::Consolidate)
-            .flat_map(|e| e.consumed.iter())
-            .collect();
-        Ok(replay
-            .notes
-            .iter()
-            .filter(|id| !consumed.contains(id))
-            .filter_map(|id| replay.events.get(id).cloned())
-            .collect())
-    }
-
-    /// Plans the consolidation of `pending` (proposals, oldest first).
-    fn plan(
-        &self,
-        basis: &Basis<'_>,
-        pending: &[&Event],
-        today: Date,
-        snap: &Snapshot,
-    ) -> Result<Plan, Unsure> {
-        let mut plan = Plan::default();
-        let mut planned: std::collections::HashSet<Key> = Default::default();
-        let mut descriptions: std::collections::HashMap<String, crate::store::Descriptions> =
-            Default::default();
-        for e in pending {
-            let Some(key) = e.key.clone() else { continue };
-            let Ok(proposed) = Memory::parse(&e.body) else {
-                continue;
-            };
-            let current = basis.current(&key)?;
-            let conflict_open = basis.state(&key).1;
-            let step = |action, after: Option<String>| Step {
-                key: key.clone(),
-                action,
-                proposal: Some(e.id.clone()),
-                before: current.clone(),
-                after,
-            };
-            // Merges into a memory accumulate in one step (one new version).
-            let merging = plan
-                .steps
-                .iter()
-                .rposition(|s| s.key == key && s.action == Action::Merge);
-            let blocked = planned.contains(&key)
-                && merging.is_none()
-                && !plan
-                    .steps
-                    .iter()
-                    .any(|s| s.key == key && s.action == Action::Duplicate);
-            if blocked || conflict_open {
-                plan.steps.push(step(
-                    Action::Conflict {
-                        reason: "another change to this memory is pending".into(),
-                    },
-                    Some(e.body.clone()),
-                ));
-                continue;
-            }
-            let Some(cur) = current.as_deref() else {
-                // A new memory, unless it nearly duplicates another one.
-                // Near-duplicates come from the persistent index's posting lists,
-                // never by comparing all pairs.
-                let near = descriptions
-                    .entry(key.scope.clone())
-                    .or_insert_with(|| snap.descriptions(&key.scope))
-                    .nearest(
-                        |w| snap.view.lookup(w),
-                        Some(&key),
-                        &proposed.description,
-                        self.config.near_duplicate,
-                    );
-                match near {
-                    Some((other, _)) => plan.steps.push(step(
-                        Action::Conflict {
-                            reason: format!("nearly duplicates {other}"),
-                        },
-                        Some(e.body.clone()),
-                    )),
-                    None => plan.steps.push(step(Action::Add, Some(e.body.clone()))),
-                }
-                planned.insert(key);
-                continue;
-            };
-            let Ok(mut existing) = Memory::parse(cur) else {
-                continue;
-            };
-            if let Some(i) = merging {
-                // Compare with (and merge into) what this plan already merged.
-                if let Some(m) = plan.steps[i]
-                    .after
-                    .as_deref()
-                    .and_then(|a| Memory::parse(a).ok())
-                {
-                    existing = m;
-                }
-            }
-            if normalized(&existing) != normalized(&proposed) {
-                plan.steps.push(step(
-                    Action::Conflict {
-                        reason: "differs from the current version".into(),
-                    },
-                    Some(e.body.clone()),
-                ));
-                planned.insert(key);
-                continue;
-            }
-            // The same memory: join sources and tags.
-            let mut merged = existing.clone();
-            for t in &proposed.tags {
-                if !merged.tags.contains(t) {
-                    merged.tags.push(t.clone());
-                }
-            }
-            if let (Some(a), Some(b)) = (&existing.source, &proposed.source) {
-                if !a.contains(b.as_str()) {
-                    merged.source = Some(format!("{a}; {b}"));
-                }
-            }
-            if merged == existing {
-                plan.steps.push(step(Action::Duplicate, current.clone()));
-            } else if let Some(i) = merging {
-                // Folded into the earlier merge of the same memory.
-                plan.steps[i].after = Some(merged.render());
-                plan.steps.push(step(Action::Duplicate, current.clone()));
-            } else {
-                plan.steps.push(step(Action::Merge, Some(merged.render())));
-            }
-            planned.insert(key);
-        }
-        let standings = basis.standings();
-        for m in &standings {
-            if m.expires.is_some_and(|d| d < today.0) && !planned.contains(&m.key) {
-                plan.steps.push(Step {
-                    key: m.key.clone(),
-                    action: Action::Expire,
-                    proposal: None,
-                    before: Some(basis.current(&m.key)?.ok_or(Unsure)?),
-                    after: None,
-                });
-            }
-            if m.review_by.is_some_and(|d| d < today.0) {
-                plan.stale.push(m.key.clone());
-            }
-        }
-        self.plan_capacity(basis, standings, &mut plan)?;
-        Ok(plan)
-    }
-
-    /// Evicts the least valuable memories of each scope over its capacity
-    /// (value order of MEMORY.md: user and feedback first, then confidence,
-    /// then recency); what this plan adds is never evicted.
-    fn plan_capacity(
-        &self,
-        basis: &Basis<'_>,
-        standings: Vec<Standing>,
-        plan: &mut Plan,
-    ) -> Result<(), Unsure> {
-        for (scope, cap) in &self.config.capacity {
-            let leaving = |k: &Key| {
-                plan.steps
-                    .iter()
-                    .any(|s| s.key == *k && s.action == Action::Expire)
-            };
-            let adding = plan
-                .steps
-                .iter()
-                .filter(|s| s.key.scope == *scope && s.action == Action::Add)
-                .count();
-            let mut kept: Vec<(u8, f64, i64, &Key)> = standings
-                .iter()
-                .filter(|m| m.key.scope == *scope && !leaving(&m.key))
-                .map(|m| (m.rank.0, m.rank.1, m.rank.2, &m.key))
-                .collect();
-            let over = (kept.len() + adding).saturating_sub(*cap);
-            if over == 0 {
-                continue;
-            }
-            kept.sort_by(crate::render::memory_md::rank_order);
-            for (_, _, _, key) in kept.into_iter().rev().take(over) {
-                plan.steps.push(Step {
-                    key: key.clone(),
-                    action: Action::Evict,
-                    proposal: None,
-                    before: Some(basis.current(key)?.ok_or(Unsure)?),
-                    after: None,
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// The events that apply a plan: a version per step that changes a
-    /// memory, each naming its memory's heads. Consumed proposals are
-    /// added to `consumed`.
-    fn plan_events(
-        &self,
-        ctx: &Ctx,
-        basis: &Basis<'_>,
-        plan: &Plan,
-        consumed: &mut Vec<String>,
-    ) -> Result<Vec<Event>, StoreError> {
-        let mut events = Vec::new();
-        for step in &plan.steps {
-            let heads = basis.state(&step.key).0;
-            if let (Action::Add | Action::Merge, Some(after)) = (&step.action, &step.after) {
-                // A proposal that came in through a merge or a teammate's
-                // tool was never policed here: it is, before it is adopted.
-                let rel = step.key.rel_path();
-                let m = crate::store::validate_file(after, &rel)?;
-                crate::ops::write::check_memory(self, &m, after, &rel)?;
-            }
-            let mut e = match &step.action {
-                Action::Add | Action::Merge => self.event(
-                    ctx,
-                    Op::Remember,
-                    Some(step.key.clone()),
-                    heads,
-                    step.after.clone().unwrap_or_default(),
-                )?,
-                Action::Expire | Action::Evict => {
-                    let mut e = self.event(
-                        ctx,
-                        Op::Forget,
-                        Some(step.key.clone()),
-                        heads,
-                        String::new(),
-                    )?;
-                    e.reason = Some(if step.action == Action::Expire {
-                        "expired".into()
-                    } else {
-                        format!("evicted: {} is over its capacity", step.key.scope)
-                    });
-                    e
-                }
-                Action::Duplicate => {
-                    consumed.extend(step.proposal.clone());
-                    continue;
-                }
-                Action::Conflict { .. } | Action::Decided { .. } => continue,
-            };
-            if let Some(p) = &step.proposal {
-                e.consumed = vec![p.clone()];
-                consumed.push(p.clone());
-            }
-            events.push(e);
-        }
-        Ok(events)
-    }
-
-    /// Plans and (unless `dry_run`) applies a consolidation, then commits
-    /// the store. Git's preconditions are checked and its index lock taken
-    /// before anything is written.
-    pub fn consolidate(&self, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
-        // What goes into the commit passes the policy as the store does.
-        if let Some(message) = &opts.message {
-            crate::ops::write::check_secrets(message, "--message")?;
-        }
-        if let Some((name, email)) = &opts.author {
-            crate::ops::write::check_secrets(&format!("{name} <{email}>"), "author")?;
-        }
-        let (_lock, session) =
-            self.begin_version(opts.dry_run, opts.author.clone(), opts.allow_detached)?;
-        let proposals = self.extracted_proposals(ctx, opts)?;
-        std::thread::scope(|scope| {
-            // What differs from HEAD is found beside the planning, not after
-            // the writes: under the store lock only this command writes the
-            // store, so those paths and the ones it writes are every path
-            // it commits.
-            let changed = match &session {
-                Some((session, _)) => {
-                    let workdir = session.workdir().to_path_buf();
-                    Changed::Finding(scope.spawn(move || self.changed_store_paths(&workdir)))
-                }
-                None => Changed::Found(Vec::new()),
-            };
-            self.consolidate_locked(ctx, opts, proposals, session, changed)
-        })
-    }
-
-    /// An extractor's candidates, as proposals: each passes the write
-    /// policy (all of them, before anything is written).
-    fn extracted_proposals(&self, ctx: &Ctx, opts: &Options) -> Result<Vec<Event>, StoreError> {
-        let mut proposals = Vec::new();
-        for c in &opts.extracted {
-            let m = Memory {
-                name: c.name.clone(),
-                description: c.description.clone(),
-                kind: c.kind,
-                tags: c.tags.clone(),
-                source: Some(c.source.clone()),
-                confidence: Some(c.confidence),
-                created: Some(ctx.now),
-                updated: Some(ctx.now),
-                review_by: c.review_by,
-                expires: c.expires,
-                body: c.body.clone(),
-            };
-            let content = m.render();
-            crate::ops::write::check_memory(self, &m, &content, &c.key.rel_path())?;
-            proposals.push(self.event(
-                ctx,
-                Op::Propose,
-                Some(c.key.clone()),
-                Vec::new(),
-                content,
-            )?);
-        }
-        Ok(proposals)
-    }
-
-    /// [`Store::consolidate`] once the locks are taken: `changed` finds the
-    /// store paths that differ from HEAD before anything is written.
-    fn consolidate_locked(
-        &self,
-        ctx: &Ctx,
-        opts: &Options,
-        proposals: Vec<Event>,
-        session: Option<(git::Session, git::Signature)>,
-        changed: Changed<'_>,
-    ) -> Result<Plan, ConsolidateError> {
-        // The index first: bringing it up to date may replay the logs, and
-        // two replays must not be held at once.
-        let mut snap = self.snapshot(crate::index::layout::Load::Plan)?;
-        // Planned from the index and its tail when they can answer (a human
-        // deciding conflicts now needs the versions' history: a replay).
-        let fast = match snap.pending_events() {
-            Some(mut pending) if opts.decisions.is_empty() => {
-                pending.extend(proposals.iter().cloned());
-                let pending: Vec<&Event> = pending.iter().collect();
-                let basis = Basis::Index(self, &snap);
-                match self.plan(&basis, &pending, ctx.now.date(), &snap) {
-                    Ok(plan) if opts.dry_run => return Ok(plan),
-                    Ok(plan) => {
-                        let mut consumed = opts.notes.clone();
-                        let mut events = proposals.clone();
-                        events.extend(self.plan_events(ctx, &basis, &plan, &mut consumed)?);
-                        Some((plan, events, consumed))
-                    }
-                    Err(Unsure) => None,
-                }
-            }
-            _ => None,
-        };
-        if let Some((plan, events, consumed)) = fast {
-            let Some((session, sig)) = session else {
-                return Ok(plan);
-            };
-            if !events.is_empty() || !consumed.is_empty() {
-                return self.commit_consolidation(
-                    ctx, plan, events, consumed, session, sig, opts, &mut snap, changed,
-                );
-            }
-            // With nothing to apply, an interrupted consolidation may need
-            // finishing, which takes the replay below. Only if there is one:
-            // its marker is in a log that differs from HEAD.
+            .max_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+        let Some(last) = last.filter(|e| !committed.contains(&e.id)) else {
             let paths = changed.wait()?;
-            if !self.uncommitted_marker(&paths)? {
-                return self.commit_direct_writes(ctx, plan, session, sig, opts, &mut snap, paths);
-            }
-            return self.finish_consolidation(
-                ctx,
-                proposals,
-                Some((session, sig)),
-                opts,
-                &mut snap,
-                Changed::Found(paths),
-            );
-        }
-        self.finish_consolidation(ctx, proposals, session, opts, &mut snap, changed)
-    }
-
-    /// Does any of the changed store `paths` (from
-    /// [`Store::changed_store_paths`]) hold a `consolidate` marker that no
-    /// memoir version commits? `true` when a log cannot be read: the replay
-    /// that follows says why.
-    fn uncommitted_marker(&self, paths: &[String]) -> Result<bool, StoreError> {
-        let mut markers = Vec::new();
-        for p in paths {
-            let Some(rel) = p
-                .rsplit_once("memory/log/")
-                .map(|(_, r)| format!("memory/log/{r}"))
-            else {
-                continue;
-            };
-            let Ok(text) = self.read_log(&rel) else {
-                return Ok(true);
-            };
-            let Ok(parsed) = self.parse_log(&rel, &text) else {
-                return Ok(true);
-            };
-            markers.extend(
-                parsed
-                    .events
-                    .into_iter()
-                    .filter(|e| e.op == Op::Consolidate)
-                    .map(|e| e.id),
-            );
-        }
-        if markers.is_empty() {
-            return Ok(false);
-        }
-        let committed = self.committed_markers()?;
-        Ok(markers.iter().any(|m| !committed.contains(m)))
-    }
-
-    /// The ids of the `consolidate` markers that memoir versions commit.
-    fn committed_markers(&self) -> Result<std::collections::HashSet<String>, StoreError> {
-        Ok(git::versions(&self.root)?
-            .into_iter()
-            .map(|v| v.event)
-            .collect())
-    }
-
-    /// The slow path of [`Store::consolidate`]: planned from a replay of
-    /// every log, which also finishes a consolidation interrupted after its
-    /// log append.
-    fn finish_consolidation(
-        &self,
-        ctx: &Ctx,
-        proposals: Vec<Event>,
-        session: Option<(git::Session, git::Signature)>,
-        opts: &Options,
-        snap: &mut Snapshot,
-        changed: Changed<'_>,
-    ) -> Result<Plan, ConsolidateError> {
-        let (replay, _) = self.replay_with(proposals.clone())?;
-        let basis = Basis::Replay(&replay);
-        let pending: Vec<&Event> = replay
-            .pending
-            .iter()
-            .filter_map(|id| replay.events.get(id))
-            .collect();
-        // A replay has the text of every view it lists, unless the logs
-        // changed between its two reads (a git command beside memoir).
-        let Ok(mut plan) = self.plan(&basis, &pending, ctx.now.date(), snap) else {
-            return Err(StoreError::Decision(
-                "the logs changed while consolidate read them; run it again".into(),
-            )
-            .into());
+            return commit_direct_writes(store, ctx, plan, session, sig, opts, snap, paths);
         };
-        if opts.dry_run {
-            return Ok(plan);
-        }
-        let Some((session, mut sig)) = session else {
-            return Ok(plan);
-        };
-        let mut events = proposals;
-        let mut consumed = opts.notes.clone();
-        events.extend(self.plan_events(ctx, &basis, &plan, &mut consumed)?);
-        // Conflicts decided by a human during this consolidation.
-        for (key, decision) in &opts.decisions {
-            if !plan
-                .steps
-                .iter()
-                .any(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
-            {
-                continue;
-            }
-            let (resolved, _) = self.resolve_events(ctx, &replay, key, decision)?;
-            let choice = match decision {
-                crate::ops::resolve::Decision::Keep => "keep",
-                crate::ops::resolve::Decision::Take(_) => "take",
-                crate::ops::resolve::Decision::Both => "both",
-                crate::ops::resolve::Decision::Content(_) => "edit",
-            };
-            for s in plan
-                .steps
-                .iter_mut()
-                .filter(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
-            {
-                s.action = Action::Decided {
-                    choice: choice.into(),
-                };
-            }
-            events.extend(resolved);
-        }
-        if events.is_empty() && consumed.is_empty() {
-            // Nothing new to apply; but a consolidation interrupted after its
-            // log append (views half written, or not committed) is finished:
-            // repair what it left, then commit it.
-            let committed = self.committed_markers()?;
-            let last = replay
-                .events
-                .values()
-                .filter(|e| e.op == Op::Consolidate)
-                .max_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
-            let Some(last) = last.filter(|e| !committed.contains(&e.id)) else {
-                let paths = changed.wait()?;
-                return self.commit_direct_writes(ctx, plan, session, sig, opts, snap, paths);
-            };
-            // The repair writes the store: what differs from HEAD is found
-            // again after it.
-            self.rebuild_locked(false, false)?;
-            let message = format!(
-                "memoir: consolidate (finished after an interruption)\n\n{}\nMemoir-Consolidation: {}\n",
-                last.reason.as_deref().map(|r| format!("{r}\n")).unwrap_or_default(),
-                last.id
-            );
-            let paths = self.changed_store_paths(session.workdir())?;
-            self.gate_commit(session.workdir(), &paths, None)?;
-            sig.seconds = ctx.now.0.div_euclid(1000);
-            plan.event = Some(last.id.clone());
-            plan.commit = session.commit(&paths, &message, &sig)?;
-            return Ok(plan);
-        }
-        drop(replay);
-        self.commit_consolidation(
-            ctx, plan, events, consumed, session, sig, opts, snap, changed,
-        )
-    }
-
-    /// With nothing to apply: what `remember`, `forget`, `note` and
-    /// `resolve` wrote since the last version (`paths`, from
-    /// [`Store::changed_store_paths`]) is committed as a new one, if any.
-    #[allow(clippy::too_many_arguments)]
-    fn commit_direct_writes(
-        &self,
-        ctx: &Ctx,
-        plan: Plan,
-        session: git::Session,
-        sig: git::Signature,
-        opts: &Options,
-        snap: &mut Snapshot,
-        paths: Vec<String>,
-    ) -> Result<Plan, ConsolidateError> {
-        if paths.is_empty() {
-            return Ok(plan);
-        }
-        let found = Changed::Found(paths);
-        self.commit_consolidation(
-            ctx,
-            plan,
-            Vec::new(),
-            Vec::new(),
-            session,
-            sig,
-            opts,
-            snap,
-            found,
-        )
-    }
-
-    /// Appends the plan's events and its `consolidate` marker, writes the
-    /// views, and commits every changed store path: those `changed` found
-    /// before the writes and those written.
-    #[allow(clippy::too_many_arguments)]
-    fn commit_consolidation(
-        &self,
-        ctx: &Ctx,
-        mut plan: Plan,
-        mut events: Vec<Event>,
-        consumed: Vec<String>,
-        mut session: git::Session,
-        mut sig: git::Signature,
-        opts: &Options,
-        snap: &mut Snapshot,
-        before: Changed<'_>,
-    ) -> Result<Plan, ConsolidateError> {
-        let (added, changed, forgotten, conflicts) = plan.counts();
-        let mut marker = self.event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
-        marker.consumed = consumed;
-        marker.reason = Some(format!(
-            "{added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
-        ));
-        events.push(marker.clone());
-        // Like a write, through the index in place: it is refreshed and
-        // saved by the next command that reads the whole of it.
-        // Waited for before writing: beside the writes, in the same folders,
-        // both are slower (measured: 50 ms of writes took 120-200).
-        let mut paths = before.wait()?;
-        self.gate_commit(session.workdir(), &paths, Some(snap))?;
-        let written = self.apply_to(snap, &events)?;
-        plan.event = Some(marker.id.clone());
-        // Commit every store path that differs from HEAD: the views and
-        // MEMORY.md just written, and the logs (notes included).
-        let mut message = opts.message.clone().unwrap_or_else(|| {
-            format!("memoir: consolidate ({added} added, {changed} changed, {forgotten} forgotten)")
-        });
-        message.push_str("\n\n");
-        for s in &plan.steps {
-            let sign = match s.action {
-                Action::Add => "+",
-                Action::Merge | Action::Decided { .. } => "~",
-                Action::Expire | Action::Evict => "-",
-                _ => continue,
-            };
-            message.push_str(&format!("{sign} {}\n", s.key));
-        }
-        let prefix = self.workdir_prefix(session.workdir());
-        paths.extend(written.into_iter().map(|rel| format!("{prefix}{rel}")));
-        paths.sort_unstable();
-        paths.dedup();
-        // Memories written directly (remember, forget, resolve) since the last version.
-        for p in &paths {
-            let rel = p
-                .rsplit_once("memory/")
-                .map(|(_, r)| format!("memory/{r}"))
-                .unwrap_or_default();
-            if let Some(k) =
-                Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k))
-            {
-                message.push_str(&format!("* {k}\n"));
-            }
-        }
-        message.push_str(&format!(
-            "\nMemoir-Consolidation: {}\nMemoir-Counts: added={added} changed={changed} forgotten={forgotten} conflicts={conflicts}\n",
-            marker.id
-        ));
+        // The repair writes the store: what differs from HEAD is found
+        // again after it.
+        crate::ops::drift::rebuild_locked(store, false, false)?;
+        let message = format!(
+            "memoir: consolidate (finished after an interruption)\n\n{}\nMemoir-Consolidation: {}\n",
+            last.reason.as_deref().map(|r| format!("{r}\n")).unwrap_or_default(),
+            last.id
+        );
+        let paths = changed_store_paths(store, session.workdir())?;
+        gate_commit(store, session.workdir(), &paths, None)?;
         sig.seconds = ctx.now.0.div_euclid(1000);
-        if self.failpoint.as_deref() == Some("before-commit") {
-            return Err(StoreError::Decision(
-                "failpoint before-commit: stopped before the commit".into(),
-            )
-            .into());
-        }
-        session.stop_after_index(self.failpoint.as_deref() == Some("after-index"));
+        plan.event = Some(last.id.clone());
         plan.commit = session.commit(&paths, &message, &sig)?;
-        Ok(plan)
+        return Ok(plan);
     }
+    drop(replay);
+    commit_consolidation(
+        store, ctx, plan, events, consumed, session, sig, opts, snap, changed,
+    )
+}
 
-    /// What a version must not commit, checked before it writes anything:
-    /// a log that is not HEAD's log with entries appended (logs only grow:
-    /// an edit, a truncation or a deletion in the work tree), and a secret
-    /// in any text memoir did not police as it wrote it: a hand edit not
-    /// yet recorded, MEMORY.md's team text, log text appended by hand. A
-    /// memory file that is the view the logs give (`snap`) was policed
-    /// when its event was logged.
-    pub(crate) fn gate_commit(
-        &self,
-        workdir: &std::path::Path,
-        paths: &[String],
-        snap: Option<&Snapshot>,
-    ) -> Result<(), StoreError> {
-        let prefix = self.workdir_prefix(workdir);
-        let store: Vec<(&str, &str)> = paths
-            .iter()
-            .filter_map(|p| Some((p.as_str(), p.strip_prefix(&prefix)?)))
-            .collect();
-        let logs: Vec<&str> = store
-            .iter()
-            .filter(|(_, rel)| rel.starts_with("memory/log/"))
-            .map(|(p, _)| *p)
-            .collect();
-        let committed = git::head_blobs(workdir, &logs)?;
-        for (path, rel) in store {
-            if !rel.starts_with("memory/log/") {
-                let Some(content) = self.read(rel, None)? else {
-                    continue;
-                };
-                let policed = snap.is_some_and(|snap| {
-                    Key::from_rel_path(rel).is_some_and(|k| {
-                        snap.key(&k).and_then(|s| s.view_hash)
-                            == Some(crate::model::fingerprint::fingerprint(content.as_bytes()))
-                    })
-                });
-                if !policed {
-                    crate::ops::write::check_content_secrets(&content, rel)?;
-                }
-                continue;
-            }
-            let now =
-                match crate::store::safe_file::read(&self.path(rel), crate::store::MAX_LOG_BYTES) {
-                    Ok(Some(bytes)) => bytes,
-                    Ok(None) if committed.contains_key(path) => {
-                        return Err(StoreError::Invalid {
-                            path: rel.to_string(),
-                            line: None,
-                            message: "deleted since the last commit, and logs are never deleted: \
-                                  `git checkout -- <path>` restores it"
-                                .into(),
-                        })
-                    }
-                    Ok(None) => continue,
-                    Err(e) => {
-                        return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES))
-                    }
-                };
-            let old = committed.get(path).map_or(&[][..], Vec::as_slice);
-            let mut from = old.len();
-            if !now.starts_with(old) {
-                // The one rewrite allowed: exactly what a `redact` event lists.
-                let listing = self.redaction_listing()?;
-                let redacted = crate::ops::redact::accepts(
-                    &String::from_utf8_lossy(old),
-                    &String::from_utf8_lossy(&now),
-                    &listing,
-                );
-                let Some(at) = redacted else {
-                    let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
-                    return Err(StoreError::Invalid {
-                        path: rel.to_string(),
-                        line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
-                        message: "rewritten since the last commit, and logs only grow (a \
-                                  `memoir redact` rewrite passes when its redact entry lists \
-                                  it): `git checkout -- <path>` restores it"
-                            .into(),
-                    });
-                };
-                from = at;
-            }
-            let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
-            if let Err(StoreError::Refused {
-                rule,
-                line,
-                message,
-                ..
-            }) = crate::ops::write::check_secrets(&added, rel)
-            {
-                let before = now[..from.min(now.len())]
-                    .iter()
-                    .filter(|&&b| b == b'\n')
-                    .count();
-                return Err(StoreError::Refused {
-                    rule,
-                    path: rel.to_string(),
-                    line: line.map(|l| l + before),
-                    message,
-                });
-            }
-        }
-        Ok(())
+/// With nothing to apply: what `remember`, `forget`, `note` and
+/// `resolve` wrote since the last version (`paths`, from
+/// [`changed_store_paths`]) is committed as a new one, if any.
+#[allow(clippy::too_many_arguments)]
+fn commit_direct_writes(
+    store: &Store,
+    ctx: &Ctx,
+    plan: Plan,
+    session: git::Session,
+    sig: git::Signature,
+    opts: &Options,
+    snap: &mut Snapshot,
+    paths: Vec<String>,
+) -> Result<Plan, ConsolidateError> {
+    if paths.is_empty() {
+        return Ok(plan);
     }
+    let found = Changed::Found(paths);
+    commit_consolidation(
+        store,
+        ctx,
+        plan,
+        Vec::new(),
+        Vec::new(),
+        session,
+        sig,
+        opts,
+        snap,
+        found,
+    )
+}
 
-    /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that
-    /// differ from HEAD, or that HEAD has and the work tree lost; sorted.
-    pub(crate) fn changed_store_paths(
-        &self,
-        workdir: &std::path::Path,
-    ) -> Result<Vec<String>, StoreError> {
-        let prefix = self.workdir_prefix(workdir);
-        // Temporary files of an interrupted write are not the store's.
-        let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
-        let mut paths = git::changed_paths(
-            workdir,
-            &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
-            &format!("{prefix}memory/"),
-            &keep,
-        )?;
-        let attributes = format!("{prefix}.gitattributes");
-        if self.attributes_to_commit(workdir, &attributes)? {
-            paths.push(attributes);
-            paths.sort_unstable();
-        }
-        Ok(paths)
-    }
-
-    /// Should a version commit the store's `.gitattributes`? When what it
-    /// has beyond HEAD's is memoir's lines only (`init` wrote them; a clone
-    /// with `core.autocrlf` needs them committed, or it converts the logs'
-    /// line endings). Anyone else's uncommitted edit of it is theirs to
-    /// commit.
-    fn attributes_to_commit(
-        &self,
-        workdir: &std::path::Path,
-        path: &str,
-    ) -> Result<bool, StoreError> {
-        let cap = 1 << 20;
-        let now = match crate::store::safe_file::read(&self.path(".gitattributes"), cap) {
-            Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
-            _ => return Ok(false),
+/// Appends the plan's events and its `consolidate` marker, writes the
+/// views, and commits every changed store path: those `changed` found
+/// before the writes and those written.
+#[allow(clippy::too_many_arguments)]
+fn commit_consolidation(
+    store: &Store,
+    ctx: &Ctx,
+    mut plan: Plan,
+    mut events: Vec<Event>,
+    consumed: Vec<String>,
+    mut session: git::Session,
+    mut sig: git::Signature,
+    opts: &Options,
+    snap: &mut Snapshot,
+    before: Changed<'_>,
+) -> Result<Plan, ConsolidateError> {
+    let (added, changed, forgotten, conflicts) = plan.counts();
+    let mut marker =
+        crate::ops::write::event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
+    marker.consumed = consumed;
+    marker.reason = Some(format!(
+        "{added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
+    ));
+    events.push(marker.clone());
+    // Like a write, through the index in place: it is refreshed and
+    // saved by the next command that reads the whole of it.
+    // Waited for before writing: beside the writes, in the same folders,
+    // both are slower (measured: 50 ms of writes took 120-200).
+    let mut paths = before.wait()?;
+    gate_commit(store, session.workdir(), &paths, Some(snap))?;
+    let written = crate::ops::write::apply_to(store, snap, &events)?;
+    plan.event = Some(marker.id.clone());
+    // Commit every store path that differs from HEAD: the views and
+    // MEMORY.md just written, and the logs (notes included).
+    let mut message = opts.message.clone().unwrap_or_else(|| {
+        format!("memoir: consolidate ({added} added, {changed} changed, {forgotten} forgotten)")
+    });
+    message.push_str("\n\n");
+    for s in &plan.steps {
+        let sign = match s.action {
+            Action::Add => "+",
+            Action::Merge | Action::Decided { .. } => "~",
+            Action::Expire | Action::Evict => "-",
+            _ => continue,
         };
-        let committed = git::head_blobs(workdir, &[path])?;
-        let old = committed
-            .get(path)
-            .map(|b| String::from_utf8_lossy(b).into_owned())
+        message.push_str(&format!("{sign} {}\n", s.key));
+    }
+    let prefix = store.workdir_prefix(session.workdir());
+    paths.extend(written.into_iter().map(|rel| format!("{prefix}{rel}")));
+    paths.sort_unstable();
+    paths.dedup();
+    // Memories written directly (remember, forget, resolve) since the last version.
+    for p in &paths {
+        let rel = p
+            .rsplit_once("memory/")
+            .map(|(_, r)| format!("memory/{r}"))
             .unwrap_or_default();
-        if old == now {
-            return Ok(false);
+        if let Some(k) =
+            Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k))
+        {
+            message.push_str(&format!("* {k}\n"));
         }
-        let memoirs = |line: &str| {
-            let line = line.trim();
-            line.is_empty()
-                || line.starts_with("# memoir")
-                || line.starts_with("# view files merge")
-                || crate::store::GITATTRIBUTES.contains(&line)
-        };
-        let kept = old.lines().all(|l| now.lines().any(|n| n == l));
-        let added = now.lines().filter(|l| !old.lines().any(|o| o == *l));
-        Ok(kept && added.clone().all(memoirs) && added.count() > 0)
     }
+    message.push_str(&format!(
+        "\nMemoir-Consolidation: {}\nMemoir-Counts: added={added} changed={changed} forgotten={forgotten} conflicts={conflicts}\n",
+        marker.id
+    ));
+    sig.seconds = ctx.now.0.div_euclid(1000);
+    if store.failpoint.as_deref() == Some("before-commit") {
+        return Err(StoreError::Decision(
+            "failpoint before-commit: stopped before the commit".into(),
+        )
+        .into());
+    }
+    session.stop_after_index(store.failpoint.as_deref() == Some("after-index"));
+    plan.commit = session.commit(&paths, &message, &sig)?;
+    Ok(plan)
+}
+
+/// What a version must not commit, checked before it writes anything:
+/// a log that is not HEAD's log with entries appended (logs only grow:
+/// an edit, a truncation or a deletion in the work tree), and a secret
+/// in any text memoir did not police as it wrote it: a hand edit not
+/// yet recorded, MEMORY.md's team text, log text appended by hand. A
+/// memory file that is the view the logs give (`snap`) was policed
+/// when its event was logged.
+pub(crate) fn gate_commit(
+    store: &Store,
+    workdir: &std::path::Path,
+    paths: &[String],
+    snap: Option<&Snapshot>,
+) -> Result<(), StoreError> {
+    let prefix = store.workdir_prefix(workdir);
+    let in_store: Vec<(&str, &str)> = paths
+        .iter()
+        .filter_map(|p| Some((p.as_str(), p.strip_prefix(&prefix)?)))
+        .collect();
+    let logs: Vec<&str> = in_store
+        .iter()
+        .filter(|(_, rel)| rel.starts_with("memory/log/"))
+        .map(|(p, _)| *p)
+        .collect();
+    let committed = git::head_blobs(workdir, &logs)?;
+    for (path, rel) in in_store {
+        if !rel.starts_with("memory/log/") {
+            let Some(content) = store.read(rel, None)? else {
+                continue;
+            };
+            let policed = snap.is_some_and(|snap| {
+                Key::from_rel_path(rel).is_some_and(|k| {
+                    snap.key(&k).and_then(|s| s.view_hash)
+                        == Some(crate::model::fingerprint::fingerprint(content.as_bytes()))
+                })
+            });
+            if !policed {
+                crate::ops::write::check_content_secrets(&content, rel)?;
+            }
+            continue;
+        }
+        let now = match crate::store::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES)
+        {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) if committed.contains_key(path) => {
+                return Err(StoreError::Invalid {
+                    path: rel.to_string(),
+                    line: None,
+                    message: "deleted since the last commit, and logs are never deleted: \
+                              `git checkout -- <path>` restores it"
+                        .into(),
+                })
+            }
+            Ok(None) => continue,
+            Err(e) => return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES)),
+        };
+        let old = committed.get(path).map_or(&[][..], Vec::as_slice);
+        let mut from = old.len();
+        if !now.starts_with(old) {
+            // The one rewrite allowed: exactly what a `redact` event lists.
+            let listing = crate::ops::redact::redaction_listing(store)?;
+            let redacted = crate::ops::redact::accepts(
+                &String::from_utf8_lossy(old),
+                &String::from_utf8_lossy(&now),
+                &listing,
+            );
+            let Some(at) = redacted else {
+                let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+                return Err(StoreError::Invalid {
+                    path: rel.to_string(),
+                    line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
+                    message: "rewritten since the last commit, and logs only grow (a \
+                              `memoir redact` rewrite passes when its redact entry lists \
+                              it): `git checkout -- <path>` restores it"
+                        .into(),
+                });
+            };
+            from = at;
+        }
+        let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
+        if let Err(StoreError::Refused {
+            rule,
+            line,
+            message,
+            ..
+        }) = crate::ops::write::check_secrets(&added, rel)
+        {
+            let before = now[..from.min(now.len())]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count();
+            return Err(StoreError::Refused {
+                rule,
+                path: rel.to_string(),
+                line: line.map(|l| l + before),
+                message,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Work-tree-relative paths of store files (MEMORY.md, memory/**) that
+/// differ from HEAD, or that HEAD has and the work tree lost; sorted.
+pub(crate) fn changed_store_paths(
+    store: &Store,
+    workdir: &std::path::Path,
+) -> Result<Vec<String>, StoreError> {
+    let prefix = store.workdir_prefix(workdir);
+    // Temporary files of an interrupted write are not the store's.
+    let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
+    let mut paths = git::changed_paths(
+        workdir,
+        &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
+        &format!("{prefix}memory/"),
+        &keep,
+    )?;
+    let attributes = format!("{prefix}.gitattributes");
+    if attributes_to_commit(store, workdir, &attributes)? {
+        paths.push(attributes);
+        paths.sort_unstable();
+    }
+    Ok(paths)
+}
+
+/// Should a version commit the store's `.gitattributes`? When what it
+/// has beyond HEAD's is memoir's lines only (`init` wrote them; a clone
+/// with `core.autocrlf` needs them committed, or it converts the logs'
+/// line endings). Anyone else's uncommitted edit of it is theirs to
+/// commit.
+fn attributes_to_commit(
+    store: &Store,
+    workdir: &std::path::Path,
+    path: &str,
+) -> Result<bool, StoreError> {
+    let cap = 1 << 20;
+    let now = match crate::store::safe_file::read(&store.path(".gitattributes"), cap) {
+        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => return Ok(false),
+    };
+    let committed = git::head_blobs(workdir, &[path])?;
+    let old = committed
+        .get(path)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    if old == now {
+        return Ok(false);
+    }
+    let memoirs = |line: &str| {
+        let line = line.trim();
+        line.is_empty()
+            || line.starts_with("# memoir")
+            || line.starts_with("# view files merge")
+            || crate::store::GITATTRIBUTES.contains(&line)
+    };
+    let kept = old.lines().all(|l| now.lines().any(|n| n == l));
+    let added = now.lines().filter(|l| !old.lines().any(|o| o == *l));
+    Ok(kept && added.clone().all(memoirs) && added.count() > 0)
 }
 
 /// The store paths that differ from HEAD as a command starts writing
-/// ([`Store::changed_store_paths`]): still being found on a thread, or
+/// ([`changed_store_paths`]): still being found on a thread, or
 /// found.
 enum Changed<'scope> {
     Finding(std::thread::ScopedJoinHandle<'scope, Result<Vec<String>, StoreError>>),

@@ -80,166 +80,164 @@ struct Side {
     replay: Replay,
 }
 
-impl Store {
-    fn side_at(&self, rev: &str) -> Result<(String, Side), StoreError> {
-        let repo = crate::git::discover(&self.root)?;
-        let prefix = self.workdir_prefix(&repo.workdir);
-        let (commit, files) = crate::git::files_at(
-            &repo.workdir,
-            rev,
-            &format!("{prefix}MEMORY.md"),
-            &format!("{prefix}memory/"),
-            &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-        )?;
-        let mut views = BTreeMap::new();
-        let mut events: Vec<Event> = Vec::new();
-        for (path, bytes) in files {
-            let Some(rel) = path.strip_prefix(&prefix) else {
-                continue;
-            };
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            if rel.starts_with("memory/log/") && rel.ends_with(".md") {
-                let parsed = self.parse_log(&format!("{rel} at {rev}"), &text)?;
-                events.extend(parsed.events);
-            } else if let Some(key) = Key::from_rel_path(rel).filter(|k| self.has_scope(&k.scope)) {
-                views.insert(key, text);
-            }
+fn side_at(store: &Store, rev: &str) -> Result<(String, Side), StoreError> {
+    let repo = crate::git::discover(&store.root)?;
+    let prefix = store.workdir_prefix(&repo.workdir);
+    let (commit, files) = crate::git::files_at(
+        &repo.workdir,
+        rev,
+        &format!("{prefix}MEMORY.md"),
+        &format!("{prefix}memory/"),
+        &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
+    )?;
+    let mut views = BTreeMap::new();
+    let mut events: Vec<Event> = Vec::new();
+    for (path, bytes) in files {
+        let Some(rel) = path.strip_prefix(&prefix) else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&bytes).into_owned();
+        if rel.starts_with("memory/log/") && rel.ends_with(".md") {
+            let parsed = crate::log::files::parse_log(store, &format!("{rel} at {rev}"), &text)?;
+            events.extend(parsed.events);
+        } else if let Some(key) = Key::from_rel_path(rel).filter(|k| store.has_scope(&k.scope)) {
+            views.insert(key, text);
         }
-        Ok((
-            commit,
-            Side {
-                views,
-                replay: Replay::new(events),
-            },
-        ))
     }
-
-    fn side_now(&self) -> Result<Side, StoreError> {
-        let mut views = BTreeMap::new();
-        for (rel, _) in self.memory_files()? {
-            if let (Some(key), Ok(Some(text))) =
-                (Key::from_rel_path(&rel), self.read_memory_file(&rel))
-            {
-                views.insert(key, text);
-            }
-        }
-        Ok(Side {
+    Ok((
+        commit,
+        Side {
             views,
-            replay: self.replay()?.0,
-        })
-    }
+            replay: Replay::new(events),
+        },
+    ))
+}
 
-    /// What memory changed from `from` (default: the merge base of HEAD and
-    /// its upstream) to `to` (default: the work tree).
-    pub fn diff(&self, from: Option<&str>, to: Option<&str>) -> Result<MemoryDiff, StoreError> {
-        let base = match from {
-            Some(r) => Some(r.to_string()),
-            None => crate::git::default_base(&self.root)?,
-        };
-        let (from_id, a) = match &base {
-            Some(r) => self.side_at(r)?,
-            None => (
-                String::new(),
-                Side {
-                    views: BTreeMap::new(),
-                    replay: Replay::default(),
-                },
-            ),
-        };
-        let (to_id, b) = match to {
-            Some(r) => self.side_at(r)?,
-            None => ("work tree".to_string(), self.side_now()?),
-        };
-        let mut new_events: Vec<&Event> = b
-            .replay
-            .events
-            .values()
-            .filter(|e| !a.replay.events.contains_key(&e.id))
-            .collect();
-        new_events.sort_by(|x, y| (x.time, &x.id).cmp(&(y.time, &y.id)));
-        let mut out = MemoryDiff {
-            from: from_id,
-            to: to_id,
-            ..MemoryDiff::default()
-        };
-        let keys: BTreeSet<&Key> = a.views.keys().chain(b.views.keys()).collect();
-        for key in keys {
-            let (before, after) = (a.views.get(key), b.views.get(key));
-            let kind = match (before, after) {
-                (None, Some(_)) => ChangeKind::Added,
-                (Some(_), None) => ChangeKind::Forgotten,
-                (Some(x), Some(y)) if x != y => ChangeKind::Changed,
-                _ => continue,
-            };
-            let path = key.rel_path();
-            let diff = text::unified_diff(
-                before.map_or("", String::as_str),
-                after.map_or("", String::as_str),
-                &if before.is_some() {
-                    format!("a/{path}")
-                } else {
-                    "/dev/null".into()
-                },
-                &if after.is_some() {
-                    format!("b/{path}")
-                } else {
-                    "/dev/null".into()
-                },
-            );
-            let mine: Vec<&&Event> = new_events
-                .iter()
-                .filter(|e| e.key.as_ref() == Some(key) && e.op.is_version())
-                .collect();
-            let mut actors: Vec<String> = Vec::new();
-            for e in &mine {
-                if !actors.contains(&e.actor) {
-                    actors.push(e.actor.clone());
-                }
-            }
-            let reason = mine
-                .iter()
-                .rev()
-                .find(|e| e.op == Op::Forget)
-                .and_then(|e| e.reason.clone());
-            out.changes.push(Change {
-                key: key.clone(),
-                kind,
-                diff,
-                reason,
-                actors,
-            });
+fn side_now(store: &Store) -> Result<Side, StoreError> {
+    let mut views = BTreeMap::new();
+    for (rel, _) in crate::index::refresh::memory_files(store)? {
+        if let (Some(key), Ok(Some(text))) =
+            (Key::from_rel_path(&rel), store.read_memory_file(&rel))
+        {
+            views.insert(key, text);
         }
-        let conflicts = |r: &Replay| -> BTreeSet<Key> {
-            r.memories
-                .iter()
-                .filter(|(_, v)| v.conflict)
-                .map(|(k, _)| k.clone())
-                .collect()
-        };
-        let (ca, cb) = (conflicts(&a.replay), conflicts(&b.replay));
-        out.opened = cb.difference(&ca).cloned().collect();
-        out.resolved = ca.difference(&cb).cloned().collect();
-        out.notes = new_events
-            .iter()
-            .filter(|e| e.op == Op::Note)
-            .map(|e| Note {
-                time: e.time,
-                actor: e.actor.clone(),
-                text: e.body.clone(),
-            })
-            .collect();
-        // A diff is posted where anyone reviewing can read it (a pull
-        // request's comment): a secret in a change is never shown.
-        for c in &mut out.changes {
-            c.diff = crate::policy::redacted(&c.diff).into_owned();
-            c.reason = c
-                .reason
-                .as_deref()
-                .map(|r| crate::policy::redacted(r).into_owned());
-        }
-        for n in &mut out.notes {
-            n.text = crate::policy::redacted(&n.text).into_owned();
-        }
-        Ok(out)
     }
+    Ok(Side {
+        views,
+        replay: crate::log::read::replay(store)?.0,
+    })
+}
+
+/// What memory changed from `from` (default: the merge base of HEAD and
+/// its upstream) to `to` (default: the work tree).
+pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<MemoryDiff, StoreError> {
+    let base = match from {
+        Some(r) => Some(r.to_string()),
+        None => crate::git::default_base(&store.root)?,
+    };
+    let (from_id, a) = match &base {
+        Some(r) => side_at(store, r)?,
+        None => (
+            String::new(),
+            Side {
+                views: BTreeMap::new(),
+                replay: Replay::default(),
+            },
+        ),
+    };
+    let (to_id, b) = match to {
+        Some(r) => side_at(store, r)?,
+        None => ("work tree".to_string(), side_now(store)?),
+    };
+    let mut new_events: Vec<&Event> = b
+        .replay
+        .events
+        .values()
+        .filter(|e| !a.replay.events.contains_key(&e.id))
+        .collect();
+    new_events.sort_by(|x, y| (x.time, &x.id).cmp(&(y.time, &y.id)));
+    let mut out = MemoryDiff {
+        from: from_id,
+        to: to_id,
+        ..MemoryDiff::default()
+    };
+    let keys: BTreeSet<&Key> = a.views.keys().chain(b.views.keys()).collect();
+    for key in keys {
+        let (before, after) = (a.views.get(key), b.views.get(key));
+        let kind = match (before, after) {
+            (None, Some(_)) => ChangeKind::Added,
+            (Some(_), None) => ChangeKind::Forgotten,
+            (Some(x), Some(y)) if x != y => ChangeKind::Changed,
+            _ => continue,
+        };
+        let path = key.rel_path();
+        let diff = text::unified_diff(
+            before.map_or("", String::as_str),
+            after.map_or("", String::as_str),
+            &if before.is_some() {
+                format!("a/{path}")
+            } else {
+                "/dev/null".into()
+            },
+            &if after.is_some() {
+                format!("b/{path}")
+            } else {
+                "/dev/null".into()
+            },
+        );
+        let mine: Vec<&&Event> = new_events
+            .iter()
+            .filter(|e| e.key.as_ref() == Some(key) && e.op.is_version())
+            .collect();
+        let mut actors: Vec<String> = Vec::new();
+        for e in &mine {
+            if !actors.contains(&e.actor) {
+                actors.push(e.actor.clone());
+            }
+        }
+        let reason = mine
+            .iter()
+            .rev()
+            .find(|e| e.op == Op::Forget)
+            .and_then(|e| e.reason.clone());
+        out.changes.push(Change {
+            key: key.clone(),
+            kind,
+            diff,
+            reason,
+            actors,
+        });
+    }
+    let conflicts = |r: &Replay| -> BTreeSet<Key> {
+        r.memories
+            .iter()
+            .filter(|(_, v)| v.conflict)
+            .map(|(k, _)| k.clone())
+            .collect()
+    };
+    let (ca, cb) = (conflicts(&a.replay), conflicts(&b.replay));
+    out.opened = cb.difference(&ca).cloned().collect();
+    out.resolved = ca.difference(&cb).cloned().collect();
+    out.notes = new_events
+        .iter()
+        .filter(|e| e.op == Op::Note)
+        .map(|e| Note {
+            time: e.time,
+            actor: e.actor.clone(),
+            text: e.body.clone(),
+        })
+        .collect();
+    // A diff is posted where anyone reviewing can read it (a pull
+    // request's comment): a secret in a change is never shown.
+    for c in &mut out.changes {
+        c.diff = crate::policy::redacted(&c.diff).into_owned();
+        c.reason = c
+            .reason
+            .as_deref()
+            .map(|r| crate::policy::redacted(r).into_owned());
+    }
+    for n in &mut out.notes {
+        n.text = crate::policy::redacted(&n.text).into_owned();
+    }
+    Ok(out)
 }

@@ -33,79 +33,77 @@ pub struct Version {
     pub diff: String,
 }
 
-impl Store {
-    /// Every version of `key`, oldest first.
-    pub fn history(&self, key: &Key) -> Result<Vec<Version>, StoreError> {
-        let logs = self.read_logs()?;
-        // The log files that hold a version of the key, read once.
-        let holding: Vec<String> = logs
-            .files
-            .iter()
-            .filter(|(_, range)| {
-                logs.events[range.clone()]
-                    .iter()
-                    .any(|e| e.key.as_ref() == Some(key))
-            })
-            .map(|(rel, _)| rel.clone())
-            .collect();
-        let replay = crate::log::replay::Replay::new(logs.events);
-        let mut events: Vec<_> = replay
-            .events
-            .values()
-            .filter(|e| e.key.as_ref() == Some(key) && (e.op.is_version() || e.op == Op::Propose))
-            .collect();
-        if events.is_empty() {
-            return Err(StoreError::NoSuchMemory(key.to_string()));
-        }
-        events.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
-        // The commit that carried each event: the oldest whose log holds it.
-        let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
-        let repo = crate::git::discover(&self.root)?;
-        let prefix = self.workdir_prefix(&repo.workdir);
-        let paths: Vec<String> = holding.iter().map(|rel| format!("{prefix}{rel}")).collect();
-        let commits = crate::git::first_commits(&repo.workdir, &paths, &ids)?;
-        let rel = key.rel_path();
-        Ok(events
-            .into_iter()
-            .map(|e| {
-                let content = if e.op == Op::Propose {
-                    Some(e.body.as_str())
-                } else {
-                    version_content(e)
-                };
-                let before = match e.prev.as_slice() {
-                    [p] => replay.events.get(p).and_then(|e| version_content(e)),
-                    _ => None,
-                };
-                let diff = text::unified_diff(
-                    before.unwrap_or(""),
-                    content.unwrap_or(""),
-                    &if before.is_some() {
-                        format!("a/{rel}")
-                    } else {
-                        "/dev/null".into()
-                    },
-                    &if content.is_some() {
-                        format!("b/{rel}")
-                    } else {
-                        "/dev/null".into()
-                    },
-                );
-                Version {
-                    id: e.id.clone(),
-                    op: e.op,
-                    time: e.time.seconds(),
-                    actor: e.actor.clone(),
-                    source: content
-                        .and_then(|c| Memory::parse(c).ok())
-                        .and_then(|m| m.source),
-                    reason: e.reason.clone(),
-                    prev: e.prev.clone(),
-                    commit: commits.get(&e.id).cloned(),
-                    content: content.map(str::to_string),
-                    diff,
-                }
-            })
-            .collect())
+/// Every version of `key`, oldest first.
+pub fn history(store: &Store, key: &Key) -> Result<Vec<Version>, StoreError> {
+    let logs = crate::log::read::read_logs(store)?;
+    // The log files that hold a version of the key, read once.
+    let holding: Vec<String> = logs
+        .files
+        .iter()
+        .filter(|(_, range)| {
+            logs.events[range.clone()]
+                .iter()
+                .any(|e| e.key.as_ref() == Some(key))
+        })
+        .map(|(rel, _)| rel.clone())
+        .collect();
+    let replay = crate::log::replay::Replay::new(logs.events);
+    let mut events: Vec<_> = replay
+        .events
+        .values()
+        .filter(|e| e.key.as_ref() == Some(key) && (e.op.is_version() || e.op == Op::Propose))
+        .collect();
+    if events.is_empty() {
+        return Err(StoreError::NoSuchMemory(key.to_string()));
     }
+    events.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+    // The commit that carried each event: the oldest whose log holds it.
+    let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
+    let repo = crate::git::discover(&store.root)?;
+    let prefix = store.workdir_prefix(&repo.workdir);
+    let paths: Vec<String> = holding.iter().map(|rel| format!("{prefix}{rel}")).collect();
+    let commits = crate::git::first_commits(&repo.workdir, &paths, &ids)?;
+    let rel = key.rel_path();
+    Ok(events
+        .into_iter()
+        .map(|e| {
+            let content = if e.op == Op::Propose {
+                Some(e.body.as_str())
+            } else {
+                version_content(e)
+            };
+            let before = match e.prev.as_slice() {
+                [p] => replay.events.get(p).and_then(|e| version_content(e)),
+                _ => None,
+            };
+            let diff = text::unified_diff(
+                before.unwrap_or(""),
+                content.unwrap_or(""),
+                &if before.is_some() {
+                    format!("a/{rel}")
+                } else {
+                    "/dev/null".into()
+                },
+                &if content.is_some() {
+                    format!("b/{rel}")
+                } else {
+                    "/dev/null".into()
+                },
+            );
+            Version {
+                id: e.id.clone(),
+                op: e.op,
+                time: e.time.seconds(),
+                actor: e.actor.clone(),
+                source: content
+                    .and_then(|c| Memory::parse(c).ok())
+                    .and_then(|m| m.source),
+                reason: e.reason.clone(),
+                prev: e.prev.clone(),
+                commit: commits.get(&e.id).cloned(),
+                content: content.map(str::to_string),
+                diff,
+            }
+        })
+        .collect())
 }

@@ -3,11 +3,12 @@
 //! They refresh the index (a stat per file, a read of what changed) instead
 //! of replaying the logs, so they stay fast on a large store.
 
+use crate::index::refresh::summaries;
 use crate::log::transition::KeyState;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::time::Date;
-use crate::store::{summaries, Store, StoreError};
+use crate::store::{Store, StoreError};
 
 /// A memory as `list` and `show` report it.
 #[derive(Debug, Clone, PartialEq)]
@@ -72,133 +73,131 @@ pub struct Filter {
     pub kind: Option<String>,
 }
 
-impl Store {
-    /// Lists memories, sorted by key.
-    pub fn list(&self, filter: &Filter) -> Result<Vec<Listed>, StoreError> {
-        let mut cache = self.refreshed_cache()?;
-        self.save_if_dirty(&mut cache);
-        Ok(summaries(&cache)
-            .into_iter()
-            .filter(|(k, s)| {
-                filter.scope.as_ref().is_none_or(|sc| *sc == k.scope)
-                    && filter.kind.as_ref().is_none_or(|t| *t == s.kind)
-            })
-            .map(|(key, s)| Listed {
-                path: key.rel_path(),
-                conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
-                summary: s.clone(),
-                key,
-            })
-            .collect())
-    }
-
-    /// One memory: its file's content and what the logs say of it.
-    pub fn show(&self, key: &Key) -> Result<Shown, StoreError> {
-        let mut cache = crate::index::cache::load(&self.state);
-        self.refresh_logs(&mut cache)?;
-        let rel = key.rel_path();
-        // Read by its key, not found by a listing that refused links: the
-        // folders on the way are checked here.
-        self.check_dirs(&rel)?;
-        let content = self
-            .read_memory_file(&rel)?
-            .ok_or_else(|| StoreError::NoSuchMemory(key.to_string()))?;
-        let memory = crate::store::validate_file(&content, &rel)?;
-        let state: Option<&KeyState> = cache.keys.get(&key.to_string());
-        Ok(Shown {
-            listed: Listed {
-                key: key.clone(),
-                path: rel,
-                summary: Summary::of(&memory),
-                conflict: state.is_some_and(|s| s.conflict),
-            },
-            heads: state.map(|s| s.heads.clone()).unwrap_or_default(),
-            content,
-            memory,
+/// Lists memories, sorted by key.
+pub fn list(store: &Store, filter: &Filter) -> Result<Vec<Listed>, StoreError> {
+    let mut cache = crate::index::refresh::refreshed_cache(store)?;
+    crate::index::refresh::save_if_dirty(store, &mut cache);
+    Ok(summaries(&cache)
+        .into_iter()
+        .filter(|(k, s)| {
+            filter.scope.as_ref().is_none_or(|sc| *sc == k.scope)
+                && filter.kind.as_ref().is_none_or(|t| *t == s.kind)
         })
-    }
+        .map(|(key, s)| Listed {
+            path: key.rel_path(),
+            conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+            summary: s.clone(),
+            key,
+        })
+        .collect())
+}
 
-    /// What needs attention, from the persistent index.
-    pub fn status(&self, today: Date) -> Result<Status, StoreError> {
-        let mut cache = self.refreshed_cache()?;
-        self.save_if_dirty(&mut cache);
-        let mut st = Status {
-            proposals: cache.pending.iter().map(|e| e.id.clone()).collect(),
-            ..Status::default()
+/// One memory: its file's content and what the logs say of it.
+pub fn show(store: &Store, key: &Key) -> Result<Shown, StoreError> {
+    let mut cache = crate::index::file::load(&store.state);
+    crate::index::refresh::refresh_logs(store, &mut cache)?;
+    let rel = key.rel_path();
+    // Read by its key, not found by a listing that refused links: the
+    // folders on the way are checked here.
+    store.check_dirs(&rel)?;
+    let content = store
+        .read_memory_file(&rel)?
+        .ok_or_else(|| StoreError::NoSuchMemory(key.to_string()))?;
+    let memory = crate::store::validate_file(&content, &rel)?;
+    let state: Option<&KeyState> = cache.keys.get(&key.to_string());
+    Ok(Shown {
+        listed: Listed {
+            key: key.clone(),
+            path: rel,
+            summary: Summary::of(&memory),
+            conflict: state.is_some_and(|s| s.conflict),
+        },
+        heads: state.map(|s| s.heads.clone()).unwrap_or_default(),
+        content,
+        memory,
+    })
+}
+
+/// What needs attention, from the persistent index.
+pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
+    let mut cache = crate::index::refresh::refreshed_cache(store)?;
+    crate::index::refresh::save_if_dirty(store, &mut cache);
+    let mut st = Status {
+        proposals: cache.pending.iter().map(|e| e.id.clone()).collect(),
+        ..Status::default()
+    };
+    let all = summaries(&cache);
+    for scope in &store.config.scopes {
+        let n = all.iter().filter(|(k, _)| &k.scope == scope).count();
+        st.counts.push((scope.clone(), n));
+    }
+    for (key, ks) in &cache.keys {
+        let Ok((key, _)) = Key::parse(key) else {
+            continue;
         };
-        let all = summaries(&cache);
-        for scope in &self.config.scopes {
-            let n = all.iter().filter(|(k, _)| &k.scope == scope).count();
-            st.counts.push((scope.clone(), n));
+        let rel = key.rel_path();
+        if ks.conflict {
+            st.conflicts.push(key);
+        } else if ks.view_hash != cache.files.get(&rel).map(|f| f.hash) {
+            st.drift.push(rel);
         }
-        for (key, ks) in &cache.keys {
-            let Ok((key, _)) = Key::parse(key) else {
-                continue;
-            };
-            let rel = key.rel_path();
-            if ks.conflict {
-                st.conflicts.push(key);
-            } else if ks.view_hash != cache.files.get(&rel).map(|f| f.hash) {
-                st.drift.push(rel);
-            }
+    }
+    for (rel, f) in &cache.files {
+        if let Some(e) = &f.error {
+            st.invalid.push((rel.clone(), e.clone()));
         }
-        for (rel, f) in &cache.files {
-            if let Some(e) = &f.error {
-                st.invalid.push((rel.clone(), e.clone()));
+        let Some(key) = Key::from_rel_path(rel) else {
+            continue;
+        };
+        if !cache.keys.contains_key(&key.to_string()) {
+            st.drift.push(rel.clone());
+        }
+        if let Some(s) = &f.summary {
+            if s.review_by.is_some_and(|d| d < today.0) {
+                st.stale.push(key.clone());
             }
-            let Some(key) = Key::from_rel_path(rel) else {
-                continue;
-            };
-            if !cache.keys.contains_key(&key.to_string()) {
-                st.drift.push(rel.clone());
-            }
-            if let Some(s) = &f.summary {
-                if s.review_by.is_some_and(|d| d < today.0) {
-                    st.stale.push(key.clone());
-                }
-                if s.expires.is_some_and(|d| d < today.0) {
-                    st.expired.push(key);
-                }
+            if s.expires.is_some_and(|d| d < today.0) {
+                st.expired.push(key);
             }
         }
-        // Files in the log folder that are no logs (a link, a FIFO) are
-        // never read; they are listed, and `check` fails on them.
-        let (_, not_logs) = self.log_listing()?;
-        st.invalid.extend(
-            not_logs
-                .into_iter()
-                .map(|issue| (issue.path, issue.message)),
-        );
-        st.drift.sort();
-        st.drift.dedup();
-        let block = crate::render::memory_md::render_block(
-            all.iter().map(|(k, s)| (k, *s)),
-            self.config.index_budget,
-        );
-        st.over_budget = block.omitted;
-        let mut recent: Vec<_> = all.iter().collect();
-        recent.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then(a.0.cmp(&b.0)));
-        st.recent = recent
+    }
+    // Files in the log folder that are no logs (a link, a FIFO) are
+    // never read; they are listed, and `check` fails on them.
+    let (_, not_logs) = crate::log::files::log_listing(store)?;
+    st.invalid.extend(
+        not_logs
             .into_iter()
-            .take(RECENT)
-            .map(|(key, s)| Listed {
-                key: key.clone(),
-                path: key.rel_path(),
-                summary: (*s).clone(),
-                conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
-            })
-            .collect();
-        let (current, wanted) = self.index_with(&block.text)?;
-        st.index_stale = current.as_deref() != Some(wanted.as_str());
-        Ok(st)
-    }
+            .map(|issue| (issue.path, issue.message)),
+    );
+    st.drift.sort();
+    st.drift.dedup();
+    let block = crate::render::memory_md::render_block(
+        all.iter().map(|(k, s)| (k, *s)),
+        store.config.index_budget,
+    );
+    st.over_budget = block.omitted;
+    let mut recent: Vec<_> = all.iter().collect();
+    recent.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then(a.0.cmp(&b.0)));
+    st.recent = recent
+        .into_iter()
+        .take(RECENT)
+        .map(|(key, s)| Listed {
+            key: key.clone(),
+            path: key.rel_path(),
+            summary: (*s).clone(),
+            conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+        })
+        .collect();
+    let (current, wanted) = store.index_with(&block.text)?;
+    st.index_stale = current.as_deref() != Some(wanted.as_str());
+    Ok(st)
+}
 
-    /// Regenerates MEMORY.md from the memory files; `true` if it changed.
-    pub fn reindex(&self) -> Result<bool, StoreError> {
-        let _lock = self.lock()?;
-        let cache = self.refreshed_cache()?;
-        let changed = self.write_index(&cache)?;
-        self.save_cache(&cache);
-        Ok(changed)
-    }
+/// Regenerates MEMORY.md from the memory files; `true` if it changed.
+pub fn reindex(store: &Store) -> Result<bool, StoreError> {
+    let _lock = store.lock()?;
+    let cache = crate::index::refresh::refreshed_cache(store)?;
+    let changed = crate::index::refresh::write_memory_md(store, &cache)?;
+    crate::index::refresh::save_cache(store, &cache);
+    Ok(changed)
 }

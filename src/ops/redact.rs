@@ -127,213 +127,210 @@ pub fn stub(text: &str) -> String {
     })
 }
 
-impl Store {
-    /// Every entry the logs' `redact` events list (id → blob id of the
-    /// entry as it was).
-    pub(crate) fn redaction_listing(&self) -> Result<HashMap<String, String>, StoreError> {
-        let mut all = HashMap::new();
-        self.each_event(|e| {
-            all.extend(listed(&e));
-            Ok(())
-        })?;
-        Ok(all)
-    }
-
-    /// Redacts secrets from the logs, the memory files and MEMORY.md (see
-    /// the module doc), under the store lock.
-    pub fn redact(&self, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactReport, StoreError> {
-        let _lock = self.lock()?;
-        let mut report = RedactReport::default();
-        let mut rewrites: Vec<(String, String, usize)> = Vec::new();
-        for f in self.log_files()? {
-            let text = self.read_log(&f.rel)?;
-            let parsed = self.parse_log(&f.rel, &text)?;
-            let mut out = String::with_capacity(text.len());
-            let mut at = 0;
-            let mut changed = false;
-            // Text between entries (a quarantined or torn one) is redacted
-            // as a whole file is; with ids, only those entries change.
-            let mut between = |gap: &str, out: &mut String| {
-                let redacted = if opts.ids.is_empty() {
-                    stub(gap)
-                } else {
-                    gap.to_string()
-                };
-                changed |= redacted != gap;
-                out.push_str(&redacted);
-            };
-            for (e, span) in parsed.events.iter().zip(&parsed.spans) {
-                between(&text[at..span.start], &mut out);
-                at = span.end;
-                let entry = &text[span.clone()];
-                match self.redacted_entry(e, opts) {
-                    Some((new, rules)) => {
-                        out.push_str(&new.render_exact(entry));
-                        report.entries.push(Redacted {
-                            path: f.rel.clone(),
-                            id: e.id.clone(),
-                            rules,
-                            removed: crate::git::blob_id(entry.as_bytes()),
-                        });
-                    }
-                    None => out.push_str(entry),
-                }
-            }
-            between(&text[at..], &mut out);
-            let changed = changed || report.entries.iter().any(|r| r.path == f.rel);
-            if changed {
-                if !report.entries.iter().any(|r| r.path == f.rel) {
-                    report.files.push(f.rel.clone());
-                }
-                rewrites.push((f.rel, out, text.len()));
-            }
-        }
-        if let Some(missing) = opts
-            .ids
-            .iter()
-            .find(|id| !report.entries.iter().any(|r| &r.id == *id))
-        {
-            return Err(StoreError::NoSuchMemory(format!("log entry {missing}")));
-        }
-        // Memory files and MEMORY.md as they are (hand edits included).
-        let mut in_place: Vec<(String, String)> = Vec::new();
-        if opts.ids.is_empty() {
-            let mut paths: Vec<String> = self
-                .memory_files()?
-                .into_iter()
-                .map(|(rel, _)| rel)
-                .collect();
-            paths.push(crate::render::memory_md::INDEX_PATH.to_string());
-            for rel in paths {
-                let Ok(Some(text)) = self.read(&rel, None) else {
-                    continue;
-                };
-                let redacted = stub(&text);
-                if redacted != text {
-                    report.files.push(rel.clone());
-                    in_place.push((rel, redacted));
-                }
-            }
-        }
-        if opts.dry_run || (report.entries.is_empty() && report.files.is_empty()) {
-            return Ok(report);
-        }
-        // The audit entry first: killed after it, every rewrite made is
-        // listed (a listed entry not rewritten yet is still its old self,
-        // which `accepts` allows), and the next run finishes the rest.
-        let body: String = report
-            .entries
-            .iter()
-            .map(|r| format!("{} {} {} {}\n", r.id, r.path, r.removed, r.rules.join(",")))
-            .collect();
-        let mut event = self.event(ctx, Op::Redact, None, Vec::new(), body)?;
-        let count =
-            |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
-        event.reason = Some(opts.reason.clone().unwrap_or_else(|| {
-            format!(
-                "redacted {} and {}",
-                count(report.entries.len(), "log entry", "log entries"),
-                count(report.files.len(), "other file", "other files")
-            )
-        }));
-        self.append(std::slice::from_ref(&event))?;
-        for (rel, text, read) in &rewrites {
-            self.rewrite_log(rel, text, *read)?;
-        }
-        for (rel, text) in &in_place {
-            self.write_view(rel, text)?;
-        }
-        report.event = Some(event.id);
-        report.rebuilt = self.rebuild_locked(false, false)?.written;
-        Ok(report)
-    }
-
-    /// The entry `e` redacted as `opts` asks, with the rules that matched;
-    /// `None` if it stays as it is.
-    fn redacted_entry(&self, e: &Event, opts: &RedactOptions) -> Option<(Event, Vec<String>)> {
-        let mut new = e.clone();
-        let rules: Vec<String>;
-        if !opts.ids.is_empty() {
-            if !opts.ids.contains(&e.id) {
-                return None;
-            }
-            new.body = String::new();
-            rules = Vec::new();
-        } else {
-            let texts = [
-                Some(e.body.as_str()),
-                e.reason.as_deref(),
-                Some(e.actor.as_str()),
-            ];
-            let mut found: Vec<String> = texts
-                .iter()
-                .flatten()
-                .flat_map(|t| crate::policy::find_secrets(t))
-                .map(|f| f.rule.to_string())
-                .collect();
-            // A secret only the parsed YAML shows (a value continued by an
-            // escaped line break, a !!binary block) cannot be cut out of
-            // the text: the whole body goes.
-            let hidden = match e.op {
-                Op::Remember | Op::Propose | Op::Resolve if found.is_empty() => {
-                    match crate::ops::write::check_content_secrets(&e.body, "") {
-                        Err(StoreError::Refused { rule, .. }) => {
-                            Some(rule.trim_start_matches("secret:").to_string())
-                        }
-                        _ => None,
-                    }
-                }
-                _ => None,
-            };
-            if found.is_empty() && hidden.is_none() {
-                return None;
-            }
-            found.extend(hidden.clone());
-            found.sort();
-            found.dedup();
-            new.body = if hidden.is_some() {
-                String::new()
-            } else {
-                stub(&e.body)
-            };
-            new.reason = e.reason.as_deref().map(stub);
-            new.actor = stub(&e.actor);
-            rules = found;
-        }
-        new.redacted = Some(opts.reason.clone().unwrap_or_else(|| {
-            if rules.is_empty() {
-                "redacted by memoir redact".into()
-            } else {
-                format!("secret removed by memoir redact ({})", rules.join(", "))
-            }
-        }));
-        Some((new, rules))
-    }
-
-    /// Replaces a log's text (temporary file, fsync, rename, folder fsync):
-    /// only `redact` ever does. `text` replaces the first `read` bytes (the
-    /// log as it was read); anything appended since is kept after it.
-    fn rewrite_log(&self, rel: &str, text: &str, read: usize) -> Result<(), StoreError> {
-        use std::io::Write;
-        let path = self.path(rel);
-        // What was appended since the log was read (the redact entry, and a
-        // torn marker before it) is kept as it is.
-        let now = self.read_log(rel)?;
-        let text = format!("{text}{}", now.get(read..).unwrap_or_default());
-        let tmp = path.with_file_name(format!(".redact.memoir-{}", std::process::id()));
-        let written = std::fs::File::create(&tmp).and_then(|mut f| {
-            f.write_all(text.as_bytes())?;
-            f.sync_all()
-        });
-        if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, &path)) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(StoreError::Io { path, source: e });
-        }
-        if let Some(dir) = path.parent() {
-            let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-        }
+/// Every entry the logs' `redact` events list (id → blob id of the
+/// entry as it was).
+pub(crate) fn redaction_listing(store: &Store) -> Result<HashMap<String, String>, StoreError> {
+    let mut all = HashMap::new();
+    crate::log::read::each_event(store, |e| {
+        all.extend(listed(&e));
         Ok(())
+    })?;
+    Ok(all)
+}
+
+/// Redacts secrets from the logs, the memory files and MEMORY.md (see
+/// the module doc), under the store lock.
+pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactReport, StoreError> {
+    let _lock = store.lock()?;
+    let mut report = RedactReport::default();
+    let mut rewrites: Vec<(String, String, usize)> = Vec::new();
+    for f in crate::log::files::log_files(store)? {
+        let text = crate::log::files::read_log(store, &f.rel)?;
+        let parsed = crate::log::files::parse_log(store, &f.rel, &text)?;
+        let mut out = String::with_capacity(text.len());
+        let mut at = 0;
+        let mut changed = false;
+        // Text between entries (a quarantined or torn one) is redacted
+        // as a whole file is; with ids, only those entries change.
+        let mut between = |gap: &str, out: &mut String| {
+            let redacted = if opts.ids.is_empty() {
+                stub(gap)
+            } else {
+                gap.to_string()
+            };
+            changed |= redacted != gap;
+            out.push_str(&redacted);
+        };
+        for (e, span) in parsed.events.iter().zip(&parsed.spans) {
+            between(&text[at..span.start], &mut out);
+            at = span.end;
+            let entry = &text[span.clone()];
+            match redacted_entry(e, opts) {
+                Some((new, rules)) => {
+                    out.push_str(&new.render_exact(entry));
+                    report.entries.push(Redacted {
+                        path: f.rel.clone(),
+                        id: e.id.clone(),
+                        rules,
+                        removed: crate::git::blob_id(entry.as_bytes()),
+                    });
+                }
+                None => out.push_str(entry),
+            }
+        }
+        between(&text[at..], &mut out);
+        let changed = changed || report.entries.iter().any(|r| r.path == f.rel);
+        if changed {
+            if !report.entries.iter().any(|r| r.path == f.rel) {
+                report.files.push(f.rel.clone());
+            }
+            rewrites.push((f.rel, out, text.len()));
+        }
     }
+    if let Some(missing) = opts
+        .ids
+        .iter()
+        .find(|id| !report.entries.iter().any(|r| &r.id == *id))
+    {
+        return Err(StoreError::NoSuchMemory(format!("log entry {missing}")));
+    }
+    // Memory files and MEMORY.md as they are (hand edits included).
+    let mut in_place: Vec<(String, String)> = Vec::new();
+    if opts.ids.is_empty() {
+        let mut paths: Vec<String> = crate::index::refresh::memory_files(store)?
+            .into_iter()
+            .map(|(rel, _)| rel)
+            .collect();
+        paths.push(crate::render::memory_md::INDEX_PATH.to_string());
+        for rel in paths {
+            let Ok(Some(text)) = store.read(&rel, None) else {
+                continue;
+            };
+            let redacted = stub(&text);
+            if redacted != text {
+                report.files.push(rel.clone());
+                in_place.push((rel, redacted));
+            }
+        }
+    }
+    if opts.dry_run || (report.entries.is_empty() && report.files.is_empty()) {
+        return Ok(report);
+    }
+    // The audit entry first: killed after it, every rewrite made is
+    // listed (a listed entry not rewritten yet is still its old store,
+    // which `accepts` allows), and the next run finishes the rest.
+    let body: String = report
+        .entries
+        .iter()
+        .map(|r| format!("{} {} {} {}\n", r.id, r.path, r.removed, r.rules.join(",")))
+        .collect();
+    let mut event = crate::ops::write::event(ctx, Op::Redact, None, Vec::new(), body)?;
+    let count =
+        |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
+    event.reason = Some(opts.reason.clone().unwrap_or_else(|| {
+        format!(
+            "redacted {} and {}",
+            count(report.entries.len(), "log entry", "log entries"),
+            count(report.files.len(), "other file", "other files")
+        )
+    }));
+    crate::log::files::append(store, std::slice::from_ref(&event))?;
+    for (rel, text, read) in &rewrites {
+        rewrite_log(store, rel, text, *read)?;
+    }
+    for (rel, text) in &in_place {
+        store.write_view(rel, text)?;
+    }
+    report.event = Some(event.id);
+    report.rebuilt = crate::ops::drift::rebuild_locked(store, false, false)?.written;
+    Ok(report)
+}
+
+/// The entry `e` redacted as `opts` asks, with the rules that matched;
+/// `None` if it stays as it is.
+fn redacted_entry(e: &Event, opts: &RedactOptions) -> Option<(Event, Vec<String>)> {
+    let mut new = e.clone();
+    let rules: Vec<String>;
+    if !opts.ids.is_empty() {
+        if !opts.ids.contains(&e.id) {
+            return None;
+        }
+        new.body = String::new();
+        rules = Vec::new();
+    } else {
+        let texts = [
+            Some(e.body.as_str()),
+            e.reason.as_deref(),
+            Some(e.actor.as_str()),
+        ];
+        let mut found: Vec<String> = texts
+            .iter()
+            .flatten()
+            .flat_map(|t| crate::policy::find_secrets(t))
+            .map(|f| f.rule.to_string())
+            .collect();
+        // A secret only the parsed YAML shows (a value continued by an
+        // escaped line break, a !!binary block) cannot be cut out of
+        // the text: the whole body goes.
+        let hidden = match e.op {
+            Op::Remember | Op::Propose | Op::Resolve if found.is_empty() => {
+                match crate::ops::write::check_content_secrets(&e.body, "") {
+                    Err(StoreError::Refused { rule, .. }) => {
+                        Some(rule.trim_start_matches("secret:").to_string())
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
+        if found.is_empty() && hidden.is_none() {
+            return None;
+        }
+        found.extend(hidden.clone());
+        found.sort();
+        found.dedup();
+        new.body = if hidden.is_some() {
+            String::new()
+        } else {
+            stub(&e.body)
+        };
+        new.reason = e.reason.as_deref().map(stub);
+        new.actor = stub(&e.actor);
+        rules = found;
+    }
+    new.redacted = Some(opts.reason.clone().unwrap_or_else(|| {
+        if rules.is_empty() {
+            "redacted by memoir redact".into()
+        } else {
+            format!("secret removed by memoir redact ({})", rules.join(", "))
+        }
+    }));
+    Some((new, rules))
+}
+
+/// Replaces a log's text (temporary file, fsync, rename, folder fsync):
+/// only `redact` ever does. `text` replaces the first `read` bytes (the
+/// log as it was read); anything appended since is kept after it.
+fn rewrite_log(store: &Store, rel: &str, text: &str, read: usize) -> Result<(), StoreError> {
+    use std::io::Write;
+    let path = store.path(rel);
+    // What was appended since the log was read (the redact entry, and a
+    // torn marker before it) is kept as it is.
+    let now = crate::log::files::read_log(store, rel)?;
+    let text = format!("{text}{}", now.get(read..).unwrap_or_default());
+    let tmp = path.with_file_name(format!(".redact.memoir-{}", std::process::id()));
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    });
+    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, &path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(StoreError::Io { path, source: e });
+    }
+    if let Some(dir) = path.parent() {
+        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
+    }
+    Ok(())
 }
 
 impl Event {

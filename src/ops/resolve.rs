@@ -98,7 +98,7 @@ fn candidate(e: &Event, content: Option<&str>, current: Option<&str>, key: &Key)
 }
 
 /// The conflicts in a replay, by key.
-pub fn conflicts(replay: &Replay) -> Vec<Conflict> {
+pub fn conflicts_of(replay: &Replay) -> Vec<Conflict> {
     let mut keys: Vec<&Key> = replay
         .memories
         .iter()
@@ -142,152 +142,152 @@ pub fn conflicts(replay: &Replay) -> Vec<Conflict> {
         .collect()
 }
 
-impl Store {
-    /// Every memory waiting for a decision.
-    pub fn conflicts(&self) -> Result<Vec<Conflict>, StoreError> {
-        let (replay, _) = self.replay()?;
-        Ok(conflicts(&replay))
-    }
+/// Every memory waiting for a decision.
+pub fn conflicts(store: &Store) -> Result<Vec<Conflict>, StoreError> {
+    let (replay, _) = crate::log::read::replay(store)?;
+    Ok(conflicts_of(&replay))
+}
 
-    /// Appends a human's decision on a conflict and applies it.
-    pub fn resolve(
-        &self,
-        ctx: &Ctx,
-        key: &Key,
-        decision: &Decision,
-    ) -> Result<Resolved, StoreError> {
-        let _lock = self.lock()?;
-        let (replay, _) = self.replay()?;
-        let (events, resolved) = self.resolve_events(ctx, &replay, key, decision)?;
-        let mut cache = self.refreshed_cache()?;
-        self.apply(&mut cache, &events)?;
-        Ok(resolved)
-    }
+/// Appends a human's decision on a conflict and applies it.
+pub fn resolve(
+    store: &Store,
+    ctx: &Ctx,
+    key: &Key,
+    decision: &Decision,
+) -> Result<Resolved, StoreError> {
+    let _lock = store.lock()?;
+    let (replay, _) = crate::log::read::replay(store)?;
+    let (events, resolved) = resolve_events(store, ctx, &replay, key, decision)?;
+    let mut cache = crate::index::refresh::refreshed_cache(store)?;
+    crate::ops::write::apply(store, &mut cache, &events)?;
+    Ok(resolved)
+}
 
-    /// The events that record a decision on `key`'s conflict in `replay`.
-    pub(crate) fn resolve_events(
-        &self,
-        ctx: &Ctx,
-        replay: &Replay,
-        key: &Key,
-        decision: &Decision,
-    ) -> Result<(Vec<Event>, Resolved), StoreError> {
-        let Some(conflict) = conflicts(replay).into_iter().find(|c| c.key == *key) else {
-            return Err(StoreError::NoSuchMemory(format!(
-                "conflict on {key} (nothing to resolve)"
-            )));
-        };
-        let heads = replay
-            .memories
-            .get(key)
-            .map(|v| v.heads.clone())
-            .unwrap_or_default();
-        let proposals: Vec<String> = conflict
-            .candidates
-            .iter()
-            .filter(|c| c.op == Op::Propose)
-            .map(|c| c.id.clone())
-            .collect();
-        let chosen: Option<String> = match decision {
-            Decision::Keep | Decision::Both => conflict.current.clone(),
-            Decision::Take(id) => {
-                let c = conflict
-                    .candidates
-                    .iter()
-                    .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
-                match c {
-                    Some(c) => c.content.clone(),
-                    None => {
-                        return Err(StoreError::Invalid {
-                            path: "--take".into(),
-                            line: None,
-                            message: format!(
-                                "{id} is not a version of {key} in conflict (choose one of: {})",
-                                conflict
-                                    .candidates
-                                    .iter()
-                                    .map(|c| c.id.as_str())
-                                    .collect::<Vec<_>>()
-                                    .join(", ")
-                            ),
-                        })
-                    }
+/// The events that record a decision on `key`'s conflict in `replay`.
+pub(crate) fn resolve_events(
+    store: &Store,
+    ctx: &Ctx,
+    replay: &Replay,
+    key: &Key,
+    decision: &Decision,
+) -> Result<(Vec<Event>, Resolved), StoreError> {
+    let Some(conflict) = conflicts_of(replay).into_iter().find(|c| c.key == *key) else {
+        return Err(StoreError::NoSuchMemory(format!(
+            "conflict on {key} (nothing to resolve)"
+        )));
+    };
+    let heads = replay
+        .memories
+        .get(key)
+        .map(|v| v.heads.clone())
+        .unwrap_or_default();
+    let proposals: Vec<String> = conflict
+        .candidates
+        .iter()
+        .filter(|c| c.op == Op::Propose)
+        .map(|c| c.id.clone())
+        .collect();
+    let chosen: Option<String> = match decision {
+        Decision::Keep | Decision::Both => conflict.current.clone(),
+        Decision::Take(id) => {
+            let c = conflict
+                .candidates
+                .iter()
+                .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
+            match c {
+                Some(c) => c.content.clone(),
+                None => {
+                    return Err(StoreError::Invalid {
+                        path: "--take".into(),
+                        line: None,
+                        message: format!(
+                            "{id} is not a version of {key} in conflict (choose one of: {})",
+                            conflict
+                                .candidates
+                                .iter()
+                                .map(|c| c.id.as_str())
+                                .collect::<Vec<_>>()
+                                .join(", ")
+                        ),
+                    })
                 }
             }
-            Decision::Content(c) => Some(c.clone()),
-        };
-        let rel = key.rel_path();
-        if let Some(c) = &chosen {
-            let m = crate::store::validate_file(c, &rel)?;
-            check_memory(self, &m, c, &rel)?;
         }
-        let mut events = Vec::new();
-        let mut e = self.event(
-            ctx,
-            Op::Resolve,
-            Some(key.clone()),
-            heads,
-            chosen.clone().unwrap_or_default(),
-        )?;
-        e.consumed = proposals;
-        e.reason = Some(match decision {
-            Decision::Keep => "kept the current version".to_string(),
-            Decision::Take(id) => format!("took {id}"),
-            Decision::Both => "kept both".to_string(),
-            Decision::Content(_) => "edited".to_string(),
-        });
-        let id = e.id.clone();
-        events.push(e);
-        let mut added = Vec::new();
-        if let Decision::Both = decision {
-            let mut taken: Vec<String> = Vec::new();
-            for c in &conflict.candidates {
-                let Some(content) = &c.content else { continue };
-                if Some(content) == chosen.as_ref() || taken.contains(content) {
-                    continue;
-                }
-                taken.push(content.clone());
-                let new_key = self.next_key(replay, key, &added)?;
-                let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
-                m.name = new_key.slug.clone();
-                let body = m.render();
-                check_memory(self, &m, &body, &new_key.rel_path())?;
-                let prev = replay
-                    .memories
-                    .get(&new_key)
-                    .map(|v| v.heads.clone())
-                    .unwrap_or_default();
-                events.push(self.event(ctx, Op::Remember, Some(new_key.clone()), prev, body)?);
-                added.push(new_key);
-            }
-        }
-        Ok((events, Resolved { id, added }))
+        Decision::Content(c) => Some(c.clone()),
+    };
+    let rel = key.rel_path();
+    if let Some(c) = &chosen {
+        let m = crate::store::validate_file(c, &rel)?;
+        check_memory(store, &m, c, &rel)?;
     }
-
-    /// The next `<slug>-N` with no current version and not already taken.
-    fn next_key(&self, replay: &Replay, key: &Key, taken: &[Key]) -> Result<Key, StoreError> {
-        for n in 2..10_000 {
-            let slug =
-                crate::model::key::numbered(&key.slug, n).map_err(|e| StoreError::Invalid {
-                    path: key.to_string(),
-                    line: None,
-                    message: e.to_string(),
-                })?;
-            let k = Key {
-                scope: key.scope.clone(),
-                slug,
-            };
-            if replay.view(&k).is_none()
-                && !taken.contains(&k)
-                && !self.path(&k.rel_path()).exists()
-            {
-                return Ok(k);
+    let mut events = Vec::new();
+    let mut e = crate::ops::write::event(
+        ctx,
+        Op::Resolve,
+        Some(key.clone()),
+        heads,
+        chosen.clone().unwrap_or_default(),
+    )?;
+    e.consumed = proposals;
+    e.reason = Some(match decision {
+        Decision::Keep => "kept the current version".to_string(),
+        Decision::Take(id) => format!("took {id}"),
+        Decision::Both => "kept both".to_string(),
+        Decision::Content(_) => "edited".to_string(),
+    });
+    let id = e.id.clone();
+    events.push(e);
+    let mut added = Vec::new();
+    if let Decision::Both = decision {
+        let mut taken: Vec<String> = Vec::new();
+        for c in &conflict.candidates {
+            let Some(content) = &c.content else { continue };
+            if Some(content) == chosen.as_ref() || taken.contains(content) {
+                continue;
             }
+            taken.push(content.clone());
+            let new_key = next_key(store, replay, key, &added)?;
+            let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
+            m.name = new_key.slug.clone();
+            let body = m.render();
+            check_memory(store, &m, &body, &new_key.rel_path())?;
+            let prev = replay
+                .memories
+                .get(&new_key)
+                .map(|v| v.heads.clone())
+                .unwrap_or_default();
+            events.push(crate::ops::write::event(
+                ctx,
+                Op::Remember,
+                Some(new_key.clone()),
+                prev,
+                body,
+            )?);
+            added.push(new_key);
         }
-        Err(StoreError::Invalid {
+    }
+    Ok((events, Resolved { id, added }))
+}
+
+/// The next `<slug>-N` with no current version and not already taken.
+fn next_key(store: &Store, replay: &Replay, key: &Key, taken: &[Key]) -> Result<Key, StoreError> {
+    for n in 2..10_000 {
+        let slug = crate::model::key::numbered(&key.slug, n).map_err(|e| StoreError::Invalid {
             path: key.to_string(),
             line: None,
-            message: "no free key left".into(),
-        })
+            message: e.to_string(),
+        })?;
+        let k = Key {
+            scope: key.scope.clone(),
+            slug,
+        };
+        if replay.view(&k).is_none() && !taken.contains(&k) && !store.path(&k.rel_path()).exists() {
+            return Ok(k);
+        }
     }
+    Err(StoreError::Invalid {
+        path: key.to_string(),
+        line: None,
+        message: "no free key left".into(),
+    })
 }

@@ -38,135 +38,137 @@ pub struct Report {
     pub commit: Option<String>,
 }
 
-impl Store {
-    /// Makes the memory files and MEMORY.md byte-identical to `rev`'s.
-    pub fn rollback(
-        &self,
-        ctx: &Ctx,
-        rev: &str,
-        opts: &Options,
-    ) -> Result<Report, ConsolidateError> {
-        let (_lock, session) =
-            self.begin_version(opts.dry_run, opts.author.clone(), opts.allow_detached)?;
-        let workdir = git::discover(&self.root)?.workdir;
-        let prefix = self.workdir_prefix(&workdir);
-        let (target, files) = git::files_at(
-            &workdir,
-            rev,
-            &format!("{prefix}{INDEX_PATH}"),
-            &format!("{prefix}memory/"),
-            &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-        )
-        .map_err(StoreError::from)?;
-        let (replay, drifts) = self.drifts()?;
-        if !opts.force {
-            let hand: Vec<String> = drifts
-                .iter()
-                .filter(|d| !d.kind.is_memoirs())
-                .map(|d| d.path.clone())
-                .collect();
-            if !hand.is_empty() {
-                return Err(StoreError::Decision(format!(
-                    "unrecorded hand edits would be lost: {} (run `memoir record`, or pass --force)",
-                    hand.join(", ")
-                ))
-                .into());
-            }
-        }
-        let mut report = Report {
-            target: target.clone(),
-            ..Report::default()
-        };
-        let mut wanted = std::collections::BTreeMap::new();
-        for (path, bytes) in &files {
-            let Some(rel) = path.strip_prefix(&prefix) else {
-                continue;
-            };
-            let Some(key) = Key::from_rel_path(rel) else {
-                continue;
-            };
-            if !self.has_scope(&key.scope) {
-                continue;
-            }
-            let content = String::from_utf8(bytes.clone()).map_err(|_| StoreError::Invalid {
-                path: format!("{rel} at {rev}"),
-                line: None,
-                message: "not valid UTF-8".into(),
-            })?;
-            wanted.insert(key, content);
-        }
-        let keys: BTreeSet<&Key> = wanted
-            .keys()
-            .chain(replay.views().map(|(k, _)| k))
-            .chain(replay.memories.keys())
+/// Makes the memory files and MEMORY.md byte-identical to `rev`'s.
+pub fn rollback(
+    store: &Store,
+    ctx: &Ctx,
+    rev: &str,
+    opts: &Options,
+) -> Result<Report, ConsolidateError> {
+    let (_lock, session) = crate::ops::consolidate::begin_version(
+        store,
+        opts.dry_run,
+        opts.author.clone(),
+        opts.allow_detached,
+    )?;
+    let workdir = git::discover(&store.root)?.workdir;
+    let prefix = store.workdir_prefix(&workdir);
+    let (target, files) = git::files_at(
+        &workdir,
+        rev,
+        &format!("{prefix}{INDEX_PATH}"),
+        &format!("{prefix}memory/"),
+        &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
+    )
+    .map_err(StoreError::from)?;
+    let (replay, drifts) = crate::ops::drift::drifts(store)?;
+    if !opts.force {
+        let hand: Vec<String> = drifts
+            .iter()
+            .filter(|d| !d.kind.is_memoirs())
+            .map(|d| d.path.clone())
             .collect();
-        let short = &target[..target.len().min(12)];
-        let mut events = Vec::new();
-        for key in keys {
-            let versions = replay.memories.get(key);
-            let conflict = versions.is_some_and(|v| v.conflict);
-            let current = replay.view(key);
-            let goal = wanted.get(key).map(String::as_str);
-            if current == goal && !conflict {
-                continue;
-            }
-            let heads = versions.map(|v| v.heads.clone()).unwrap_or_default();
-            let mut e = match goal {
-                Some(content) => {
-                    crate::store::validate_file(content, &key.rel_path())?;
-                    // An old version is written again: it passes the policy
-                    // as any write does (a secret committed around it, or
-                    // caught by rules newer than that commit).
-                    crate::ops::write::check_content_secrets(content, &key.rel_path())?;
-                    let op = if conflict { Op::Resolve } else { Op::Remember };
-                    report.restored.push(key.clone());
-                    self.event(ctx, op, Some(key.clone()), heads, content.to_string())?
-                }
-                None if current.is_none() && !conflict => continue,
-                None => {
-                    report.forgotten.push(key.clone());
-                    let op = if conflict { Op::Resolve } else { Op::Forget };
-                    self.event(ctx, op, Some(key.clone()), heads, String::new())?
-                }
-            };
-            if conflict {
-                report.closed.push(key.clone());
-            }
-            e.reason = Some(format!("rollback to {short}"));
-            events.push(e);
+        if !hand.is_empty() {
+            return Err(StoreError::Decision(format!(
+                "unrecorded hand edits would be lost: {} (run `memoir record`, or pass --force)",
+                hand.join(", ")
+            ))
+            .into());
         }
-        let index = files
-            .get(&format!("{prefix}{INDEX_PATH}"))
-            .map(|index| String::from_utf8_lossy(index).into_owned());
-        if let Some(text) = &index {
-            crate::ops::write::check_secrets(text, INDEX_PATH)?;
-        }
-        let Some((session, mut sig)) = session else {
-            return Ok(report);
-        };
-        let mut cache = self.refreshed_cache()?;
-        if !events.is_empty() {
-            self.apply(&mut cache, &events)?;
-        }
-        // MEMORY.md as it was, the team's text around the block included.
-        if let Some(text) = &index {
-            self.write_view(INDEX_PATH, text)?;
-        }
-        let mut message = format!(
-            "memoir: rollback to {short} ({} restored, {} forgotten)\n\n",
-            report.restored.len(),
-            report.forgotten.len()
-        );
-        for k in &report.restored {
-            message.push_str(&format!("~ {k}\n"));
-        }
-        for k in &report.forgotten {
-            message.push_str(&format!("- {k}\n"));
-        }
-        message.push_str(&format!("\nMemoir-Rollback: {target}\n"));
-        let paths = self.changed_store_paths(session.workdir())?;
-        sig.seconds = ctx.now.0.div_euclid(1000);
-        report.commit = session.commit(&paths, &message, &sig)?;
-        Ok(report)
     }
+    let mut report = Report {
+        target: target.clone(),
+        ..Report::default()
+    };
+    let mut wanted = std::collections::BTreeMap::new();
+    for (path, bytes) in &files {
+        let Some(rel) = path.strip_prefix(&prefix) else {
+            continue;
+        };
+        let Some(key) = Key::from_rel_path(rel) else {
+            continue;
+        };
+        if !store.has_scope(&key.scope) {
+            continue;
+        }
+        let content = String::from_utf8(bytes.clone()).map_err(|_| StoreError::Invalid {
+            path: format!("{rel} at {rev}"),
+            line: None,
+            message: "not valid UTF-8".into(),
+        })?;
+        wanted.insert(key, content);
+    }
+    let keys: BTreeSet<&Key> = wanted
+        .keys()
+        .chain(replay.views().map(|(k, _)| k))
+        .chain(replay.memories.keys())
+        .collect();
+    let short = &target[..target.len().min(12)];
+    let mut events = Vec::new();
+    for key in keys {
+        let versions = replay.memories.get(key);
+        let conflict = versions.is_some_and(|v| v.conflict);
+        let current = replay.view(key);
+        let goal = wanted.get(key).map(String::as_str);
+        if current == goal && !conflict {
+            continue;
+        }
+        let heads = versions.map(|v| v.heads.clone()).unwrap_or_default();
+        let mut e = match goal {
+            Some(content) => {
+                crate::store::validate_file(content, &key.rel_path())?;
+                // An old version is written again: it passes the policy
+                // as any write does (a secret committed around it, or
+                // caught by rules newer than that commit).
+                crate::ops::write::check_content_secrets(content, &key.rel_path())?;
+                let op = if conflict { Op::Resolve } else { Op::Remember };
+                report.restored.push(key.clone());
+                crate::ops::write::event(ctx, op, Some(key.clone()), heads, content.to_string())?
+            }
+            None if current.is_none() && !conflict => continue,
+            None => {
+                report.forgotten.push(key.clone());
+                let op = if conflict { Op::Resolve } else { Op::Forget };
+                crate::ops::write::event(ctx, op, Some(key.clone()), heads, String::new())?
+            }
+        };
+        if conflict {
+            report.closed.push(key.clone());
+        }
+        e.reason = Some(format!("rollback to {short}"));
+        events.push(e);
+    }
+    let index = files
+        .get(&format!("{prefix}{INDEX_PATH}"))
+        .map(|index| String::from_utf8_lossy(index).into_owned());
+    if let Some(text) = &index {
+        crate::ops::write::check_secrets(text, INDEX_PATH)?;
+    }
+    let Some((session, mut sig)) = session else {
+        return Ok(report);
+    };
+    let mut cache = crate::index::refresh::refreshed_cache(store)?;
+    if !events.is_empty() {
+        crate::ops::write::apply(store, &mut cache, &events)?;
+    }
+    // MEMORY.md as it was, the team's text around the block included.
+    if let Some(text) = &index {
+        store.write_view(INDEX_PATH, text)?;
+    }
+    let mut message = format!(
+        "memoir: rollback to {short} ({} restored, {} forgotten)\n\n",
+        report.restored.len(),
+        report.forgotten.len()
+    );
+    for k in &report.restored {
+        message.push_str(&format!("~ {k}\n"));
+    }
+    for k in &report.forgotten {
+        message.push_str(&format!("- {k}\n"));
+    }
+    message.push_str(&format!("\nMemoir-Rollback: {target}\n"));
+    let paths = crate::ops::consolidate::changed_store_paths(store, session.workdir())?;
+    sig.seconds = ctx.now.0.div_euclid(1000);
+    report.commit = session.commit(&paths, &message, &sig)?;
+    Ok(report)
 }

@@ -1,0 +1,426 @@
+//! Bringing the persistent index up to date: with the logs (appended
+//! entries applied by the one transition, anything else replayed) and with
+//! the memory files (a stat per file, a read of what changed).
+
+use crate::index::cache::{Cache, Dict, FileEntry};
+use crate::log::files::{log_growth, LogFile};
+use crate::log::replay::Replay;
+use crate::log::transition::{advance_by, KeyState};
+use crate::model::event::{Event, Op};
+use crate::model::fingerprint::fingerprint;
+use crate::model::key::Key;
+use crate::model::memory::{Memory, Summary};
+use crate::model::stamp::Stamp;
+use crate::store::{refuse_symlink, validate_file, Store, StoreError};
+use std::collections::BTreeMap;
+use std::collections::HashSet;
+use std::ffi::OsString;
+use std::io;
+
+/// Summaries of every valid memory file in the index, by key.
+pub fn summaries(cache: &Cache) -> Vec<(Key, &Summary)> {
+    cache
+        .files
+        .iter()
+        .filter_map(|(rel, e)| Some((Key::from_rel_path(rel)?, e.summary.as_ref()?)))
+        .collect()
+}
+
+/// The index entry for a file's content: summary when it is a valid memory
+/// whose name matches its file name.
+pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str, dict: &mut Dict) -> FileEntry {
+    match validate_file(content, rel) {
+        Ok(m) => entry_of(content, &m, stamp, dict),
+        Err(e) => FileEntry {
+            stamp,
+            hash: fingerprint(content.as_bytes()),
+            summary: None,
+            error: Some(e.to_string()),
+            terms: Default::default(),
+            len: 0,
+        },
+    }
+}
+
+/// The index entry of a valid memory file.
+fn entry_of(content: &str, m: &Memory, stamp: Stamp, dict: &mut Dict) -> FileEntry {
+    Parsed::of(content, m).into_entry(stamp, dict)
+}
+
+/// What the index keeps of a valid memory file, before its terms are interned
+/// (so that files can be read and tokenized in parallel).
+struct Parsed {
+    hash: u64,
+    summary: Summary,
+    terms: crate::search::rank::Terms,
+    len: u32,
+}
+
+impl Parsed {
+    fn of(content: &str, m: &Memory) -> Parsed {
+        let (terms, len) = crate::search::rank::term_counts(m);
+        Parsed {
+            hash: fingerprint(content.as_bytes()),
+            summary: Summary::of(m),
+            terms,
+            len,
+        }
+    }
+
+    fn into_entry(self, stamp: Stamp, dict: &mut Dict) -> FileEntry {
+        let terms = crate::index::cache::TermList::of(
+            self.terms
+                .into_iter()
+                .map(|(t, (tf, mask))| (dict.intern(&t), tf, mask))
+                .collect(),
+        );
+        FileEntry {
+            stamp,
+            hash: self.hash,
+            summary: Some(self.summary),
+            error: None,
+            terms,
+            len: self.len,
+        }
+    }
+}
+
+/// The persistent index's view of a replay.
+pub fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
+    replay
+        .memories
+        .iter()
+        .map(|(k, v)| {
+            let view_hash = replay.view_print(k);
+            (
+                k.to_string(),
+                KeyState {
+                    heads: v.heads.clone(),
+                    view: v.view.clone(),
+                    view_hash,
+                    conflict: v.conflict,
+                },
+            )
+        })
+        .collect()
+}
+
+/// Memory file paths on disk in configured scopes, with their stamps.
+pub(crate) fn memory_files(store: &Store) -> Result<Vec<(String, Stamp)>, StoreError> {
+    for scope in &store.config.scopes {
+        let rel_dir = format!("memory/{scope}");
+        refuse_symlink(&store.path(&rel_dir), &rel_dir)?;
+    }
+    // Listing a folder and one lstat per file are most of a query's time
+    // on a large store, nearly all of it in the kernel: each folder is
+    // listed and its files stat'd on a thread of its own (DirEntry::metadata
+    // is an lstat relative to the open folder: no path walk per file, no
+    // link followed), and a large folder's files are split over the cores.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    // Threads per folder: the cores the folders leave over.
+    let split = (cores / store.config.scopes.len().max(1)).clamp(1, 4);
+    let listed: Vec<Result<Vec<(String, Stamp)>, StoreError>> = std::thread::scope(|scope| {
+        let workers: Vec<_> = store
+            .config
+            .scopes
+            .iter()
+            .map(|s| scope.spawn(move || list_folder(store, &format!("memory/{s}"), split)))
+            .collect();
+        workers
+            .into_iter()
+            .map(|w| w.join().unwrap_or_else(|_| Err(thread_failed(store))))
+            .collect()
+    });
+    let mut out = Vec::new();
+    for part in listed {
+        out.extend(part?);
+    }
+    store
+        .stats
+        .files_listed
+        .fetch_add(out.len(), std::sync::atomic::Ordering::Relaxed);
+    // Each folder's files came sorted; the folders' order is all that is
+    // left to sort (a stable sort of sorted runs is a merge).
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// The memory files of one folder with their stamps, in path order; a
+/// missing folder has none.
+fn list_folder(
+    store: &Store,
+    rel_dir: &str,
+    split: usize,
+) -> Result<Vec<(String, Stamp)>, StoreError> {
+    let Some(folder) = crate::store::folder::Folder::open(&store.path(rel_dir)) else {
+        return Ok(Vec::new());
+    };
+    // Each name with its text: a name that is not UTF-8 is stat'ed as it
+    // is, and shown lossily (reading it then fails with a warning).
+    let mut names: Vec<(OsString, String)> = folder
+        .names()
+        .map(|raw| {
+            let text = raw.to_string_lossy().into_owned();
+            (raw, text)
+        })
+        .filter(|(_, name)| name.ends_with(".md") && !name.starts_with('.'))
+        .collect();
+    // Sorted here, on this folder's thread, rather than all together.
+    names.sort_unstable_by(|a, b| a.1.cmp(&b.1));
+    let stamp = |part: &[(OsString, String)]| -> Result<Vec<(String, Stamp)>, StoreError> {
+        part.iter()
+            .filter_map(|(raw, name)| match folder.stamp(raw) {
+                Ok(stamp) => Some(Ok((format!("{rel_dir}/{name}"), stamp))),
+                // Removed since the listing (a `forget` beside a query):
+                // not there, rather than a failed query.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+                Err(e) => Some(Err(StoreError::Io {
+                    path: store.path(rel_dir).join(raw),
+                    source: e,
+                })),
+            })
+            .collect()
+    };
+    let chunk = names.len().div_ceil(split).max(4096);
+    if names.len() <= chunk {
+        return stamp(&names);
+    }
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = names
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || stamp(part)))
+            .collect();
+        let mut out = Vec::with_capacity(names.len());
+        for w in workers {
+            out.extend(w.join().unwrap_or_else(|_| Err(thread_failed(store)))?);
+        }
+        Ok(out)
+    })
+}
+
+pub(crate) fn thread_failed(store: &Store) -> StoreError {
+    StoreError::Io {
+        path: store.path("memory"),
+        source: io::Error::other("a thread listing memory files failed"),
+    }
+}
+
+/// Loads the persistent index and brings it up to date with the logs
+/// and the memory files, reading only what changed.
+pub fn refreshed_cache(store: &Store) -> Result<Cache, StoreError> {
+    let mut cache = crate::index::file::load(&store.state);
+    refresh_logs(store, &mut cache)?;
+    refresh_files(store, &mut cache)?;
+    Ok(cache)
+}
+
+/// Brings `cache.keys` up to date with the logs: appended bytes are
+/// parsed and applied when they only extend the DAG; anything else
+/// (a rewritten or removed log, a fork) replays everything.
+pub(crate) fn refresh_logs(store: &Store, cache: &mut Cache) -> Result<(), StoreError> {
+    let files = crate::log::files::log_files(store)?;
+    if let Some(appended) = log_growth(&files, &cache.logs) {
+        if appended.is_empty() {
+            return Ok(());
+        }
+        if apply_appended(store, cache, &appended)? {
+            for f in &files {
+                cache.logs.insert(f.rel.clone(), f.stamp);
+            }
+            cache.dirty = true;
+            return Ok(());
+        }
+    }
+    cache.dirty = true;
+    // What a failed incremental pass applied goes before the replay.
+    cache.keys.clear();
+    cache.pending.clear();
+    // Heads and the views' fingerprints are all the index keeps.
+    let (replay, _) =
+        crate::log::read::replay_keeping(store, Vec::new(), crate::log::replay::Keep::Prints)?;
+    cache.keys = key_states(&replay);
+    cache.pending = replay.pending_events();
+    cache.logs = files.into_iter().map(|f| (f.rel, f.stamp)).collect();
+    Ok(())
+}
+
+/// Applies the entries appended to logs since they were last seen, if
+/// each only moves a memory forward; `false` asks for a full replay.
+fn apply_appended(
+    store: &Store,
+    cache: &mut Cache,
+    appended: &[(&LogFile, u64)],
+) -> Result<bool, StoreError> {
+    // A day at a time (logs are `memory/log/<day>/<writer>.md`), so that
+    // a cold start never holds every log; within a day, the writers'
+    // entries in time order, so that one naming another writer's
+    // version of the same day comes after it. (Returning false part-way
+    // is fine: the full replay resets it all.)
+    let day = |f: &LogFile| f.rel.rsplit_once('/').map(|(d, _)| d.to_string());
+    let mut at = 0;
+    while at < appended.len() {
+        let this = day(appended[at].0);
+        let mut events = Vec::new();
+        while at < appended.len() && day(appended[at].0) == this {
+            let (f, from) = appended[at];
+            at += 1;
+            let Some(text) = store.read_from(&f.rel, from) else {
+                return Ok(false);
+            };
+            // Quarantined entries are skipped as a full replay skips
+            // them; a torn end may yet be completed: replay it all.
+            match crate::log::files::parse_log(store, &f.rel, &text) {
+                Ok(p) if p.torn.is_empty() && !p.open_end => events.extend(p.events),
+                _ => return Ok(false),
+            }
+        }
+        // Stable: entries of one time keep their order in their log.
+        events.sort_by_key(|e| e.time);
+        if !apply_events(cache, events) {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// Re-reads memory files whose stamp changed (or is too recent to trust).
+pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), StoreError> {
+    let files = memory_files(store)?;
+    let mut old = std::mem::take(&mut cache.files);
+    let mut stale = Vec::new();
+    for (rel, stamp) in files {
+        match old.remove(&rel) {
+            // git's racy-index rule: a file changed in the same tick as
+            // the index was written may look unchanged; re-read it.
+            Some(e) if e.stamp == stamp && stamp.mtime < cache.loaded_mtime => {
+                cache.files.insert(rel, e);
+            }
+            _ => stale.push((rel, stamp)),
+        }
+    }
+    cache.dirty |= !old.is_empty() || !stale.is_empty();
+    // Reading and tokenizing is the cost of a cold index: workers on every
+    // core read batches (a bounded channel keeps memory flat) while this
+    // thread interns their terms.
+    let threads = crate::worker_threads();
+    // Up to 3 × threads batches' term maps are alive at once: batches of
+    // 512 memories with 40-sentence bodies took a cold query of 50,000
+    // to 200 MB; 128 keep it to 172 MB, no slower.
+    let batches: Vec<&[(String, Stamp)]> = stale.chunks(128).collect();
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let (tx, rx) =
+        std::sync::mpsc::sync_channel::<(usize, Vec<Option<Result<Parsed, String>>>)>(threads * 2);
+    let mut received = 0;
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            let (tx, next, batches) = (tx.clone(), &next, &batches);
+            s.spawn(move || loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(batch) = batches.get(i) else { break };
+                let parsed = batch
+                    .iter()
+                    .map(|(rel, _)| parse_for_index(store, rel))
+                    .collect();
+                if tx.send((i, parsed)).is_err() {
+                    break;
+                }
+            });
+        }
+        drop(tx);
+        // Intern on this thread while the workers read on.
+        for (i, parsed) in rx {
+            received += 1;
+            for ((rel, stamp), parsed) in batches[i].iter().zip(parsed) {
+                let entry = match parsed {
+                    // Removed since the listing (a `forget` beside this
+                    // read): not there.
+                    None => continue,
+                    Some(Ok(p)) => p.into_entry(*stamp, &mut cache.dict),
+                    Some(Err(error)) => FileEntry {
+                        stamp: *stamp,
+                        hash: 0,
+                        summary: None,
+                        error: Some(error),
+                        terms: Default::default(),
+                        len: 0,
+                    },
+                };
+                cache.files.insert(rel.clone(), entry);
+            }
+        }
+    });
+    if received != batches.len() {
+        return Err(StoreError::Io {
+            path: store.path("memory"),
+            source: io::Error::other("a thread reading memory files failed"),
+        });
+    }
+    Ok(())
+}
+
+/// Reads, validates and tokenizes a memory file for the index (`None`:
+/// it is gone).
+fn parse_for_index(store: &Store, rel: &str) -> Option<Result<Parsed, String>> {
+    match store.read_memory_file(rel) {
+        Ok(Some(c)) => Some(
+            validate_file(&c, rel)
+                .map(|m| Parsed::of(&c, &m))
+                .map_err(|e| e.to_string()),
+        ),
+        Ok(None) => None,
+        Err(e) => Some(Err(e.to_string())),
+    }
+}
+
+/// Saves the persistent index; losing it only costs time.
+pub(crate) fn save_cache(store: &Store, cache: &Cache) {
+    let _ = crate::index::file::save(&store.state, cache);
+}
+
+/// Saves the persistent index if a refresh changed it; clears `dirty`
+/// once it is on disk.
+pub(crate) fn save_if_dirty(store: &Store, cache: &mut Cache) {
+    if cache.dirty && crate::index::file::save(&store.state, cache).is_ok() {
+        cache.dirty = false;
+    }
+}
+
+/// Applies events that only move memories forward to the index's key
+/// states; `false` when one does not (a fork, an unknown `prev`).
+pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
+    // What the batch consumes, wherever in it: entries of one time from
+    // several writers are not in causal order.
+    let consumed: HashSet<&str> = events
+        .iter()
+        .flat_map(|e| e.consumed.iter().map(String::as_str))
+        .collect();
+    cache.pending.retain(|p| !consumed.contains(p.id.as_str()));
+    let proposals: Vec<Event> = events
+        .iter()
+        .filter(|e| e.op == Op::Propose && !consumed.contains(e.id.as_str()))
+        .cloned()
+        .collect();
+    cache.pending.extend(proposals);
+    for e in events {
+        if !e.op.is_version() {
+            continue;
+        }
+        let Some(key) = &e.key else { continue };
+        let k = key.to_string();
+        let Some(after) = advance_by(cache.keys.get(&k), &e) else {
+            return false;
+        };
+        cache.keys.insert(k, after);
+    }
+    true
+}
+
+/// Regenerates MEMORY.md from the index's summaries; `true` if it changed.
+pub(crate) fn write_memory_md(store: &Store, cache: &Cache) -> Result<bool, StoreError> {
+    let summaries = summaries(cache);
+    let block = crate::render::memory_md::render_block(
+        summaries.iter().map(|(k, s)| (k, *s)),
+        store.config.index_budget,
+    );
+    store.write_index_block(&block.text)
+}

@@ -1,0 +1,187 @@
+//! Near-duplicate descriptions: which memory of a scope a new description
+//! nearly repeats, by the share of words they have in common.
+
+use crate::model::key::Key;
+use std::collections::{BTreeSet, HashMap};
+
+/// The description terms of one scope's memories, inverted: which memories
+/// have each term. Built once from the persistent index (each memory's
+/// description terms are in its posting list, field mask bit 1, as ids), it
+/// answers many near-duplicate questions (a consolidation of a thousand
+/// proposals) without comparing all pairs or re-reading any description.
+pub(crate) struct Descriptions<'a> {
+    /// Path and number of description terms, per memory.
+    docs: Vec<(&'a str, usize)>,
+    /// The memories (positions in `docs`) whose description has each term.
+    by_term: HashMap<u32, Vec<usize>>,
+    /// Ids of terms the index's dictionary does not have yet.
+    extra: HashMap<String, u32>,
+}
+
+impl<'a> Descriptions<'a> {
+    /// The descriptions of memories given as path, description term ids and
+    /// (if not their number) how many words the description has.
+    pub(crate) fn from_docs(
+        docs: impl Iterator<Item = (&'a str, Vec<u32>, Option<usize>)>,
+        extra: HashMap<String, u32>,
+    ) -> Descriptions<'a> {
+        let mut out = Descriptions {
+            docs: Vec::new(),
+            by_term: HashMap::new(),
+            extra,
+        };
+        for (path, ids, words) in docs {
+            let doc = out.docs.len();
+            for id in &ids {
+                out.by_term.entry(*id).or_default().push(doc);
+            }
+            out.docs.push((path, words.unwrap_or(ids.len())));
+        }
+        out
+    }
+
+    /// The memory (other than `except`) whose description is most like
+    /// `description`, if at or above `threshold`.
+    pub(crate) fn nearest(
+        &self,
+        lookup: impl Fn(&str) -> Option<u32>,
+        except: Option<&Key>,
+        description: &str,
+        threshold: f64,
+    ) -> Option<(Key, f64)> {
+        let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
+        let mut nearest = Nearest::new(words.len(), except, threshold)?;
+        // Each word's posting list (docs in ascending order); a word no
+        // memory has cannot be shared, but it still counts in the union.
+        let mut postings: Vec<&[usize]> = words
+            .iter()
+            .map(|w| {
+                lookup(w)
+                    .or_else(|| self.extra.get(w).copied())
+                    .and_then(|id| self.by_term.get(&id))
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .collect();
+        // Prefix filtering: a memory at or above the threshold shares at
+        // least ceil(threshold x words) of the words, so it is in the
+        // postings of any (words - that + 1) of them: only the docs in the
+        // rarest words' postings are candidates. Shared words are counted
+        // in a dense array (a hash map per proposal was most of a
+        // consolidation of 1,000 proposals).
+        postings.sort_by_key(|p| p.len());
+        let need = ((threshold * words.len() as f64) - 1e-9).ceil().max(1.0) as usize;
+        let prefix = (words.len() + 1).saturating_sub(need).min(postings.len());
+        let mut common = vec![0u32; self.docs.len()];
+        for &doc in postings.iter().flat_map(|p| p.iter()) {
+            common[doc] += 1;
+        }
+        for &doc in postings[..prefix].iter().flat_map(|p| p.iter()) {
+            // Zeroed once offered: each candidate is offered once.
+            let c = std::mem::take(&mut common[doc]);
+            if c > 0 {
+                let (path, n) = self.docs[doc];
+                nearest.offer(path, n, c as usize);
+            }
+        }
+        nearest.best()
+    }
+}
+
+/// The search for a near-duplicate: the memory whose description's word set
+/// is most like a new description's (Jaccard similarity), at or above a
+/// threshold; ties go to the smaller key.
+pub(crate) struct Nearest<'a> {
+    words: usize,
+    except: Option<&'a Key>,
+    threshold: f64,
+    best: Option<(Key, f64)>,
+}
+
+impl<'a> Nearest<'a> {
+    /// A search for a description of `words` distinct words (none: no search).
+    pub(crate) fn new(words: usize, except: Option<&'a Key>, threshold: f64) -> Option<Self> {
+        (words > 0).then_some(Nearest {
+            words,
+            except,
+            threshold,
+            best: None,
+        })
+    }
+
+    /// A candidate: its path, its description's word count, and how many
+    /// of those words the new description has.
+    pub(crate) fn offer(&mut self, path: &str, theirs: usize, common: usize) {
+        if common == 0 {
+            return;
+        }
+        let sim = common as f64 / (self.words + theirs - common) as f64;
+        if sim < self.threshold {
+            return;
+        }
+        let Some(key) = Key::from_rel_path(path) else {
+            return;
+        };
+        if Some(&key) != self.except
+            && self
+                .best
+                .as_ref()
+                .is_none_or(|b| sim > b.1 || (sim == b.1 && key < b.0))
+        {
+            self.best = Some((key, sim));
+        }
+    }
+
+    /// The best candidate offered.
+    pub(crate) fn best(self) -> Option<(Key, f64)> {
+        self.best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The nearest memory by comparing the description with every other.
+    fn brute_force(descs: &[String], description: &str, threshold: f64) -> Option<(Key, f64)> {
+        let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
+        let mut nearest = Nearest::new(words.len(), None, threshold)?;
+        for (i, d) in descs.iter().enumerate() {
+            let theirs: BTreeSet<String> = crate::model::text::words(d).into_iter().collect();
+            let common = theirs.intersection(&words).count();
+            nearest.offer(&format!("memory/project/m{i}.md"), theirs.len(), common);
+        }
+        nearest.best()
+    }
+
+    proptest! {
+        /// Prefix filtering finds what comparing all pairs finds.
+        #[test]
+        fn nearest_matches_all_pairs(
+            descs in prop::collection::vec(prop::collection::vec(0u8..12, 1..7), 1..40),
+            query in prop::collection::vec(0u8..14, 1..7),
+            threshold in prop::sample::select(vec![0.0, 0.3, 0.5, 0.8, 1.0]),
+        ) {
+            let text = |ws: &[u8]| ws.iter().map(|w| format!("w{w}")).collect::<Vec<_>>().join(" ");
+            let descs: Vec<String> = descs.iter().map(|d| text(d)).collect();
+            let paths: Vec<String> = (0..descs.len()).map(|i| format!("memory/project/m{i}.md")).collect();
+            let mut dict: HashMap<String, u32> = HashMap::new();
+            let docs: Vec<(&str, Vec<u32>, Option<usize>)> = descs
+                .iter()
+                .zip(&paths)
+                .map(|(d, p)| {
+                    let words: BTreeSet<String> = crate::model::text::words(d).into_iter().collect();
+                    let ids = words.iter().map(|w| {
+                        let next = dict.len() as u32;
+                        *dict.entry(w.clone()).or_insert(next)
+                    }).collect();
+                    (p.as_str(), ids, None)
+                })
+                .collect();
+            let d = Descriptions::from_docs(docs.into_iter(), HashMap::new());
+            let q = text(&query);
+            let found = d.nearest(|w| dict.get(w).copied(), None, &q, threshold);
+            prop_assert_eq!(found, brute_force(&descs, &q, threshold));
+        }
+    }
+}
