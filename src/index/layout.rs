@@ -10,21 +10,23 @@
 //!
 //! ```text
 //! "MEMOIRIX" | version u32 | section count u32 | (offset u64, length u64) per section | sections
-//!  0 head     postcard Head: log stamps, pending proposals, keys with an open conflict
-//!  1 keyoffs  u32 offsets (n + 1) into 10
-//!  2 dict     u32 offsets (n + 1) into 3
-//!  3 terms    the term strings, by id
-//!  4 sorted   u32 term ids in string order (for lookup by binary search)
-//!  5 docs     count u32, then one 104-byte record per memory file, sorted by path (see Rec)
-//!  6 paths    the paths
-//!  7 postings (doc u32, weighted tf u16, field mask u8) per doc, per term (term-major:
-//!             a query reads only its terms' lists)
-//!  8 entries  postcard (Option<Summary>, Option<error>) per doc
-//!  9 descs    u32 ids of each doc's description terms, sorted
-//! 10 keys     postcard (key, KeyState) per memory, sorted by key
-//! 11 proposals the pending proposals, oldest first, as log entries (a log's format)
-//! 12 postoffs u32 offsets (n + 1) into 7, in postings, by term id
+//!  0 Head           postcard Head: log stamps, pending proposals, keys with an open conflict
+//!  1 KeyOffsets     u32 offsets (n + 1) into Keys
+//!  2 DictOffsets    u32 offsets (n + 1) into Terms
+//!  3 Terms          the term strings, by id
+//!  4 Sorted         u32 term ids in string order (for lookup by binary search)
+//!  5 Docs           count u32, then one 104-byte record per memory file, sorted by path (see Rec)
+//!  6 Paths          the paths
+//!  7 Postings       (doc u32, weighted tf u16, field mask u8) per doc, per term (term-major:
+//!                   a query reads only its terms' lists)
+//!  8 Entries        postcard (Option<Summary>, Option<error>) per doc
+//!  9 Descriptions   u32 ids of each doc's description terms, sorted
+//! 10 Keys           postcard (key, KeyState) per memory, sorted by key
+//! 11 Proposals      the pending proposals, oldest first, as log entries (a log's format)
+//! 12 PostingOffsets u32 offsets (n + 1) into Postings, in postings, by term id
 //! ```
+//! The number is a section's place in the header's table; the sections
+//! themselves lie in the file in another order (`Section::PHYSICAL`).
 //! All integers little-endian.
 
 use crate::index::cache::{Cache, Dict, FileEntry, TermList};
@@ -33,17 +35,135 @@ use crate::model::memory::Summary;
 use crate::model::stamp::Stamp;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::io::{self, Write};
+use std::ops::{Index, IndexMut};
 
 const MAGIC: &[u8; 8] = b"MEMOIRIX";
-const SECTIONS: usize = 13;
-const REC: usize = 104;
-const TERM: usize = 7;
-/// Sections in file order: what most readers load comes first.
-const PHYSICAL: [usize; SECTIONS] = [0, 2, 3, 4, 5, 6, 9, 12, 1, 7, 8, 10, 11];
+/// Where the header's version and section count lie, and its table starts.
+const VERSION_AT: usize = 8;
+const COUNT_AT: usize = 12;
+const TABLE_AT: usize = 16;
+/// Bytes per section in the header's table: offset u64, length u64.
+const TABLE_ENTRY: usize = 16;
 /// Bytes before the first section.
-const HEADER: usize = 16 + SECTIONS * 16;
+const HEADER: usize = TABLE_AT + Section::COUNT * TABLE_ENTRY;
+/// Bytes per doc record, fixed by the format ([`Rec`]'s fields fill it).
+const REC: usize = 104;
+/// Bytes per posting: doc u32, weighted tf u16, field mask u8.
+const TERM: usize = 7;
 /// The description bit of a posting's field mask.
 pub const DESCRIPTION: u8 = 1 << 1;
+
+/// A section of the index file; its discriminant is its place in the
+/// header's table (part of the format: never renumber).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Section {
+    /// postcard [`Head`]: log stamps, pending proposals' ids, keys with an
+    /// open conflict.
+    Head = 0,
+    /// u32 offsets (n + 1) into [`Section::Keys`], one per key state.
+    KeyOffsets = 1,
+    /// u32 offsets (n + 1) into [`Section::Terms`], by term id.
+    DictOffsets = 2,
+    /// The term strings, by id, back to back.
+    Terms = 3,
+    /// u32 term ids in string order (for lookup by binary search).
+    Sorted = 4,
+    /// Count u32, then one [`Rec`] per memory file, sorted by path.
+    Docs = 5,
+    /// The paths, back to back, in doc order.
+    Paths = 6,
+    /// Postings per doc, per term (term-major: a query reads only its
+    /// terms' lists).
+    Postings = 7,
+    /// postcard (Option<Summary>, Option<error>) per doc.
+    Entries = 8,
+    /// u32 ids of each doc's description terms, sorted.
+    Descriptions = 9,
+    /// postcard (key, KeyState) per memory, sorted by key.
+    Keys = 10,
+    /// The pending proposals, oldest first, as log entries (a log's format).
+    Proposals = 11,
+    /// u32 offsets (n + 1) into [`Section::Postings`], in postings, by term id.
+    PostingOffsets = 12,
+}
+
+impl Section {
+    /// How many sections an index file has.
+    const COUNT: usize = 13;
+    /// The sections in table order (`TABLE[s as usize] == s`).
+    const TABLE: [Section; Section::COUNT] = [
+        Section::Head,
+        Section::KeyOffsets,
+        Section::DictOffsets,
+        Section::Terms,
+        Section::Sorted,
+        Section::Docs,
+        Section::Paths,
+        Section::Postings,
+        Section::Entries,
+        Section::Descriptions,
+        Section::Keys,
+        Section::Proposals,
+        Section::PostingOffsets,
+    ];
+    /// The sections in file order: what most readers load comes first, so
+    /// that a load is a few long reads.
+    const PHYSICAL: [Section; Section::COUNT] = [
+        Section::Head,
+        Section::DictOffsets,
+        Section::Terms,
+        Section::Sorted,
+        Section::Docs,
+        Section::Paths,
+        Section::Descriptions,
+        Section::PostingOffsets,
+        Section::KeyOffsets,
+        Section::Postings,
+        Section::Entries,
+        Section::Keys,
+        Section::Proposals,
+    ];
+}
+
+/// One value per section.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PerSection<T>([T; Section::COUNT]);
+
+impl<T> Index<Section> for PerSection<T> {
+    type Output = T;
+    fn index(&self, s: Section) -> &T {
+        &self.0[s as usize]
+    }
+}
+
+impl<T> IndexMut<Section> for PerSection<T> {
+    fn index_mut(&mut self, s: Section) -> &mut T {
+        &mut self.0[s as usize]
+    }
+}
+
+/// Where something lies in what holds it: its start and length.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Span {
+    at: usize,
+    len: usize,
+}
+
+impl Span {
+    /// Does it end within `max` (without overflow)?
+    fn within(self, max: usize) -> bool {
+        self.at.checked_add(self.len).is_some_and(|end| end <= max)
+    }
+
+    /// The span of `len` right after this one.
+    fn then(self, len: usize) -> Span {
+        Span {
+            at: self.at + self.len,
+            len,
+        }
+    }
+}
 
 /// Which sections a reader loads; the others are read from the file on use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -63,13 +183,21 @@ pub enum Load {
 }
 
 impl Load {
-    fn sections(self) -> &'static [usize] {
-        match self {
-            Load::Query => &[0, 1, 2, 3, 4, 5, 6, 12],
-            Load::Write => &[0, 1, 2, 3, 4, 5, 6, 9],
-            Load::Plan => &[0, 1, 2, 3, 4, 5, 6, 9, 10, 11],
-            Load::Decode => &[0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 12],
-        }
+    /// Does this load read section `s` into memory?
+    fn wants(self, s: Section) -> bool {
+        use Section::*;
+        // `View::check` reads these, whatever the load.
+        let checked = matches!(
+            s,
+            Head | KeyOffsets | DictOffsets | Terms | Sorted | Docs | Paths
+        );
+        checked
+            || match self {
+                Load::Query => s == PostingOffsets,
+                Load::Write => s == Descriptions,
+                Load::Plan => matches!(s, Descriptions | Keys | Proposals),
+                Load::Decode => matches!(s, Entries | Descriptions | Keys | PostingOffsets),
+            }
     }
 }
 
@@ -84,29 +212,43 @@ pub struct Head {
     pub conflicts: Vec<String>,
 }
 
-fn put_u32(out: &mut Vec<u8>, v: u32) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
-fn put_u64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(&v.to_le_bytes());
-}
-
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
+    Some(u32::from_le_bytes(
+        b.get(at..at.checked_add(4)?)?.try_into().ok()?,
+    ))
 }
 
 fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+    Some(u64::from_le_bytes(
+        b.get(at..at.checked_add(8)?)?.try_into().ok()?,
+    ))
 }
 
-fn i64_at(b: &[u8], at: usize) -> Option<i64> {
-    Some(i64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
+/// Fills `buf` from `file` at byte `at`.
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
+    }
+    #[cfg(not(unix))]
+    {
+        read_at_by_seeking(file, buf, at)
+    }
+}
+
+/// [`read_at`] where there is no positional read. It moves the file's
+/// cursor: fine, as a view's file is read by one thread at a time and only
+/// ever at explicit offsets. (Built in tests too, to check it on unix.)
+#[cfg(any(not(unix), test))]
+fn read_at_by_seeking(mut file: &std::fs::File, buf: &mut [u8], at: u64) -> io::Result<()> {
+    use std::io::{Read, Seek};
+    file.seek(io::SeekFrom::Start(at))?;
+    file.read_exact(buf)
 }
 
 /// Encodes a cache as an index file.
 pub fn encode(cache: &Cache, version: u32) -> Vec<u8> {
-    let mut out = std::io::Cursor::new(Vec::new());
+    let mut out = io::Cursor::new(Vec::new());
     write(&mut out, cache, version)
         .map(|_| out.into_inner())
         .unwrap_or_default()
@@ -118,13 +260,13 @@ struct Counting<'a, W> {
     n: u64,
 }
 
-impl<W: std::io::Write> std::io::Write for Counting<'_, W> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+impl<W: Write> Write for Counting<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.n += n as u64;
         Ok(n)
     }
-    fn flush(&mut self) -> std::io::Result<()> {
+    fn flush(&mut self) -> io::Result<()> {
         self.inner.flush()
     }
 }
@@ -132,33 +274,112 @@ impl<W: std::io::Write> std::io::Write for Counting<'_, W> {
 /// Writes a cache as an index file, a section at a time straight to `w`
 /// (never the whole encoded index in memory: it is tens of megabytes at
 /// 50,000 memories, on top of the cache), then the header.
-pub fn write(
-    w: &mut (impl std::io::Write + std::io::Seek),
-    cache: &Cache,
-    version: u32,
-) -> std::io::Result<()> {
+pub fn write(w: &mut (impl Write + io::Seek), cache: &Cache, version: u32) -> io::Result<()> {
     let start = w.stream_position()?;
     w.write_all(&[0u8; HEADER])?;
-    let mut table = [(0u64, 0u64); SECTIONS];
+    // u64, not `Span`: the file may be larger than this platform's memory.
+    let mut table = PerSection([(0u64, 0u64); Section::COUNT]);
     let mut at = HEADER as u64;
-    for &i in &PHYSICAL {
+    for s in Section::PHYSICAL {
         let mut counting = Counting { inner: w, n: 0 };
-        write_section(&mut counting, cache, i)?;
-        table[i] = (at, counting.n);
+        // Sections are written a term, a path, a record at a time: the
+        // small pieces are gathered before they reach `w`.
+        let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut counting);
+        write_section(&mut buffered, cache, s)?;
+        buffered.flush()?;
+        drop(buffered);
+        table[s] = (at, counting.n);
         at += counting.n;
     }
+    w.seek(io::SeekFrom::Start(start))?;
+    w.write_all(&header(&table, version))?;
+    w.seek(io::SeekFrom::Start(start + at))?;
+    Ok(())
+}
+
+/// The header of an index file whose sections lie at `table`.
+fn header(table: &PerSection<(u64, u64)>, version: u32) -> Vec<u8> {
     let mut header = Vec::with_capacity(HEADER);
     header.extend_from_slice(MAGIC);
-    put_u32(&mut header, version);
-    put_u32(&mut header, SECTIONS as u32);
-    for (offset, len) in table {
-        put_u64(&mut header, offset);
-        put_u64(&mut header, len);
+    header.extend_from_slice(&version.to_le_bytes());
+    header.extend_from_slice(&(Section::COUNT as u32).to_le_bytes());
+    for s in Section::TABLE {
+        let (offset, len) = table[s];
+        header.extend_from_slice(&offset.to_le_bytes());
+        header.extend_from_slice(&len.to_le_bytes());
     }
-    w.seek(std::io::SeekFrom::Start(start))?;
-    w.write_all(&header)?;
-    w.seek(std::io::SeekFrom::Start(start + at))?;
-    Ok(())
+    header
+}
+
+/// The header's section table, checked against the file's length.
+fn section_table(bytes: &[u8], total: usize, version: u32) -> Option<PerSection<Span>> {
+    if bytes.get(..MAGIC.len())? != MAGIC
+        || u32_at(bytes, VERSION_AT)? != version
+        || u32_at(bytes, COUNT_AT)? as usize != Section::COUNT
+    {
+        return None;
+    }
+    let mut table = PerSection([Span::default(); Section::COUNT]);
+    for s in Section::TABLE {
+        let entry = TABLE_AT + s as usize * TABLE_ENTRY;
+        let span = Span {
+            at: usize::try_from(u64_at(bytes, entry)?).ok()?,
+            len: usize::try_from(u64_at(bytes, entry + 8)?).ok()?,
+        };
+        if span.at < HEADER || !span.within(total) {
+            return None;
+        }
+        table[s] = span;
+    }
+    Some(table)
+}
+
+/// Writes section `s` of the index file for `cache`.
+fn write_section(w: &mut impl Write, cache: &Cache, s: Section) -> io::Result<()> {
+    let terms = &cache.dict.terms;
+    match s {
+        Section::Head => w.write_all(&head_bytes(cache)),
+        Section::KeyOffsets => write_offsets(w, cache.keys.iter().map(|k| key_bytes(k).len())),
+        Section::DictOffsets => write_offsets(w, terms.iter().map(String::len)),
+        Section::Terms => write_each(w, terms),
+        Section::Sorted => write_sorted(w, terms),
+        Section::Docs => write_docs(w, cache),
+        Section::Paths => write_each(w, cache.files.keys()),
+        Section::Postings => write_postings(w, cache),
+        Section::Entries => write_each(w, cache.files.values().map(entry_bytes)),
+        Section::Descriptions => write_descriptions(w, cache),
+        Section::Keys => write_each(w, cache.keys.iter().map(key_bytes)),
+        Section::Proposals => write_each(w, cache.pending.iter().map(|e| e.render())),
+        Section::PostingOffsets => write_offsets(w, posting_counts(cache)),
+    }
+}
+
+/// Writes the items back to back.
+fn write_each<B: AsRef<[u8]>>(
+    w: &mut impl Write,
+    items: impl IntoIterator<Item = B>,
+) -> io::Result<()> {
+    items.into_iter().try_for_each(|b| w.write_all(b.as_ref()))
+}
+
+/// The head section: what a query needs from the logs' side.
+fn head_bytes(cache: &Cache) -> Vec<u8> {
+    let head = Head {
+        logs: cache.logs.clone(),
+        pending: cache.pending.iter().map(|e| e.id.clone()).collect(),
+        conflicts: cache
+            .keys
+            .iter()
+            .filter(|(_, k)| k.conflict)
+            .map(|(k, _)| k.clone())
+            .collect(),
+    };
+    postcard::to_stdvec(&head).unwrap_or_default()
+}
+
+/// A key state's record in the keys section.
+fn key_bytes(entry: (&String, &KeyState)) -> Vec<u8> {
+    postcard::to_stdvec(&entry).unwrap_or_default()
 }
 
 /// A file's entry section record: its summary and parse error.
@@ -166,10 +387,57 @@ fn entry_bytes(e: &FileEntry) -> Vec<u8> {
     postcard::to_stdvec(&(&e.summary, &e.error)).unwrap_or_default()
 }
 
+/// Writes u32 offsets into a section of items of these lengths: 0, then
+/// where each item ends.
+fn write_offsets(w: &mut impl Write, lens: impl IntoIterator<Item = usize>) -> io::Result<()> {
+    let mut offset = 0u32;
+    w.write_all(&offset.to_le_bytes())?;
+    for len in lens {
+        offset += len as u32;
+        w.write_all(&offset.to_le_bytes())?;
+    }
+    Ok(())
+}
+
+/// Writes the term ids in the terms' string order.
+fn write_sorted(w: &mut impl Write, terms: &[String]) -> io::Result<()> {
+    let mut sorted: Vec<u32> = (0..terms.len() as u32).collect();
+    sorted.sort_by(|a, b| terms[*a as usize].cmp(&terms[*b as usize]));
+    sorted
+        .into_iter()
+        .try_for_each(|id| w.write_all(&id.to_le_bytes()))
+}
+
+/// Writes the docs section: the count, then each file's record.
+fn write_docs(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
+    w.write_all(&(cache.files.len() as u32).to_le_bytes())?;
+    // Where each file's path, entry and description terms start in their
+    // sections, which list them in the same (path) order.
+    let (mut path, mut entry, mut descs) = (Span::default(), Span::default(), Span::default());
+    for (p, e) in &cache.files {
+        path = path.then(p.len());
+        entry = entry.then(entry_bytes(e).len());
+        descs = descs.then(usize::from(description_count(e)));
+        w.write_all(&Rec::of(e, path, entry, descs).encode())?;
+    }
+    Ok(())
+}
+
 /// How many description terms a doc's record lists (at most `u16::MAX`).
 fn description_count(e: &FileEntry) -> u16 {
     let n = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0).count();
     n.min(usize::from(u16::MAX)) as u16
+}
+
+/// Writes each doc's description term ids, as many as its record counts.
+fn write_descriptions(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
+    for e in cache.files.values() {
+        let ids = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0);
+        for (id, _, _) in ids.take(usize::from(description_count(e))) {
+            w.write_all(&id.to_le_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// How many docs have each term, by term id.
@@ -185,192 +453,99 @@ fn posting_counts(cache: &Cache) -> Vec<usize> {
     counts
 }
 
-/// Writes section `i` of the index file for `cache`.
-fn write_section(w: &mut impl std::io::Write, cache: &Cache, i: usize) -> std::io::Result<()> {
-    let mut buf = Vec::new();
-    // Small pieces are gathered in `buf` and written when it fills.
-    let mut flush = |buf: &mut Vec<u8>, force: bool| -> std::io::Result<()> {
-        if force || buf.len() >= 1 << 16 {
-            w.write_all(buf)?;
-            buf.clear();
-        }
-        Ok(())
-    };
-    match i {
-        0 => {
-            let head = Head {
-                logs: cache.logs.clone(),
-                pending: cache.pending.iter().map(|e| e.id.clone()).collect(),
-                conflicts: cache
-                    .keys
-                    .iter()
-                    .filter(|(_, k)| k.conflict)
-                    .map(|(k, _)| k.clone())
-                    .collect(),
-            };
-            buf = postcard::to_stdvec(&head).unwrap_or_default();
-        }
-        1 | 10 => {
-            let mut offset = 0u32;
-            if i == 1 {
-                put_u32(&mut buf, 0);
-            }
-            for entry in &cache.keys {
-                let bytes = postcard::to_stdvec(&entry).unwrap_or_default();
-                offset += bytes.len() as u32;
-                match i {
-                    1 => put_u32(&mut buf, offset),
-                    _ => buf.extend_from_slice(&bytes),
-                }
-                flush(&mut buf, false)?;
-            }
-        }
-        2 => {
-            let mut offset = 0u32;
-            put_u32(&mut buf, 0);
-            for t in &cache.dict.terms {
-                offset += t.len() as u32;
-                put_u32(&mut buf, offset);
-                flush(&mut buf, false)?;
-            }
-        }
-        3 => {
-            for t in &cache.dict.terms {
-                buf.extend_from_slice(t.as_bytes());
-                flush(&mut buf, false)?;
-            }
-        }
-        4 => {
-            let terms = &cache.dict.terms;
-            let mut sorted: Vec<u32> = (0..terms.len() as u32).collect();
-            sorted.sort_by(|a, b| terms[*a as usize].cmp(&terms[*b as usize]));
-            for id in sorted {
-                put_u32(&mut buf, id);
-                flush(&mut buf, false)?;
-            }
-        }
-        5 => {
-            put_u32(&mut buf, cache.files.len() as u32);
-            let (mut path_at, mut entry_at, mut desc_at) = (0, 0, 0);
-            for (path, e) in &cache.files {
-                let entry_len = entry_bytes(e).len();
-                let descs = description_count(e);
-                put_u32(&mut buf, path_at as u32);
-                put_u32(&mut buf, path.len() as u32);
-                put_u64(&mut buf, e.stamp.size);
-                buf.extend_from_slice(&e.stamp.mtime.to_le_bytes());
-                put_u64(&mut buf, e.hash);
-                let s = e.summary.as_ref();
-                buf.extend_from_slice(&s.and_then(|s| s.expires).unwrap_or(i64::MAX).to_le_bytes());
-                put_u32(&mut buf, e.len);
-                put_u32(&mut buf, 0);
-                put_u32(&mut buf, e.terms.len() as u32);
-                put_u32(&mut buf, entry_at as u32);
-                put_u32(&mut buf, entry_len as u32);
-                put_u32(&mut buf, u32::from(s.is_some()));
-                // What ranking and MEMORY.md's cut need, so that readers
-                // decode only the summaries they show.
-                buf.extend_from_slice(&s.map_or(1.0, |s| s.confidence).to_le_bytes());
-                buf.extend_from_slice(&s.map_or(0, |s| s.updated).to_le_bytes());
-                buf.extend_from_slice(
-                    &s.and_then(|s| s.review_by)
-                        .unwrap_or(i64::MAX)
-                        .to_le_bytes(),
-                );
-                put_u32(&mut buf, desc_at as u32);
-                buf.extend_from_slice(&descs.to_le_bytes());
-                buf.push(s.map_or(9, |s| crate::render::memory_md::type_rank(&s.kind)));
-                buf.push(0);
-                path_at += path.len();
-                entry_at += entry_len;
-                desc_at += usize::from(descs);
-                flush(&mut buf, false)?;
-            }
-        }
-        6 => {
-            for path in cache.files.keys() {
-                buf.extend_from_slice(path.as_bytes());
-                flush(&mut buf, false)?;
-            }
-        }
-        7 => {
-            // Term-major from the docs' term lists, a range of terms per pass
-            // over them, so that saving never holds a second copy of every
-            // posting (tens of megabytes at 50,000 memories).
-            let counts = posting_counts(cache);
-            let mut cursors = vec![crate::index::cache::TermCursor::default(); cache.files.len()];
-            let mut lo = 0;
-            while lo < counts.len() {
-                let (mut hi, mut n) = (lo, 0usize);
-                while hi < counts.len() && (hi == lo || n + counts[hi] <= 1 << 20) {
-                    n += counts[hi];
-                    hi += 1;
-                }
-                let mut lists: Vec<Vec<u8>> = counts[lo..hi]
-                    .iter()
-                    .map(|c| Vec::with_capacity(c * TERM))
-                    .collect();
-                // Each doc's list is sorted by id: a pass resumes where
-                // the last one stopped.
-                for ((doc, e), at) in cache.files.values().enumerate().zip(&mut cursors) {
-                    while let Some(((id, tf, mask), next)) = at.next(&e.terms) {
-                        let id = id as usize;
-                        let Some(list) = id.checked_sub(lo).filter(|_| id < hi) else {
-                            break;
-                        };
-                        let list = &mut lists[list];
-                        list.extend_from_slice(&(doc as u32).to_le_bytes());
-                        list.extend_from_slice(&tf.to_le_bytes());
-                        list.push(mask);
-                        *at = next;
-                    }
-                }
-                for list in lists {
-                    buf.extend_from_slice(&list);
-                    flush(&mut buf, false)?;
-                }
-                lo = hi;
-            }
-        }
-        12 => {
-            let mut offset = 0u32;
-            put_u32(&mut buf, 0);
-            for c in posting_counts(cache) {
-                offset += c as u32;
-                put_u32(&mut buf, offset);
-                flush(&mut buf, false)?;
-            }
-        }
-        8 => {
-            for e in cache.files.values() {
-                buf.extend_from_slice(&entry_bytes(e));
-                flush(&mut buf, false)?;
-            }
-        }
-        9 => {
-            for e in cache.files.values() {
-                let ids = e.terms.iter().filter(|t| t.2 & DESCRIPTION != 0);
-                for (id, _, _) in ids.take(usize::from(description_count(e))) {
-                    put_u32(&mut buf, id);
-                }
-                flush(&mut buf, false)?;
-            }
-        }
-        11 => {
-            for e in &cache.pending {
-                buf.extend_from_slice(e.render().as_bytes());
-                flush(&mut buf, false)?;
-            }
-        }
-        _ => {}
-    }
-    flush(&mut buf, true)
+/// A posting as the postings section holds it.
+fn put_posting(out: &mut Vec<u8>, doc: u32, tf: u16, mask: u8) {
+    out.extend_from_slice(&doc.to_le_bytes());
+    out.extend_from_slice(&tf.to_le_bytes());
+    out.push(mask);
 }
 
-/// One memory file's record.
+/// The posting [`put_posting`] wrote.
+fn posting(t: &[u8; TERM]) -> (u32, u16, u8) {
+    (
+        u32::from_le_bytes([t[0], t[1], t[2], t[3]]),
+        u16::from_le_bytes([t[4], t[5]]),
+        t[6],
+    )
+}
+
+/// The postings in `bytes`, a whole number of them (a partial one is left out).
+fn postings_in(bytes: &[u8]) -> impl Iterator<Item = (u32, u16, u8)> + '_ {
+    bytes
+        .chunks_exact(TERM)
+        .filter_map(|t| Some(posting(t.try_into().ok()?)))
+}
+
+/// Writes the postings, term-major, from the docs' term lists: a range of
+/// terms per pass over them, so that saving never holds a second copy of
+/// every posting (tens of megabytes at 50,000 memories).
+fn write_postings(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
+    let counts = posting_counts(cache);
+    let mut cursors = vec![crate::index::cache::TermCursor::default(); cache.files.len()];
+    let mut lo = 0;
+    while lo < counts.len() {
+        // Terms lo..hi: about a million postings (at least one term).
+        let (mut hi, mut n) = (lo, 0usize);
+        while hi < counts.len() && (hi == lo || n + counts[hi] <= 1 << 20) {
+            n += counts[hi];
+            hi += 1;
+        }
+        let mut lists: Vec<Vec<u8>> = counts[lo..hi]
+            .iter()
+            .map(|c| Vec::with_capacity(c * TERM))
+            .collect();
+        // Each doc's list is sorted by id: a pass resumes where the last
+        // one stopped.
+        for ((doc, e), at) in cache.files.values().enumerate().zip(&mut cursors) {
+            while let Some(((id, tf, mask), next)) = at.next(&e.terms) {
+                let id = id as usize;
+                let Some(list) = id.checked_sub(lo).filter(|_| id < hi) else {
+                    break;
+                };
+                put_posting(&mut lists[list], doc as u32, tf, mask);
+                *at = next;
+            }
+        }
+        lists.iter().try_for_each(|list| w.write_all(list))?;
+        lo = hi;
+    }
+    Ok(())
+}
+
+/// `N` bytes at offset `at` of a doc record.
 #[derive(Debug, Clone, Copy)]
+struct Field<const N: usize> {
+    at: usize,
+}
+
+impl<const N: usize> Field<N> {
+    /// The field right after this one.
+    const fn then<const M: usize>(self) -> Field<M> {
+        Field { at: self.end() }
+    }
+
+    const fn end(self) -> usize {
+        self.at + N
+    }
+
+    // In bounds: `Rec`'s fields end within `REC` (checked at compile time).
+    fn put(self, rec: &mut [u8; REC], bytes: [u8; N]) {
+        rec[self.at..self.end()].copy_from_slice(&bytes);
+    }
+
+    fn get(self, rec: &[u8; REC]) -> [u8; N] {
+        let mut bytes = [0u8; N];
+        bytes.copy_from_slice(&rec[self.at..self.end()]);
+        bytes
+    }
+}
+
+/// One memory file's record: `REC` bytes in the docs section, laid out
+/// by the `Field` consts below.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rec {
-    path: (usize, usize),
+    /// Its path, in [`Section::Paths`].
+    path: Span,
     /// Its stamp when indexed.
     pub stamp: Stamp,
     /// Fingerprint of its content.
@@ -381,8 +556,10 @@ pub struct Rec {
     pub len: u32,
     /// How many distinct terms it has.
     terms: usize,
-    entry: (usize, usize),
-    descs: (usize, usize),
+    /// Its summary and error, in [`Section::Entries`].
+    entry: Span,
+    /// Its description term ids, in [`Section::Descriptions`] (in ids).
+    descs: Span,
     /// It parsed (has a summary).
     pub valid: bool,
     /// Its confidence (1 when absent).
@@ -395,32 +572,115 @@ pub struct Rec {
     pub rank: u8,
 }
 
+// The record's layout: each field follows the one before, so the writer
+// ([`Rec::encode`]) and the reader ([`Rec::decode`]) share every offset.
 impl Rec {
-    fn parse(docs: &[u8], r: usize) -> Option<Rec> {
-        let field = |o: usize| u32_at(docs, r + o).map(|v| v as usize);
-        Some(Rec {
-            path: (field(0)?, field(4)?),
+    const PATH_AT: Field<4> = Field { at: 0 };
+    const PATH_LEN: Field<4> = Rec::PATH_AT.then();
+    const SIZE: Field<8> = Rec::PATH_LEN.then();
+    const MTIME: Field<16> = Rec::SIZE.then();
+    const HASH: Field<8> = Rec::MTIME.then();
+    const EXPIRES: Field<8> = Rec::HASH.then();
+    const LEN: Field<4> = Rec::EXPIRES.then();
+    /// Unused, always zero (its place is part of the format).
+    const RESERVED: Field<4> = Rec::LEN.then();
+    const TERMS: Field<4> = Rec::RESERVED.then();
+    const ENTRY_AT: Field<4> = Rec::TERMS.then();
+    const ENTRY_LEN: Field<4> = Rec::ENTRY_AT.then();
+    /// 1 if it parsed, else 0.
+    const VALID: Field<4> = Rec::ENTRY_LEN.then();
+    const CONFIDENCE: Field<8> = Rec::VALID.then();
+    const UPDATED: Field<8> = Rec::CONFIDENCE.then();
+    const REVIEW_BY: Field<8> = Rec::UPDATED.then();
+    const DESC_AT: Field<4> = Rec::REVIEW_BY.then();
+    const DESC_LEN: Field<2> = Rec::DESC_AT.then();
+    const RANK: Field<1> = Rec::DESC_LEN.then();
+    /// Padding to `REC`, always zero.
+    const PAD: Field<1> = Rec::RANK.then();
+}
+
+// Every field lies within the record, which it fills.
+const _: () = assert!(Rec::PAD.end() == REC);
+
+impl Rec {
+    /// The record of file entry `e`, whose path, entry and description
+    /// terms lie at these spans of their sections.
+    fn of(e: &FileEntry, path: Span, entry: Span, descs: Span) -> Rec {
+        let s = e.summary.as_ref();
+        Rec {
+            path,
+            stamp: e.stamp,
+            hash: e.hash,
+            expires: s.and_then(|s| s.expires).unwrap_or(i64::MAX),
+            len: e.len,
+            terms: e.terms.len(),
+            entry,
+            descs,
+            valid: s.is_some(),
+            // What ranking and MEMORY.md's cut need, so that readers
+            // decode only the summaries they show.
+            confidence: s.map_or(1.0, |s| s.confidence),
+            updated: s.map_or(0, |s| s.updated),
+            review_by: s.and_then(|s| s.review_by).unwrap_or(i64::MAX),
+            rank: s.map_or(9, |s| crate::render::memory_md::type_rank(&s.kind)),
+        }
+    }
+
+    /// The record's bytes in the docs section.
+    fn encode(&self) -> [u8; REC] {
+        let mut r = [0u8; REC];
+        // Offsets past 4 GiB wrap, as they always did: no index is that big.
+        let u32_of = |v: usize| (v as u32).to_le_bytes();
+        Rec::PATH_AT.put(&mut r, u32_of(self.path.at));
+        Rec::PATH_LEN.put(&mut r, u32_of(self.path.len));
+        Rec::SIZE.put(&mut r, self.stamp.size.to_le_bytes());
+        Rec::MTIME.put(&mut r, self.stamp.mtime.to_le_bytes());
+        Rec::HASH.put(&mut r, self.hash.to_le_bytes());
+        Rec::EXPIRES.put(&mut r, self.expires.to_le_bytes());
+        Rec::LEN.put(&mut r, self.len.to_le_bytes());
+        Rec::RESERVED.put(&mut r, [0; 4]);
+        Rec::TERMS.put(&mut r, u32_of(self.terms));
+        Rec::ENTRY_AT.put(&mut r, u32_of(self.entry.at));
+        Rec::ENTRY_LEN.put(&mut r, u32_of(self.entry.len));
+        Rec::VALID.put(&mut r, u32::from(self.valid).to_le_bytes());
+        Rec::CONFIDENCE.put(&mut r, self.confidence.to_le_bytes());
+        Rec::UPDATED.put(&mut r, self.updated.to_le_bytes());
+        Rec::REVIEW_BY.put(&mut r, self.review_by.to_le_bytes());
+        Rec::DESC_AT.put(&mut r, u32_of(self.descs.at));
+        Rec::DESC_LEN.put(&mut r, (self.descs.len as u16).to_le_bytes());
+        Rec::RANK.put(&mut r, [self.rank]);
+        Rec::PAD.put(&mut r, [0]);
+        r
+    }
+
+    /// The record [`Rec::encode`] wrote.
+    fn decode(r: &[u8; REC]) -> Rec {
+        let u32_of = |f: Field<4>| u32::from_le_bytes(f.get(r)) as usize;
+        let span = |at, len| Span {
+            at: u32_of(at),
+            len: u32_of(len),
+        };
+        Rec {
+            path: span(Rec::PATH_AT, Rec::PATH_LEN),
             stamp: Stamp {
-                size: u64_at(docs, r + 8)?,
-                mtime: i128::from_le_bytes(docs.get(r + 16..r + 32)?.try_into().ok()?),
+                size: u64::from_le_bytes(Rec::SIZE.get(r)),
+                mtime: i128::from_le_bytes(Rec::MTIME.get(r)),
             },
-            hash: u64_at(docs, r + 32)?,
-            expires: i64_at(docs, r + 40)?,
-            len: u32_at(docs, r + 48)?,
-            terms: field(56)?,
-            entry: (field(60)?, field(64)?),
-            valid: u32_at(docs, r + 68)? != 0,
-            confidence: f64::from_le_bytes(docs.get(r + 72..r + 80)?.try_into().ok()?),
-            updated: i64_at(docs, r + 80)?,
-            review_by: i64_at(docs, r + 88)?,
-            descs: (
-                field(96)?,
-                usize::from(u16::from_le_bytes(
-                    docs.get(r + 100..r + 102)?.try_into().ok()?,
-                )),
-            ),
-            rank: *docs.get(r + 102)?,
-        })
+            hash: u64::from_le_bytes(Rec::HASH.get(r)),
+            expires: i64::from_le_bytes(Rec::EXPIRES.get(r)),
+            len: u32::from_le_bytes(Rec::LEN.get(r)),
+            terms: u32_of(Rec::TERMS),
+            entry: span(Rec::ENTRY_AT, Rec::ENTRY_LEN),
+            descs: Span {
+                at: u32_of(Rec::DESC_AT),
+                len: usize::from(u16::from_le_bytes(Rec::DESC_LEN.get(r))),
+            },
+            valid: u32_of(Rec::VALID) != 0,
+            confidence: f64::from_le_bytes(Rec::CONFIDENCE.get(r)),
+            updated: i64::from_le_bytes(Rec::UPDATED.get(r)),
+            review_by: i64::from_le_bytes(Rec::REVIEW_BY.get(r)),
+            rank: Rec::RANK.get(r)[0],
+        }
     }
 }
 
@@ -431,10 +691,11 @@ pub struct View {
     /// (allocated, never touched, so they cost no memory).
     bytes: Vec<u8>,
     /// Which sections `bytes` holds.
-    loaded: [bool; SECTIONS],
+    loaded: PerSection<bool>,
     /// The file, for sections not loaded.
     file: Option<std::fs::File>,
-    sec: [(usize, usize); SECTIONS],
+    /// Where each section lies in the file.
+    sec: PerSection<Span>,
     /// The head section, decoded.
     pub head: Head,
     recs: Vec<Rec>,
@@ -444,35 +705,34 @@ impl View {
     /// Opens an index file, loading the sections `load` names. `None` if it
     /// is not one this version wrote, or damaged.
     pub fn open(path: &std::path::Path, version: u32, load: Load) -> Option<View> {
-        use std::os::unix::fs::FileExt;
         let file = std::fs::File::open(path).ok()?;
         let total = usize::try_from(file.metadata().ok()?.len()).ok()?;
         if total < HEADER {
             return None;
         }
         let mut bytes = vec![0u8; total];
-        file.read_exact_at(&mut bytes[..HEADER], 0).ok()?;
+        read_at(&file, &mut bytes[..HEADER], 0).ok()?;
         let sec = section_table(&bytes, total, version)?;
-        let mut loaded = [false; SECTIONS];
+        let mut loaded = PerSection([false; Section::COUNT]);
         // One read per run of adjacent wanted sections.
         let mut run: Option<(usize, usize)> = None;
-        for &i in &PHYSICAL {
-            let (o, l) = sec[i];
-            if !load.sections().contains(&i) {
+        for s in Section::PHYSICAL {
+            if !load.wants(s) {
                 continue;
             }
-            loaded[i] = true;
+            loaded[s] = true;
+            let Span { at: o, len: l } = sec[s];
             run = match run {
                 Some((a, b)) if b == o => Some((a, o + l)),
                 Some((a, b)) => {
-                    file.read_exact_at(&mut bytes[a..b], a as u64).ok()?;
+                    read_at(&file, bytes.get_mut(a..b)?, a as u64).ok()?;
                     Some((o, o + l))
                 }
                 None => Some((o, o + l)),
             };
         }
         if let Some((a, b)) = run {
-            file.read_exact_at(&mut bytes[a..b], a as u64).ok()?;
+            read_at(&file, bytes.get_mut(a..b)?, a as u64).ok()?;
         }
         View::check(bytes, loaded, sec, Some(file))
     }
@@ -481,34 +741,20 @@ impl View {
     /// version wrote, or is damaged anywhere.
     pub fn parse(bytes: Vec<u8>, version: u32) -> Option<View> {
         let sec = section_table(&bytes, bytes.len(), version)?;
-        View::check(bytes, [true; SECTIONS], sec, None)
+        View::check(bytes, PerSection([true; Section::COUNT]), sec, None)
     }
 
+    /// Decodes the head and the records and checks what readers rely on
+    /// (so that they never index out of a section).
     fn check(
         bytes: Vec<u8>,
-        loaded: [bool; SECTIONS],
-        sec: [(usize, usize); SECTIONS],
+        loaded: PerSection<bool>,
+        sec: PerSection<Span>,
         file: Option<std::fs::File>,
     ) -> Option<View> {
-        let slice = |i: usize| &bytes[sec[i].0..sec[i].0 + sec[i].1];
-        let head: Head = postcard::from_bytes(slice(0)).ok()?;
-        let docs = slice(5);
-        let n = u32_at(docs, 0)? as usize;
-        if docs.len() != 4 + n.checked_mul(REC)? {
-            return None;
-        }
-        let fits = |(o, l): (usize, usize), max: usize| o.checked_add(l).is_some_and(|e| e <= max);
-        let mut recs = Vec::with_capacity(n);
-        for i in 0..n {
-            let rec = Rec::parse(docs, 4 + i * REC)?;
-            if !fits(rec.path, sec[6].1)
-                || !fits(rec.entry, sec[8].1)
-                || !fits(rec.descs, sec[9].1 / 4)
-            {
-                return None;
-            }
-            recs.push(rec);
-        }
+        let slice = |s: Section| bytes.get(sec[s].at..sec[s].at + sec[s].len);
+        let head: Head = postcard::from_bytes(slice(Section::Head)?).ok()?;
+        let recs = records(slice(Section::Docs)?, &sec)?;
         let view = View {
             bytes,
             loaded,
@@ -517,67 +763,79 @@ impl View {
             head,
             recs,
         };
-        // Paths must be UTF-8 and sorted: lookups merge with a sorted listing.
+        let keys_ok = !view.loaded[Section::KeyOffsets] || view.key_offsets_rise()?;
+        (view.paths_sorted() && view.dict_fits()? && keys_ok).then_some(view)
+    }
+
+    /// Paths must be UTF-8 and sorted: lookups merge with a sorted listing.
+    fn paths_sorted(&self) -> bool {
         let mut prev: Option<&str> = None;
-        for i in 0..view.recs.len() {
-            let p = std::str::from_utf8(view.path_bytes(i)).ok()?;
+        for i in 0..self.recs.len() {
+            let Ok(p) = std::str::from_utf8(self.path_bytes(i)) else {
+                return false;
+            };
             if prev.is_some_and(|q| q >= p) {
-                return None;
+                return false;
             }
             prev = Some(p);
         }
-        let dict_n = sec[2].1 / 4;
-        if dict_n == 0
-            || sec[4].1 != (dict_n - 1) * 4
-            || u32_at(view.section(2), (dict_n - 1) * 4)? as usize != sec[3].1
-        {
-            return None;
-        }
-        if loaded[1] {
-            // Key offsets rise and stay within the keys section.
-            let offs = view.section(1);
-            let mut last = 0;
-            for at in (0..offs.len()).step_by(4) {
-                let o = u32_at(offs, at)? as usize;
-                if o < last || o > sec[10].1 {
-                    return None;
-                }
-                last = o;
+        true
+    }
+
+    /// The dictionary's offsets end at the terms' end, and every term is
+    /// in the sorted list.
+    fn dict_fits(&self) -> Option<bool> {
+        let dict_n = self.sec[Section::DictOffsets].len / 4;
+        Some(
+            dict_n != 0
+                && self.sec[Section::Sorted].len == (dict_n - 1) * 4
+                && u32_at(self.section(Section::DictOffsets), (dict_n - 1) * 4)? as usize
+                    == self.sec[Section::Terms].len,
+        )
+    }
+
+    /// Key offsets rise and stay within the keys section.
+    fn key_offsets_rise(&self) -> Option<bool> {
+        let offs = self.section(Section::KeyOffsets);
+        let mut last = 0;
+        for at in (0..offs.len()).step_by(4) {
+            let o = u32_at(offs, at)? as usize;
+            if o < last || o > self.sec[Section::Keys].len {
+                return Some(false);
             }
-            if offs.is_empty() {
-                return None;
-            }
+            last = o;
         }
-        Some(view)
+        Some(!offs.is_empty())
     }
 
     /// A loaded section (empty if it was not loaded).
-    fn section(&self, i: usize) -> &[u8] {
-        if !self.loaded[i] {
+    fn section(&self, s: Section) -> &[u8] {
+        if !self.loaded[s] {
             return &[];
         }
-        let (o, l) = self.sec[i];
-        self.bytes.get(o..o + l).unwrap_or(&[])
+        let Span { at, len } = self.sec[s];
+        self.bytes.get(at..at + len).unwrap_or(&[])
     }
 
-    /// Bytes `at..at + len` of section `i`, from memory or from the file.
-    fn read(&self, i: usize, at: usize, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
-        if at.checked_add(len)? > self.sec[i].1 {
+    /// Bytes `at..at + len` of section `s`, from memory or from the file.
+    fn read(&self, s: Section, at: usize, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        if at.checked_add(len)? > self.sec[s].len {
             return None;
         }
-        let start = self.sec[i].0 + at;
-        if self.loaded[i] {
+        let start = self.sec[s].at + at;
+        if self.loaded[s] {
             return Some(self.bytes.get(start..start + len)?.into());
         }
         let mut buf = vec![0u8; len];
-        std::os::unix::fs::FileExt::read_exact_at(self.file.as_ref()?, &mut buf, start as u64)
-            .ok()?;
+        read_at(self.file.as_ref()?, &mut buf, start as u64).ok()?;
         Some(buf.into())
     }
 
     fn path_bytes(&self, i: usize) -> &[u8] {
-        let (o, l) = self.recs[i].path;
-        self.section(6).get(o..o + l).unwrap_or(&[])
+        let Span { at, len } = self.recs[i].path;
+        self.section(Section::Paths)
+            .get(at..at + len)
+            .unwrap_or(&[])
     }
 
     /// Memory files indexed.
@@ -622,35 +880,27 @@ impl View {
     /// The docs that have term `id`, each with its (weighted tf, field
     /// mask), in doc order; empty if damaged.
     pub fn postings(&self, id: u32) -> Vec<(u32, u16, u8)> {
-        let offs = self.section(12);
+        let offs = self.section(Section::PostingOffsets);
         let at = |i: usize| u32_at(offs, i * 4).map(|v| v as usize);
         let (Some(from), Some(to)) = (at(id as usize), at(id as usize + 1)) else {
             return Vec::new();
         };
         let Some(bytes) = to
             .checked_sub(from)
-            .and_then(|n| self.read(7, from * TERM, n * TERM))
+            .and_then(|n| self.read(Section::Postings, from * TERM, n * TERM))
         else {
             return Vec::new();
         };
-        bytes
-            .chunks_exact(TERM)
-            .map(|t| {
-                (
-                    u32::from_le_bytes([t[0], t[1], t[2], t[3]]),
-                    u16::from_le_bytes([t[4], t[5]]),
-                    t[6],
-                )
-            })
+        postings_in(&bytes)
             .filter(|p| (p.0 as usize) < self.recs.len())
             .collect()
     }
 
     /// The ids of doc `i`'s description terms, sorted (needs [`Load::Write`]).
     pub fn description_terms(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
-        let (off, n) = self.recs[i].descs;
-        self.section(9)
-            .get(off * 4..(off + n) * 4)
+        let Span { at, len } = self.recs[i].descs;
+        self.section(Section::Descriptions)
+            .get(at * 4..(at + len) * 4)
             .unwrap_or(&[])
             .chunks_exact(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -658,26 +908,25 @@ impl View {
 
     /// Doc `i`'s summary (decoded now) and parse error.
     pub fn entry(&self, i: usize) -> (Option<Summary>, Option<String>) {
-        let (o, l) = self.recs[i].entry;
-        self.read(8, o, l)
+        let Span { at, len } = self.recs[i].entry;
+        self.read(Section::Entries, at, len)
             .and_then(|b| postcard::from_bytes(&b).ok())
             .unwrap_or((None, Some("unreadable index entry".into())))
     }
 
     fn dict_term(&self, id: u32) -> &[u8] {
-        let offs = self.section(2);
+        let offs = self.section(Section::DictOffsets);
         let at = id as usize * 4;
+        let terms = self.section(Section::Terms);
         match (u32_at(offs, at), u32_at(offs, at + 4)) {
-            (Some(a), Some(b)) if a <= b && b as usize <= self.sec[3].1 => {
-                &self.section(3)[a as usize..b as usize]
-            }
+            (Some(a), Some(b)) if a <= b => terms.get(a as usize..b as usize).unwrap_or(&[]),
             _ => &[],
         }
     }
 
     /// The id of a term, by binary search over the sorted dictionary.
     pub fn lookup(&self, term: &str) -> Option<u32> {
-        let sorted = self.section(4);
+        let sorted = self.section(Section::Sorted);
         let n = sorted.len() / 4;
         let (mut lo, mut hi) = (0, n);
         while lo < hi {
@@ -692,16 +941,21 @@ impl View {
         None
     }
 
+    /// How many terms the dictionary has.
+    fn term_count(&self) -> usize {
+        (self.sec[Section::DictOffsets].len / 4).saturating_sub(1)
+    }
+
     /// Memories with a replayed state.
     fn key_count(&self) -> usize {
-        (self.sec[1].1 / 4).saturating_sub(1)
+        (self.sec[Section::KeyOffsets].len / 4).saturating_sub(1)
     }
 
     /// Key state `i` (in key order), decoded now.
     fn key_entry(&self, i: usize) -> Option<(String, KeyState)> {
-        let offs = self.read(1, i * 4, 8)?;
+        let offs = self.read(Section::KeyOffsets, i * 4, 8)?;
         let (a, b) = (u32_at(&offs, 0)? as usize, u32_at(&offs, 4)? as usize);
-        postcard::from_bytes(&self.read(10, a, b.checked_sub(a)?)?).ok()
+        postcard::from_bytes(&self.read(Section::Keys, a, b.checked_sub(a)?)?).ok()
     }
 
     /// A memory's replayed state as of the index, by binary search.
@@ -722,7 +976,7 @@ impl View {
     /// The pending proposals, whole (read from the file: only consolidation
     /// and whole-index readers need them); `None` if damaged.
     pub fn proposals(&self) -> Option<Vec<crate::model::event::Event>> {
-        let bytes = self.read(11, 0, self.sec[11].1)?;
+        let bytes = self.read(Section::Proposals, 0, self.sec[Section::Proposals].len)?;
         let text = std::str::from_utf8(&bytes).ok()?;
         let parsed = crate::model::event::parse_log(text).ok()?;
         let ids = parsed.events.iter().map(|e| &e.id);
@@ -734,40 +988,65 @@ impl View {
         let keys: BTreeMap<String, KeyState> = (0..self.key_count())
             .map(|i| self.key_entry(i))
             .collect::<Option<_>>()?;
-        let n_terms = self.sec[2].1 / 4 - 1;
-        let terms = (0..n_terms as u32)
+        let terms = (0..self.term_count() as u32)
             .map(|id| String::from_utf8(self.dict_term(id).to_vec()).ok())
             .collect::<Option<Vec<_>>>()?;
-        // The postings are term-major: each doc's list comes out sorted by
-        // term id, as a file entry keeps it. They are read a range of terms
-        // at a time (the whole section is tens of megabytes).
+        let files = self.files(self.doc_terms()?);
+        Some(Cache {
+            logs: self.head.logs.clone(),
+            keys,
+            pending: self.proposals()?,
+            files,
+            dict: Dict::from_terms(terms),
+            loaded_mtime,
+            dirty: false,
+        })
+    }
+
+    /// Each doc's term list, from the postings. They are term-major: each
+    /// doc's list comes out sorted by term id, as a file entry keeps it.
+    /// They are read a range of terms at a time (the whole section is tens
+    /// of megabytes).
+    fn doc_terms(&self) -> Option<Vec<TermList>> {
         let mut doc_terms: Vec<TermList> = self
             .recs
             .iter()
             .map(|r| TermList::with_capacity(r.terms.min(1 << 16)))
             .collect();
-        let offs = self.read(12, 0, self.sec[12].1)?;
+        let n_terms = self.term_count();
+        let offs = self.read(
+            Section::PostingOffsets,
+            0,
+            self.sec[Section::PostingOffsets].len,
+        )?;
         let at = |id: usize| u32_at(&offs, id * 4).map(|v| v as usize);
         let mut lo = 0;
         while lo < n_terms {
+            // Terms lo..hi: about a million postings (at least one term).
             let start = at(lo)?;
             let mut hi = lo + 1;
             while hi < n_terms && at(hi + 1)?.saturating_sub(start) <= 1 << 20 {
                 hi += 1;
             }
             let end = at(hi)?;
-            let postings = self.read(7, start * TERM, end.checked_sub(start)? * TERM)?;
+            let postings = self.read(
+                Section::Postings,
+                start * TERM,
+                end.checked_sub(start)? * TERM,
+            )?;
             for id in lo..hi {
                 let (from, to) = (at(id)?.checked_sub(start)?, at(id + 1)?.checked_sub(start)?);
-                for t in postings.get(from * TERM..to * TERM)?.chunks_exact(TERM) {
-                    let doc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]) as usize;
-                    doc_terms
-                        .get_mut(doc)?
-                        .push(id as u32, u16::from_le_bytes([t[4], t[5]]), t[6]);
+                for (doc, tf, mask) in postings_in(postings.get(from * TERM..to * TERM)?) {
+                    doc_terms.get_mut(doc as usize)?.push(id as u32, tf, mask);
                 }
             }
             lo = hi;
         }
+        Some(doc_terms)
+    }
+
+    /// The file entries, by path, with these term lists.
+    fn files(&self, doc_terms: Vec<TermList>) -> BTreeMap<String, FileEntry> {
         let mut files = BTreeMap::new();
         for (i, mut terms) in doc_terms.into_iter().enumerate() {
             terms.shrink_to_fit();
@@ -785,36 +1064,29 @@ impl View {
                 },
             );
         }
-        Some(Cache {
-            logs: self.head.logs.clone(),
-            keys,
-            pending: self.proposals()?,
-            files,
-            dict: Dict::from_terms(terms),
-            loaded_mtime,
-            dirty: false,
-        })
+        files
     }
 }
 
-/// The header's section table, checked against the file's length.
-fn section_table(bytes: &[u8], total: usize, version: u32) -> Option<[(usize, usize); SECTIONS]> {
-    if bytes.get(..8)? != MAGIC
-        || u32_at(bytes, 8)? != version
-        || u32_at(bytes, 12)? as usize != SECTIONS
-    {
+/// The docs section's records, each checked to lie within the sections
+/// it points into.
+fn records(docs: &[u8], sec: &PerSection<Span>) -> Option<Vec<Rec>> {
+    let n = u32_at(docs, 0)? as usize;
+    if docs.len() != 4 + n.checked_mul(REC)? {
         return None;
     }
-    let mut sec = [(0usize, 0usize); SECTIONS];
-    for (i, s) in sec.iter_mut().enumerate() {
-        let off = usize::try_from(u64_at(bytes, 16 + i * 16)?).ok()?;
-        let len = usize::try_from(u64_at(bytes, 24 + i * 16)?).ok()?;
-        if off < HEADER || off.checked_add(len)? > total {
+    let mut recs = Vec::with_capacity(n);
+    for r in docs.get(4..)?.chunks_exact(REC) {
+        let rec = Rec::decode(r.try_into().ok()?);
+        if !rec.path.within(sec[Section::Paths].len)
+            || !rec.entry.within(sec[Section::Entries].len)
+            || !rec.descs.within(sec[Section::Descriptions].len / 4)
+        {
             return None;
         }
-        *s = (off, len);
+        recs.push(rec);
     }
-    Some(sec)
+    Some(recs)
 }
 
 #[cfg(test)]
@@ -864,6 +1136,121 @@ mod tests {
             },
         );
         cache
+    }
+
+    /// A cache built by hand (no tokenizer, no clock, no randomness), so its
+    /// encoding depends only on this file's layout and the formats it embeds.
+    fn fixture() -> Cache {
+        let mut cache = Cache::default();
+        for t in ["alpha", "beta", "gamma", "delta", "测试", "zeta"] {
+            cache.dict.intern(t);
+        }
+        fixture_files(&mut cache);
+        fixture_logs(&mut cache);
+        cache
+    }
+
+    /// The fixture's memory files: summaries with and without their
+    /// optional fields, one that did not parse, description terms.
+    fn fixture_files(cache: &mut Cache) {
+        let summary = |name: &str, kind: &str| Summary {
+            name: name.into(),
+            description: format!("about {name}"),
+            kind: kind.into(),
+            tags: vec!["t1".into(), "t2".into()],
+            source: Some("src".into()),
+            confidence: 0.75,
+            updated: 1_700_000_000_123,
+            review_by: Some(20_000),
+            expires: Some(20_500),
+        };
+        let files = [
+            (
+                "memory/feedback/b.md",
+                Some(Summary {
+                    review_by: None,
+                    expires: None,
+                    source: None,
+                    tags: vec![],
+                    confidence: 1.0,
+                    ..summary("b", "feedback")
+                }),
+                vec![(1, 3, DESCRIPTION | 1), (4, 1, DESCRIPTION), (5, 2, 1)],
+            ),
+            (
+                "memory/project/a.md",
+                Some(summary("a", "project")),
+                vec![(0, 2, DESCRIPTION), (1, 1, 1), (2, 7, 4)],
+            ),
+            ("memory/project/broken.md", None, vec![]),
+            (
+                "memory/user/c.md",
+                Some(summary("c", "user")),
+                vec![(3, 1, DESCRIPTION), (5, 9, 1 | 4)],
+            ),
+        ];
+        for (i, (path, summary, terms)) in files.into_iter().enumerate() {
+            let error = summary.is_none().then(|| "no frontmatter".to_string());
+            cache.files.insert(
+                path.into(),
+                FileEntry {
+                    stamp: Stamp {
+                        size: 100 + i as u64,
+                        mtime: 1_700_000_000_000_000_000 + i as i128,
+                    },
+                    hash: 0x1234_5678_9abc_def0 ^ i as u64,
+                    summary,
+                    error,
+                    len: terms.iter().map(|t| u32::from(t.1)).sum(),
+                    terms: TermList::of(terms),
+                },
+            );
+        }
+    }
+
+    /// The fixture's log side: a log stamp, key states (one in conflict),
+    /// pending proposals.
+    fn fixture_logs(cache: &mut Cache) {
+        use crate::model::event::{id_from, Event, Op};
+        use crate::model::time::Timestamp;
+        cache.logs.insert(
+            "logs/2026-01-01.md".into(),
+            Stamp {
+                size: 4096,
+                mtime: 17,
+            },
+        );
+        let state = |heads: &[&str], conflict: bool| KeyState {
+            heads: heads.iter().map(|h| h.to_string()).collect(),
+            view: heads.first().map(|h| h.to_string()),
+            view_hash: Some(99),
+            conflict,
+        };
+        cache
+            .keys
+            .insert("feedback/b".into(), state(&["v1"], false));
+        cache
+            .keys
+            .insert("project/a".into(), state(&["v2", "v3"], true));
+        cache.keys.insert("user/c".into(), state(&[], false));
+        let time = Timestamp(1_767_225_600_000);
+        for (n, body) in ["---\nname: p\n---\nproposed\n", "second"]
+            .iter()
+            .enumerate()
+        {
+            cache.pending.push(Event {
+                id: id_from(time, [n as u8; 10]),
+                op: Op::Propose,
+                time,
+                actor: "Ada <ada@example.com>".into(),
+                key: Some(crate::model::key::Key::parse("project/p").expect("key").0),
+                prev: vec![],
+                reason: None,
+                consumed: vec![],
+                redacted: None,
+                body: body.to_string(),
+            });
+        }
     }
 
     #[test]
@@ -939,5 +1326,331 @@ mod tests {
                 let _ = v.into_cache(0);
             }
         }
+    }
+
+    const LOADS: [Load; 4] = [Load::Query, Load::Write, Load::Plan, Load::Decode];
+
+    /// `(length, fingerprint)` of bytes.
+    fn print(bytes: &[u8]) -> (usize, u64) {
+        (bytes.len(), crate::model::fingerprint::fingerprint(bytes))
+    }
+
+    /// Reads everything a view offers (what survives the checks must be
+    /// safe to read).
+    fn read_all(v: View) {
+        for i in 0..v.len() {
+            let _ = (v.path(i), v.entry(i), v.rec(i), v.postings(i as u32));
+            let _ = v.description_terms(i).count();
+        }
+        let _ = (v.lookup("beta"), v.key_state("project/a"), v.proposals());
+        let _ = v.prefixed("memory/");
+        let _ = v.into_cache(0);
+    }
+
+    fn assert_same_cache(back: &Cache, cache: &Cache) {
+        assert_eq!(back.logs, cache.logs);
+        assert_eq!(back.keys, cache.keys);
+        assert_eq!(back.pending, cache.pending);
+        assert_eq!(back.files, cache.files);
+        assert_eq!(back.dict.terms, cache.dict.terms);
+    }
+
+    #[test]
+    fn the_format_is_unchanged() {
+        // Written by the code before the sections and the record's fields
+        // were named: the same cache must still make the same bytes.
+        assert_eq!(print(&encode(&fixture(), 9)), (1845, 0xf480_7c0f_b723_17b9));
+        assert_eq!(
+            print(&encode(&Cache::default(), 9)),
+            (243, 0xf528_a307_36ee_c80e)
+        );
+        // Written after other bytes, the index is the same, and the writer
+        // is left at its end.
+        let mut out = std::io::Cursor::new(b"prefix".to_vec());
+        out.set_position(6);
+        write(&mut out, &fixture(), 9).expect("write");
+        assert_eq!(out.position() as usize, out.get_ref().len());
+        assert_eq!(out.get_ref()[6..], encode(&fixture(), 9));
+    }
+
+    #[test]
+    fn sections_are_numbered_by_their_place_in_the_table() {
+        for (i, s) in Section::TABLE.iter().enumerate() {
+            assert_eq!(*s as usize, i, "{s:?}");
+        }
+        let mut physical: Vec<usize> = Section::PHYSICAL.iter().map(|s| *s as usize).collect();
+        physical.sort_unstable();
+        assert_eq!(physical, (0..Section::COUNT).collect::<Vec<_>>());
+        // `View::check` reads these whatever the load.
+        for load in LOADS {
+            for s in Section::TABLE[..=Section::Paths as usize].iter() {
+                assert!(load.wants(*s), "{load:?} {s:?}");
+            }
+        }
+    }
+
+    /// Each field of a record: name, offset, size.
+    fn record_fields() -> Vec<(&'static str, usize, usize)> {
+        fn f<const N: usize>(name: &'static str, field: Field<N>) -> (&'static str, usize, usize) {
+            (name, field.at, N)
+        }
+        vec![
+            f("path at", Rec::PATH_AT),
+            f("path len", Rec::PATH_LEN),
+            f("size", Rec::SIZE),
+            f("mtime", Rec::MTIME),
+            f("hash", Rec::HASH),
+            f("expires", Rec::EXPIRES),
+            f("len", Rec::LEN),
+            f("reserved", Rec::RESERVED),
+            f("terms", Rec::TERMS),
+            f("entry at", Rec::ENTRY_AT),
+            f("entry len", Rec::ENTRY_LEN),
+            f("valid", Rec::VALID),
+            f("confidence", Rec::CONFIDENCE),
+            f("updated", Rec::UPDATED),
+            f("review by", Rec::REVIEW_BY),
+            f("desc at", Rec::DESC_AT),
+            f("desc len", Rec::DESC_LEN),
+            f("rank", Rec::RANK),
+            f("pad", Rec::PAD),
+        ]
+    }
+
+    #[test]
+    fn a_record_is_its_fields_back_to_back() {
+        let fields = record_fields();
+        assert_eq!(fields.iter().map(|f| f.2).sum::<usize>(), REC);
+        let mut end = 0;
+        for (name, at, size) in fields {
+            assert_eq!(at, end, "{name} follows the field before it");
+            end += size;
+        }
+        // The format's record size and a few of its offsets.
+        assert_eq!(REC, 104);
+        assert_eq!((Rec::MTIME.at, Rec::VALID.at, Rec::RANK.at), (16, 68, 102));
+    }
+
+    #[test]
+    fn a_record_round_trips_through_its_bytes() {
+        // Every field distinct and using its high bytes, so that fields
+        // that overlapped or were read from the wrong place would show.
+        let rec = Rec {
+            path: Span {
+                at: 0x0102_0304,
+                len: 0x0506_0708,
+            },
+            stamp: Stamp {
+                size: 0x1112_1314_1516_1718,
+                mtime: -0x2122_2324_2526_2728_292a_2b2c_2d2e_2f30,
+            },
+            hash: 0x3132_3334_3536_3738,
+            expires: -0x4142_4344_4546_4748,
+            len: 0x5152_5354,
+            terms: 0x6162_6364,
+            entry: Span {
+                at: 0x7172_7374,
+                len: 0x7576_7778,
+            },
+            descs: Span {
+                at: 0x8182_8384,
+                len: 0x8586,
+            },
+            valid: true,
+            confidence: 0.123_456_789,
+            updated: 0x1a1b_1c1d_1e1f_2a2b,
+            review_by: i64::MIN + 3,
+            rank: 0x9a,
+        };
+        let bytes = rec.encode();
+        assert_eq!(Rec::decode(&bytes), rec);
+        assert_eq!(bytes[..4], 0x0102_0304u32.to_le_bytes());
+        assert_eq!(bytes[52..56], [0; 4], "reserved");
+        assert_eq!(bytes[100..], [0x86, 0x85, 0x9a, 0]);
+        let invalid = Rec {
+            valid: false,
+            ..rec
+        };
+        assert_eq!(Rec::decode(&invalid.encode()), invalid);
+    }
+
+    #[test]
+    fn a_cache_round_trips_through_the_file() {
+        let cache = fixture();
+        let view = View::parse(encode(&cache, 9), 9).expect("parses");
+        assert_eq!(view.len(), cache.files.len());
+        assert_eq!(view.head.logs, cache.logs);
+        let ids: Vec<_> = cache.pending.iter().map(|e| e.id.clone()).collect();
+        assert_eq!(view.head.pending, ids);
+        assert_eq!(view.head.conflicts, ["project/a"]);
+        for (i, (path, e)) in cache.files.iter().enumerate() {
+            assert_eq!(view.path(i), path);
+            let (r, s) = (view.rec(i), e.summary.as_ref());
+            assert_eq!((r.stamp, r.hash, r.len), (e.stamp, e.hash, e.len));
+            assert_eq!(r.valid, s.is_some());
+            assert_eq!(r.expires, s.and_then(|s| s.expires).unwrap_or(i64::MAX));
+            assert_eq!(r.review_by, s.and_then(|s| s.review_by).unwrap_or(i64::MAX));
+            assert_eq!(r.confidence, s.map_or(1.0, |s| s.confidence));
+            assert_eq!(r.updated, s.map_or(0, |s| s.updated));
+            let rank = s.map_or(9, |s| crate::render::memory_md::type_rank(&s.kind));
+            assert_eq!(r.rank, rank);
+            assert_eq!(view.entry(i), (e.summary.clone(), e.error.clone()));
+            let descs: Vec<u32> = (e.terms.iter())
+                .filter(|t| t.2 & DESCRIPTION != 0)
+                .map(|t| t.0)
+                .collect();
+            assert_eq!(
+                view.description_terms(i).collect::<Vec<_>>(),
+                descs,
+                "{path}"
+            );
+        }
+        for (id, term) in cache.dict.terms.iter().enumerate() {
+            let id = id as u32;
+            assert_eq!(view.lookup(term), Some(id));
+            let want: Vec<_> = (cache.files.values().enumerate())
+                .filter_map(|(doc, e)| {
+                    let t = e.terms.iter().find(|t| t.0 == id)?;
+                    Some((doc as u32, t.1, t.2))
+                })
+                .collect();
+            assert_eq!(view.postings(id), want, "{term}");
+        }
+        assert_eq!(view.lookup("omega"), None);
+        for (key, state) in &cache.keys {
+            assert_eq!(view.key_state(key).as_ref(), Some(state));
+        }
+        assert_eq!(view.proposals().as_ref(), Some(&cache.pending));
+        let back = view.into_cache(5).expect("decodes");
+        assert_same_cache(&back, &cache);
+        assert!(back.loaded_mtime == 5 && !back.dirty);
+    }
+
+    #[test]
+    fn each_load_reads_the_same_file() {
+        let cache = fixture();
+        let whole = View::parse(encode(&cache, 9), 9).expect("parses");
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("index.bin");
+        std::fs::write(&path, encode(&cache, 9)).expect("write");
+        for load in LOADS {
+            // What a load leaves out is read from the file on use.
+            let view = View::open(&path, 9, load).expect("opens");
+            assert_eq!(view.recs, whole.recs, "{load:?}");
+            for i in 0..view.len() {
+                assert_eq!(view.path(i), whole.path(i));
+                assert_eq!(view.entry(i), whole.entry(i));
+            }
+            for key in cache.keys.keys() {
+                assert_eq!(view.key_state(key), whole.key_state(key), "{load:?}");
+            }
+            assert_eq!(view.proposals(), whole.proposals(), "{load:?}");
+            assert_same_cache(&view.into_cache(0).expect("decodes"), &cache);
+        }
+    }
+
+    #[test]
+    fn a_file_cut_at_a_section_boundary_is_refused() {
+        let bytes = encode(&fixture(), 9);
+        let sec = View::parse(bytes.clone(), 9).expect("parses").sec;
+        let mut cuts = vec![0, MAGIC.len(), TABLE_AT, HEADER - 1, HEADER];
+        for s in Section::TABLE {
+            cuts.extend([sec[s].at, sec[s].at + sec[s].len]);
+        }
+        cuts.retain(|&cut| cut < bytes.len());
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("index.bin");
+        for cut in cuts {
+            assert!(
+                View::parse(bytes[..cut].to_vec(), 9).is_none(),
+                "cut at {cut}"
+            );
+            std::fs::write(&path, &bytes[..cut]).expect("write");
+            for load in LOADS {
+                assert!(
+                    View::open(&path, 9, load).is_none(),
+                    "cut at {cut}, {load:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_damaged_section_table_is_refused_without_panic() {
+        let bytes = encode(&fixture(), 9);
+        let total = bytes.len() as u64;
+        let with = |s: Section, at: u64, len: u64| {
+            let mut b = bytes.clone();
+            let entry = TABLE_AT + s as usize * TABLE_ENTRY;
+            b[entry..entry + 8].copy_from_slice(&at.to_le_bytes());
+            b[entry + 8..entry + 16].copy_from_slice(&len.to_le_bytes());
+            b
+        };
+        let sec = View::parse(bytes.clone(), 9).expect("parses").sec;
+        for s in Section::TABLE {
+            let (at, len) = (sec[s].at as u64, sec[s].len as u64);
+            // Out of the file, in the header, or overflowing.
+            for (a, l) in [
+                (total, 1),
+                (at, total),
+                (0, len),
+                (HEADER as u64 - 1, len),
+                (u64::MAX, 1),
+                (at, u64::MAX),
+            ] {
+                assert!(View::parse(with(s, a, l), 9).is_none(), "{s:?} at {a}, {l}");
+            }
+            // Shifted, resized or pointing at another section: whatever
+            // passes the checks reads safely.
+            let others = Section::TABLE.map(|t| (sec[t].at as u64, sec[t].len as u64));
+            for (a, l) in [(at + 1, len), (at, len + 1), (at, len.saturating_sub(1))]
+                .into_iter()
+                .chain(others)
+            {
+                if let Some(v) = View::parse(with(s, a, l), 9) {
+                    read_all(v);
+                }
+            }
+        }
+        // One byte short: every section the checks cover is refused (the
+        // postings and proposals are checked when read).
+        let checked = Section::TABLE.into_iter().filter(|s| {
+            ![
+                Section::Postings,
+                Section::PostingOffsets,
+                Section::Proposals,
+            ]
+            .contains(s)
+        });
+        for s in checked {
+            let (at, len) = (sec[s].at as u64, sec[s].len as u64);
+            assert!(View::parse(with(s, at, len - 1), 9).is_none(), "{s:?}");
+        }
+        // The magic, the version and the section count.
+        for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 12), (COUNT_AT, 14)] {
+            let mut b = bytes.clone();
+            b[at] = byte;
+            assert!(View::parse(b, 9).is_none(), "byte {at}");
+        }
+    }
+
+    #[test]
+    fn the_seeking_read_reads_what_the_positional_one_does() {
+        let bytes = encode(&fixture(), 9);
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("index.bin");
+        std::fs::write(&path, &bytes).expect("write");
+        let file = std::fs::File::open(&path).expect("open");
+        let n = bytes.len();
+        // Out of order, so that the seeking one cannot rely on its cursor.
+        for (at, len) in [(100, 7), (0, 16), (n - 3, 3), (40, 0), (7, 200)] {
+            let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+            read_at(&file, &mut a, at as u64).expect("positional");
+            read_at_by_seeking(&file, &mut b, at as u64).expect("seeking");
+            assert_eq!((&a, &b), (&bytes[at..at + len].to_vec(), &a), "{at}");
+        }
+        let mut past = [0u8; 4];
+        assert!(read_at(&file, &mut past, n as u64 - 2).is_err());
+        assert!(read_at_by_seeking(&file, &mut past, n as u64 - 2).is_err());
     }
 }
