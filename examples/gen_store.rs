@@ -568,7 +568,7 @@ mod tests {
             })
             .sum();
         assert_eq!(logged, 300, "every asked-for event is in the logs");
-        let report = memoir::ops::drift::check(&store).expect("checks");
+        let report = memoir::ops::check::check(&store).expect("checks");
         assert!(report.problems.is_empty(), "{:?}", report.problems);
         assert_eq!(report.events, 300);
     }

@@ -21,7 +21,7 @@ pub struct Args {
 
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let report = memoir::ops::drift::check_against(&store, args.base.as_deref())?;
+    let report = memoir::ops::check::check_against(&store, args.base.as_deref())?;
     let sev = |s: Severity| {
         if s == Severity::Error {
             "error"

@@ -100,7 +100,7 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
                 return Ok(1);
             }
             let ctx = app.ctx(&store)?;
-            let recorded = memoir::ops::drift::record_paths(&store, &ctx, Some(&hand))?;
+            let recorded = memoir::ops::record::record_paths(&store, &ctx, Some(&hand))?;
             let mut to_stage: Vec<String> = recorded.iter().map(|r| r.key.rel_path()).collect();
             to_stage.push("MEMORY.md".to_string());
             to_stage.push(format!("memory/log/{}/{}.md", ctx.now.date(), store.writer));
@@ -131,7 +131,7 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
         }
         let staged =
             memoir::integration::hooks::staged(&store, &index).map_err(|e| fail(e.to_string()))?;
-        let report = memoir::ops::drift::check(&store)?;
+        let report = memoir::ops::check::check(&store)?;
         let errors: Vec<_> = report
             .problems
             .iter()
@@ -158,7 +158,7 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
         return Ok(1);
     }
     // post-merge, post-rewrite: settle the views from the merged logs.
-    match memoir::ops::drift::rebuild(&store, false, false) {
+    match memoir::ops::rebuild::rebuild(&store, false, false) {
         Ok(r) => {
             let changed = r.written.len() + r.removed.len();
             if changed > 0 || r.index_changed {

@@ -14,7 +14,7 @@ pub struct Args {}
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
-    let recorded = memoir::ops::drift::record(&store, &ctx)?;
+    let recorded = memoir::ops::record::record(&store, &ctx)?;
     app.out.json(&json!(recorded
         .iter()
         .map(|r| json!({

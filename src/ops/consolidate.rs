@@ -817,7 +817,7 @@ fn finish_consolidation(
         };
         // The repair writes the store: what differs from HEAD is found
         // again after it.
-        crate::ops::drift::rebuild_locked(store, false, false)?;
+        crate::ops::rebuild::rebuild_locked(store, false, false)?;
         let message = format!(
             "memoir: consolidate (finished after an interruption)\n\n{}\nMemoir-Consolidation: {}\n",
             last.reason.as_deref().map(|r| format!("{r}\n")).unwrap_or_default(),

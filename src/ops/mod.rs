@@ -1,11 +1,14 @@
 //! The operations: each command's work over a store, one module each.
 
+pub mod check;
 pub mod consolidate;
 pub mod diff;
 pub mod drift;
 pub mod history;
 pub mod query;
+pub mod rebuild;
 pub mod recall;
+pub mod record;
 pub mod redact;
 pub mod resolve;
 pub mod rollback;

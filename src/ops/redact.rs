@@ -242,7 +242,7 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
         store.write_view(rel, text)?;
     }
     report.event = Some(event.id);
-    report.rebuilt = crate::ops::drift::rebuild_locked(store, false, false)?.written;
+    report.rebuilt = crate::ops::rebuild::rebuild_locked(store, false, false)?.written;
     Ok(report)
 }
 

@@ -1,0 +1,297 @@
+//! `rebuild`: every view the logs give written again (memory files and
+//! MEMORY.md), repairing what memoir left behind (a crash between the log
+//! append and the view write) and never destroying a hand change whose
+//! content is nowhere in the logs (unless `--force`).
+
+use crate::log::replay::Keep;
+use crate::model::key::Key;
+use crate::model::memory::{self};
+use crate::ops::drift::*;
+use crate::render::memory_md::INDEX_PATH;
+use crate::store::{validate_file, Store, StoreError};
+use std::collections::{HashMap, HashSet};
+
+/// What `rebuild` did (or, with `--check`, would do).
+#[derive(Debug, Clone, Default)]
+pub struct RebuildReport {
+    /// Files written.
+    pub written: Vec<String>,
+    /// Files removed.
+    pub removed: Vec<String>,
+    /// Hand changes left alone (need `--force`).
+    pub refused: Vec<Drift>,
+    /// Files that could not be read (a link, bad UTF-8, a name that is not
+    /// UTF-8), with why; left alone (need `--force`).
+    pub unreadable: Vec<(String, String)>,
+    /// MEMORY.md changed.
+    pub index_changed: bool,
+}
+
+/// Removes the temporary files (`.<name>.memoir-<pid>`) of writes that
+/// were killed before their rename. Called under the store lock, so no
+/// live write owns one.
+fn remove_temporary_files(store: &Store) {
+    for scope in &store.config.scopes {
+        let Ok(entries) = std::fs::read_dir(store.path(&format!("memory/{scope}"))) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let name = e.file_name().to_string_lossy().to_string();
+            if name.starts_with('.')
+                && name.contains(".memoir-")
+                && e.file_type().is_ok_and(|t| t.is_file())
+            {
+                let _ = std::fs::remove_file(e.path());
+            }
+        }
+    }
+}
+
+/// Regenerates memory files and MEMORY.md from the logs. Stale and
+/// missing views are repaired; hand changes whose content exists nowhere
+/// in the logs are left alone unless `force`.
+pub fn rebuild(store: &Store, force: bool, dry_run: bool) -> Result<RebuildReport, StoreError> {
+    let _lock = store.lock()?;
+    rebuild_locked(store, force, dry_run)
+}
+
+/// [`rebuild`] for a caller that holds the store lock.
+pub(crate) fn rebuild_locked(
+    store: &Store,
+    force: bool,
+    dry_run: bool,
+) -> Result<RebuildReport, StoreError> {
+    if !dry_run {
+        remove_temporary_files(store);
+    }
+    let scan = scan(store, false, Keep::Prints)?;
+    crate::log::files::all_logs_read(&scan.issues)?;
+    let mut report = RebuildReport::default();
+    let drifts: HashMap<String, Drift> = scan
+        .drifts()
+        .into_iter()
+        .map(|d| (d.path.clone(), d))
+        .collect();
+    // Each view to write, by path and key.
+    let mut writes: Vec<(&str, &Key)> = Vec::new();
+    for (rel, d) in &drifts {
+        let safe = force || d.kind.is_memoirs() || d.kind == DriftKind::Deleted || d.in_logs;
+        if !safe {
+            report.refused.push(d.clone());
+            continue;
+        }
+        writes.push((rel, &d.key));
+    }
+    // A file that could not be read at all (a link, bad UTF-8) is replaced only with --force.
+    let unreadable: Vec<(&str, Key, String)> = scan
+        .files
+        .iter()
+        .filter_map(|(rel, content)| {
+            let why = content.as_ref().err()?.to_string();
+            Some((rel.as_str(), Key::from_rel_path(rel)?, why))
+        })
+        .collect();
+    for (rel, key, why) in &unreadable {
+        if force {
+            writes.push((rel, key));
+        } else {
+            report.unreadable.push((rel.to_string(), why.clone()));
+        }
+    }
+    writes.sort();
+    let patch = if dry_run {
+        None
+    } else {
+        unsave_index(store, writes.len())
+    };
+    // The views' texts are read back from the logs and written as they
+    // are found, never all held at once (a rebuild after every view was
+    // deleted writes tens of thousands).
+    let mut by_version: HashMap<&str, Vec<(&str, &Key)>> = HashMap::new();
+    // What is written, as MEMORY.md weighs it.
+    let mut rewritten = Rewritten::new(store.config.index_budget);
+    for &(rel, key) in &writes {
+        match scan
+            .replay
+            .memories
+            .get(key)
+            .and_then(|v| v.view.as_deref())
+        {
+            Some(id) => by_version.entry(id).or_default().push((rel, key)),
+            None => {
+                report.removed.push(rel.to_string());
+                rewritten.changed.insert(rel.to_string());
+                if !dry_run {
+                    store.remove_view(rel)?;
+                }
+            }
+        }
+    }
+    // With nothing to write, the logs are not read again. Writing is
+    // most of a rebuild after every view was deleted, nearly all of it
+    // in the kernel: the views are parsed (for MEMORY.md) and written on
+    // worker threads while this one reads the logs.
+    if !by_version.is_empty() {
+        let threads = crate::worker_threads();
+        std::thread::scope(|scope| -> Result<(), StoreError> {
+            let (senders, workers): (Vec<_>, Vec<_>) = (0..threads)
+                .map(|_| {
+                    let (tx, rx) = std::sync::mpsc::sync_channel(256);
+                    let budget = store.config.index_budget;
+                    (
+                        tx,
+                        scope.spawn(move || write_views(store, rx, dry_run, budget)),
+                    )
+                })
+                .unzip();
+            let mut next = 0;
+            let read = crate::log::read::each_event(store, |e| {
+                // The first copy of a version only.
+                let Some(targets) = by_version.remove(e.id.as_str()) else {
+                    return Ok(());
+                };
+                let Some(content) = crate::log::transition::version_content(&e) else {
+                    return Ok(());
+                };
+                for (rel, key) in targets {
+                    // A worker that failed has stopped: its error is
+                    // the one reported.
+                    let _ = senders[next % threads].send((rel, key, content.to_string()));
+                    next += 1;
+                }
+                Ok(())
+            });
+            drop(senders);
+            let mut failed = read.err();
+            for worker in workers {
+                let (done, part, error) = worker.join().unwrap_or_else(|_| {
+                    let nothing = Rewritten::new(store.config.index_budget);
+                    (
+                        Vec::new(),
+                        nothing,
+                        Some(crate::index::refresh::thread_failed(store)),
+                    )
+                });
+                report.written.extend(done.into_iter().map(str::to_string));
+                rewritten.merge(part);
+                failed = failed.or(error);
+            }
+            failed.map_or(Ok(()), Err)
+        })?;
+    }
+    report.written.sort();
+    report.refused.sort_by(|a, b| a.path.cmp(&b.path));
+    report.unreadable.sort();
+    drop(writes);
+    drop(unreadable);
+    let block = index_block(&scan, &rewritten, store.config.index_budget);
+    let (current, wanted) = store.index_with(&block.text)?;
+    report.index_changed = current.as_deref() != Some(wanted.as_str());
+    if dry_run {
+        return Ok(report);
+    }
+    if report.index_changed {
+        store.write_view(INDEX_PATH, &wanted)?;
+    }
+    // The persistent index is not rebuilt here: it is a cache that every
+    // reader checks against the logs' and files' stamps, and the next
+    // one brings it up to date reading only what changed. (Rebuilding
+    // it here would hold it beside what the replay leaves behind.)
+    // Files left alone keep no journal entry (a set: after a hand edit
+    // of every file, that is tens of thousands of paths).
+    let left_alone: HashSet<&str> = report
+        .refused
+        .iter()
+        .map(|d| d.path.as_str())
+        .chain(report.unreadable.iter().map(|(p, _)| p.as_str()))
+        .collect();
+    let views = scan
+        .replay
+        .memories
+        .keys()
+        .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
+        .filter(|(rel, _)| !left_alone.contains(rel.as_str()));
+    store.journal_reset(views);
+    if let Some(cache) = patch {
+        let mut changed = report.written.clone();
+        changed.extend(report.removed.iter().cloned());
+        if patch_index(store, cache, &changed).is_err() {
+            let _ = crate::index::file::remove(&store.state);
+        }
+    }
+    Ok(report)
+}
+
+/// Before a rebuild writes `n` views: the persistent index, taken off
+/// the disk. A write trusts the index's records of memory files rather
+/// than stat every file, and a rebuild writes outside the logs' tail,
+/// so a stale record would leave memories out of the MEMORY.md the
+/// next write makes (after a crash repaired by `rebuild`, a
+/// consolidation committed such a MEMORY.md). Off the disk while the
+/// views are written, a kill leaves no index to trust; past a few
+/// thousand views it stays off, for the next reader to build again.
+fn unsave_index(store: &Store, n: usize) -> Option<crate::index::cache::Cache> {
+    const MAX_PATCHED: usize = 4096;
+    if n == 0 {
+        return None;
+    }
+    let cache = (n <= MAX_PATCHED
+        && crate::index::file::open_view(&store.state, crate::index::layout::Load::Query)
+            .is_some())
+    .then(|| crate::index::file::load(&store.state));
+    let _ = crate::index::file::remove(&store.state);
+    cache
+}
+
+/// Re-reads `paths` into the index taken off by [`unsave_index`]
+/// and saves it again.
+fn patch_index(
+    store: &Store,
+    mut cache: crate::index::cache::Cache,
+    paths: &[String],
+) -> Result<(), StoreError> {
+    for rel in paths {
+        match store.read_memory_file(rel)? {
+            Some(content) => {
+                let stamp = std::fs::symlink_metadata(store.path(rel))
+                    .map(|m| crate::model::stamp::Stamp::of(&m))
+                    .map_err(StoreError::io(store.path(rel)))?;
+                let entry = crate::index::refresh::entry_for(&content, stamp, rel, &mut cache.dict);
+                cache.files.insert(rel.clone(), entry);
+            }
+            None => {
+                cache.files.remove(rel);
+            }
+        }
+    }
+    crate::index::file::save(&store.state, &cache).map_err(StoreError::io(store.path("memory")))
+}
+
+/// Writes each view it is sent (path, key, text; unless `dry_run`);
+/// returns their paths and what MEMORY.md weighs of them. Stops at the
+/// first failure, which it returns.
+fn write_views<'a>(
+    store: &Store,
+    views: std::sync::mpsc::Receiver<(&'a str, &'a Key, String)>,
+    dry_run: bool,
+    budget: usize,
+) -> (Vec<&'a str>, Rewritten, Option<StoreError>) {
+    let mut done = Vec::new();
+    let mut rewritten = Rewritten::new(budget);
+    for (rel, key, content) in views {
+        let summary = validate_file(&content, rel)
+            .ok()
+            .map(|m| memory::Summary::of(&m));
+        rewritten.written(rel, key, summary);
+        done.push(rel);
+        if dry_run {
+            continue;
+        }
+        // A view that is a link (replaced only with --force) goes with
+        // the rename: it replaces the link, never what it points to.
+        if let Err(e) = store.write_view(rel, &content) {
+            return (done, rewritten, Some(e));
+        }
+    }
+    (done, rewritten, None)
+}
