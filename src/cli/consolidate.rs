@@ -6,7 +6,6 @@ use memoir::model::time::Date;
 use memoir::ops::consolidate::{Action, Options};
 use memoir::ops::resolve::Decision;
 use memoir::ops::write::Remember;
-use memoir::store::StoreError;
 use serde_json::json;
 use std::io::IsTerminal;
 
@@ -207,13 +206,10 @@ fn extract(
             continue;
         };
         let (key, name) = parse_key(&c.key)?;
-        let kind = MemoryType::parse(&c.kind).ok_or_else(|| {
-            CliError::Store(StoreError::Refused {
-                rule: "type".into(),
-                path: format!("extractor output line {}", i + 1),
-                line: None,
-                message: format!("unknown type `{}`", c.kind),
-            })
+        let kind = MemoryType::parse(&c.kind).ok_or_else(|| CliError::Refused {
+            rule: "type".into(),
+            input: format!("extractor output line {}", i + 1),
+            message: format!("unknown type `{}`", c.kind),
         })?;
         if !(0.0..=1.0).contains(&c.confidence) {
             return Err(at("`confidence` must be between 0 and 1".into()));

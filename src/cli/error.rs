@@ -14,8 +14,9 @@ pub mod code {
     pub const REFUSED: u8 = 3;
     /// Needs a human decision.
     pub const DECISION: u8 = 4;
-    /// The store lock was not acquired in time.
-    pub const LOCKED: u8 = 5;
+    /// The store is busy: its lock was not acquired in time, or the store
+    /// changed while the command read it. Nothing was written; retry.
+    pub const BUSY: u8 = 5;
 }
 
 /// Anything that ends a command unsuccessfully.
@@ -29,6 +30,24 @@ pub enum CliError {
     Io(std::io::Error),
     /// Any other failure (exit 1), e.g. a git precondition.
     Failed(String),
+    /// Input given to the CLI (an argument, stdin, a file it reads, an
+    /// extractor's answer) broke a write-policy rule: exit 3, as the core's
+    /// refusals.
+    Refused {
+        /// The rule, e.g. `size` or `name`.
+        rule: String,
+        /// The input at fault: an argument, `<stdin>`, a file.
+        input: String,
+        /// Why, never echoing a secret.
+        message: String,
+    },
+    /// Input given to the CLI could not be read or is malformed (exit 1).
+    Input {
+        /// The input at fault.
+        input: String,
+        /// What is wrong.
+        message: String,
+    },
 }
 
 impl From<memoir::ops::consolidate::ConsolidateError> for CliError {
@@ -60,8 +79,10 @@ impl CliError {
             CliError::Store(StoreError::Decision(_)) => code::DECISION,
             CliError::Store(StoreError::Lock(memoir::local::lock::LockError::Timeout {
                 ..
-            })) => code::LOCKED,
+            })) => code::BUSY,
+            CliError::Store(StoreError::Busy(_)) => code::BUSY,
             CliError::Usage(_) => code::USAGE,
+            CliError::Refused { .. } => code::REFUSED,
             _ => code::ERROR,
         }
     }
@@ -73,6 +94,12 @@ impl CliError {
             CliError::Usage(m) => m.clone(),
             CliError::Io(e) => e.to_string(),
             CliError::Failed(m) => m.clone(),
+            CliError::Refused {
+                rule,
+                input,
+                message,
+            } => format!("{input}: refused ({rule}): {message}"),
+            CliError::Input { input, message } => format!("{input}: {message}"),
         }
     }
 

@@ -1,7 +1,7 @@
 //! `memoir hooks` and `memoir hook`
 
 use super::{error::CliError, output::warn, App};
-use memoir::ops::drift::Severity;
+use memoir::integration::pre_commit::PreCommit;
 use serde_json::json;
 
 /// Install or remove memoir's git hooks and merge drivers in this clone.
@@ -65,100 +65,11 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
     // A repository without a store (or a broken one) is not the hook's business.
     let Ok(store) = app.store() else { return Ok(0) };
     if args.name == "pre-commit" {
-        let repo =
-            memoir::git::discover(&store.root).map_err(|e| CliError::Failed(e.to_string()))?;
-        // git names the index a commit is built from (a temporary one for
-        // `git commit -a` or `git commit <paths>`); relative to the work tree.
-        let index = match std::env::var_os("GIT_INDEX_FILE") {
-            Some(p) => repo.workdir.join(p),
-            None => repo.common_dir.join("index"),
-        };
-        let staged = memoir::integration::hooks::staged(&store, &index)
-            .map_err(|e| CliError::Failed(e.to_string()))?;
-        if staged.is_empty() {
-            return Ok(0);
-        }
-        // Hand changes to staged memory files become events first, and what
-        // that writes (the log, the completed files, MEMORY.md) is staged
-        // with them. Nothing unstaged is touched.
-        let (_, drifts) = memoir::ops::drift::drifts(&store)?;
-        let hand: Vec<String> = drifts
-            .into_iter()
-            .filter(|d| !d.kind.is_memoirs() && staged.contains(&d.path))
-            .map(|d| d.path)
-            .collect();
-        let fail = |e: String| CliError::Failed(e);
-        if !hand.is_empty() {
-            let partly = memoir::integration::hooks::partly_staged(&store, &index, &hand)
-                .map_err(|e| fail(e.to_string()))?;
-            let partly: Vec<&String> = partly.iter().filter(|p| store.path(p).exists()).collect();
-            if !partly.is_empty() {
-                super::output::diagnostic(&format!(
-                    "memoir: {} staged differently from the work tree; stage a memory file whole (git add) or not at all",
-                    partly.iter().map(|p| p.as_str()).collect::<Vec<_>>().join(", ")
-                ));
-                return Ok(1);
-            }
-            let ctx = app.ctx(&store)?;
-            let recorded = memoir::ops::record::record_paths(&store, &ctx, Some(&hand))?;
-            let mut to_stage: Vec<String> = recorded.iter().map(|r| r.key.rel_path()).collect();
-            to_stage.push("MEMORY.md".to_string());
-            to_stage.push(format!("memory/log/{}/{}.md", ctx.now.date(), store.writer));
-            memoir::integration::hooks::stage(&store, &index, &to_stage)
-                .map_err(|e| fail(e.to_string()))?;
-            // `git commit <paths>` commits from a temporary index and holds
-            // the real one as index.lock, which becomes the index afterwards:
-            // stage there too, or the next `git status` shows them changed.
-            let real = repo.common_dir.join("index.lock");
-            let temporary = index
-                .file_name()
-                .is_some_and(|n| n.to_string_lossy().starts_with("next-index"));
-            if temporary && real.exists() {
-                memoir::integration::hooks::stage(&store, &real, &to_stage)
-                    .map_err(|e| fail(e.to_string()))?;
-            }
-            for r in &recorded {
-                warn(
-                    app.quiet(),
-                    &format!(
-                        "recorded {} {} ({}) and staged it",
-                        r.op,
-                        r.key,
-                        r.kind.as_str()
-                    ),
-                );
-            }
-        }
-        let staged =
-            memoir::integration::hooks::staged(&store, &index).map_err(|e| fail(e.to_string()))?;
-        let report = memoir::ops::check::check(&store)?;
-        let errors: Vec<_> = report
-            .problems
-            .iter()
-            .filter(|p| p.severity == Severity::Error)
-            .filter(|p| {
-                staged.contains(&p.path)
-                    || p.path.starts_with("memory/log")
-                    || p.rule == "index" && staged.iter().any(|s| s == "MEMORY.md")
-            })
-            .collect();
-        if errors.is_empty() {
-            return Ok(0);
-        }
-        for p in &errors {
-            super::output::diagnostic(&format!(
-                "{}{}: error[{}]: {}",
-                p.path,
-                p.line.map(|l| format!(":{l}")).unwrap_or_default(),
-                p.rule,
-                p.message
-            ));
-        }
-        super::output::diagnostic("memoir: this commit stages memory that does not check out; fix the above, `git add` the store, and commit again");
-        return Ok(1);
+        return pre_commit(&store, app);
     }
     // post-merge, post-rewrite: settle the views from the merged logs.
-    match memoir::ops::rebuild::rebuild(&store, false, false) {
+    let settled = memoir::integration::post_merge::post_merge(&store);
+    match settled.rebuild {
         Ok(r) => {
             let changed = r.written.len() + r.removed.len();
             if changed > 0 || r.index_changed {
@@ -176,16 +87,57 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
         }
         Err(e) => warn(app.quiet(), &e.to_string()),
     }
-    if let Ok(c) = memoir::ops::resolve::conflicts(&store) {
-        if !c.is_empty() {
-            warn(
-                app.quiet(),
-                &format!(
-                    "{} memories have versions that disagree: see `memoir conflicts`",
-                    c.len()
-                ),
-            );
-        }
+    if settled.conflicts > 0 {
+        warn(
+            app.quiet(),
+            &format!(
+                "{} memories have versions that disagree: see `memoir conflicts`",
+                settled.conflicts
+            ),
+        );
     }
     Ok(0)
+}
+
+/// The pre-commit hook: its work is the core's; this says what it found.
+fn pre_commit(store: &memoir::store::Store, app: &mut App) -> Result<u8, CliError> {
+    let ctx = app.ctx(store)?;
+    let index = std::env::var_os("GIT_INDEX_FILE").map(std::path::PathBuf::from);
+    match memoir::integration::pre_commit::pre_commit(store, &ctx, index.as_deref())? {
+        PreCommit::Untouched => Ok(0),
+        PreCommit::PartlyStaged(paths) => {
+            super::output::diagnostic(&format!(
+                "memoir: {} staged differently from the work tree; stage a memory file whole (git add) or not at all",
+                paths.join(", ")
+            ));
+            Ok(1)
+        }
+        PreCommit::Checked { recorded, errors } => {
+            for r in &recorded {
+                warn(
+                    app.quiet(),
+                    &format!(
+                        "recorded {} {} ({}) and staged it",
+                        r.op,
+                        r.key,
+                        r.kind.as_str()
+                    ),
+                );
+            }
+            if errors.is_empty() {
+                return Ok(0);
+            }
+            for p in &errors {
+                super::output::diagnostic(&format!(
+                    "{}{}: error[{}]: {}",
+                    p.path,
+                    p.line.map(|l| format!(":{l}")).unwrap_or_default(),
+                    p.rule,
+                    p.message
+                ));
+            }
+            super::output::diagnostic("memoir: this commit stages memory that does not check out; fix the above, `git add` the store, and commit again");
+            Ok(1)
+        }
+    }
 }

@@ -127,9 +127,12 @@ impl App {
             ));
         }
         s.set_lock_timeout(Duration::from_secs_f64(self.global.lock_timeout));
-        if cfg!(debug_assertions) {
-            s.failpoint = std::env::var("MEMOIR_FAILPOINT").ok();
-        }
+        #[cfg(debug_assertions)]
+        s.set_failpoint(
+            std::env::var("MEMOIR_FAILPOINT")
+                .ok()
+                .and_then(|name| memoir::store::Failpoint::parse(&name)),
+        );
         Ok(s)
     }
 
@@ -266,13 +269,10 @@ pub fn main() -> ExitCode {
 
 /// Parses a `<scope>/<name>` argument.
 pub fn parse_key(text: &str) -> Result<(memoir::model::key::Key, String), CliError> {
-    memoir::model::key::Key::parse(text).map_err(|e| {
-        CliError::Store(memoir::store::StoreError::Refused {
-            rule: "name".into(),
-            path: text.to_string(),
-            line: None,
-            message: e.to_string(),
-        })
+    memoir::model::key::Key::parse(text).map_err(|e| CliError::Refused {
+        rule: "name".into(),
+        input: text.to_string(),
+        message: e.to_string(),
     })
 }
 

@@ -27,12 +27,9 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             // Too long: refused by size, whatever its last bytes are.
             String::from_utf8_lossy(&bytes).into_owned()
         } else {
-            String::from_utf8(bytes).map_err(|_| {
-                CliError::Store(memoir::store::StoreError::Invalid {
-                    path: "<stdin>".into(),
-                    line: None,
-                    message: "the note is not valid UTF-8".into(),
-                })
+            String::from_utf8(bytes).map_err(|_| CliError::Input {
+                input: "<stdin>".into(),
+                message: "the note is not valid UTF-8".into(),
             })?
         }
     } else {

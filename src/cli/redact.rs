@@ -32,12 +32,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         .as_deref()
         .and_then(|r| memoir::policy::find_secrets(r).into_iter().next())
     {
-        return Err(CliError::Store(memoir::store::StoreError::Refused {
+        return Err(CliError::Refused {
             rule: format!("secret:{}", f.rule),
-            path: "--reason".into(),
-            line: None,
+            input: "--reason".into(),
             message: "looks like a secret (value not shown)".into(),
-        }));
+        });
     }
     let r = memoir::ops::redact::redact(
         &store,

@@ -4,7 +4,6 @@ use super::{error::code, error::CliError, parse_key, App};
 use memoir::model::memory::MemoryType;
 use memoir::model::time::Date;
 use memoir::ops::write::{Collision, ProposalReason, Remember, RememberOutcome};
-use memoir::store::StoreError;
 use serde_json::json;
 use std::io::Read;
 use std::path::PathBuf;
@@ -65,13 +64,12 @@ pub struct Args {
     expect: Option<String>,
 }
 
-fn refused(rule: &str, path: &str, message: String) -> CliError {
-    CliError::Store(StoreError::Refused {
+fn refused(rule: &str, input: &str, message: String) -> CliError {
+    CliError::Refused {
         rule: rule.into(),
-        path: path.into(),
-        line: None,
+        input: input.into(),
         message,
-    })
+    }
 }
 
 fn date(flag: &str, value: &Option<String>) -> Result<Option<Date>, CliError> {
@@ -120,21 +118,15 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                     .take(memoir::model::memory::MAX_FILE_BYTES as u64 + 1)
                     .read_to_end(&mut bytes)?;
             } else {
-                let f = std::fs::File::open(p).map_err(|e| {
-                    CliError::Store(StoreError::Io {
-                        path: p.clone(),
-                        source: e,
-                    })
-                })?;
+                let unreadable = |e: std::io::Error| CliError::Input {
+                    input: label.clone(),
+                    message: e.to_string(),
+                };
+                let f = std::fs::File::open(p).map_err(unreadable)?;
                 // Read one byte past the limit: enough to refuse without reading a huge file.
                 f.take(memoir::model::memory::MAX_FILE_BYTES as u64 + 1)
                     .read_to_end(&mut bytes)
-                    .map_err(|e| {
-                        CliError::Store(StoreError::Io {
-                            path: p.clone(),
-                            source: e,
-                        })
-                    })?;
+                    .map_err(unreadable)?;
             }
             if bytes.len() > memoir::model::memory::MAX_FILE_BYTES {
                 return Err(refused(
@@ -146,12 +138,9 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                     ),
                 ));
             }
-            String::from_utf8(bytes).map_err(|_| {
-                CliError::Store(StoreError::Invalid {
-                    path: label,
-                    line: None,
-                    message: "not valid UTF-8".into(),
-                })
+            String::from_utf8(bytes).map_err(|_| CliError::Input {
+                input: label,
+                message: "not valid UTF-8".into(),
             })?
         }
         (None, None) => String::new(),

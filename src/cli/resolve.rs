@@ -2,7 +2,6 @@
 
 use super::{error::CliError, parse_key, App};
 use memoir::ops::resolve::Decision;
-use memoir::store::StoreError;
 use serde_json::json;
 
 /// Decide a conflict.
@@ -77,9 +76,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         let conflict = memoir::ops::resolve::conflicts(&store)?
             .into_iter()
             .find(|c| c.key == key)
-            .ok_or_else(|| {
-                CliError::Store(StoreError::NoSuchMemory(format!("conflict on {key}")))
-            })?;
+            .ok_or_else(|| CliError::Failed(format!("no conflict on {key}")))?;
         let start = conflict
             .current
             .or_else(|| conflict.candidates.iter().find_map(|c| c.content.clone()))

@@ -348,11 +348,9 @@ pub(crate) fn snapshot(store: &Store, load: Load) -> Result<Snapshot, StoreError
             crate::index::cache::CACHE_VERSION,
         ),
     };
-    let view = view.ok_or_else(|| StoreError::Invalid {
-        path: "the persistent index".into(),
-        line: None,
-        message: "could not be encoded".into(),
-    })?;
+    let view = view.ok_or(StoreError::Internal(
+        "the persistent index could not be encoded",
+    ))?;
     let tail = Tail {
         pending: view.head.pending.clone(),
         ..Tail::default()

@@ -1,4 +1,8 @@
-//! Integration with git beyond commits: hooks and merge drivers.
+//! Integration with git beyond commits: installing hooks and merge
+//! drivers, and what each hook does (the hooks are one-line shims that run
+//! `memoir hook <name>`; their behaviour lives here).
 
 pub mod hooks;
 pub mod merge;
+pub mod post_merge;
+pub mod pre_commit;

@@ -11,6 +11,11 @@ use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
 use std::io::{self, Read, Write};
 
+/// The store-relative path of a writer's log for a day.
+pub fn log_path(writer: &str, day: crate::model::time::Date) -> String {
+    format!("memory/log/{day}/{writer}.md")
+}
+
 /// A log file found on disk.
 #[derive(Debug, Clone)]
 pub struct LogFile {
@@ -123,7 +128,7 @@ pub(crate) fn log_growth<'a>(
 pub(crate) fn append(store: &Store, events: &[Event]) -> Result<Vec<LogFile>, StoreError> {
     let mut by_file: BTreeMap<String, String> = BTreeMap::new();
     for e in events {
-        let rel = format!("memory/log/{}/{}.md", e.time.date(), store.writer);
+        let rel = log_path(&store.writer, e.time.date());
         by_file.entry(rel).or_default().push_str(&e.render());
     }
     let mut out = Vec::new();

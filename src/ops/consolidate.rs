@@ -17,7 +17,7 @@ use crate::model::key::Key;
 use crate::model::memory::Memory;
 use crate::model::text;
 use crate::model::time::Date;
-use crate::store::{Ctx, Store, StoreError};
+use crate::store::{Ctx, Failpoint, Store, StoreError};
 
 /// What happens to one memory.
 #[derive(Debug, Clone, PartialEq)]
@@ -759,7 +759,7 @@ fn finish_consolidation(
     // A replay has the text of every view it lists, unless the logs
     // changed between its two reads (a git command beside memoir).
     let Ok(mut plan) = plan(store, &basis, &pending, ctx.now.date(), snap) else {
-        return Err(StoreError::Decision(
+        return Err(StoreError::Busy(
             "the logs changed while consolidate read them; run it again".into(),
         )
         .into());
@@ -936,13 +936,8 @@ fn commit_consolidation(
         marker.id
     ));
     sig.seconds = ctx.now.0.div_euclid(1000);
-    if store.failpoint.as_deref() == Some("before-commit") {
-        return Err(StoreError::Decision(
-            "failpoint before-commit: stopped before the commit".into(),
-        )
-        .into());
-    }
-    session.stop_after_index(store.failpoint.as_deref() == Some("after-index"));
+    store.stop_at(Failpoint::BeforeCommit)?;
+    session.stop_after_index(store.stops_at(Failpoint::AfterIndex));
     plan.commit = session.commit(&paths, &message, &sig)?;
     Ok(plan)
 }

@@ -183,11 +183,9 @@ pub fn corpus(store: &Store) -> Result<(Corpus, Vec<String>), StoreError> {
             None => encoded(&read_index(store)?.0),
         }
     };
-    let view = view.ok_or_else(|| StoreError::Invalid {
-        path: "the persistent index".into(),
-        line: None,
-        message: "could not be encoded".into(),
-    })?;
+    let view = view.ok_or(StoreError::Internal(
+        "the persistent index could not be encoded",
+    ))?;
     Ok((Corpus::of(view), warnings))
 }
 

@@ -197,18 +197,15 @@ pub(crate) fn resolve_events(
             match c {
                 Some(c) => c.content.clone(),
                 None => {
-                    return Err(StoreError::Invalid {
-                        path: "--take".into(),
-                        line: None,
-                        message: format!(
-                            "{id} is not a version of {key} in conflict (choose one of: {})",
-                            conflict
-                                .candidates
-                                .iter()
-                                .map(|c| c.id.as_str())
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
+                    return Err(StoreError::NoSuchVersion {
+                        key: key.to_string(),
+                        id: id.clone(),
+                        candidates: conflict
+                            .candidates
+                            .iter()
+                            .map(|c| c.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
                     })
                 }
             }

@@ -17,7 +17,7 @@ use crate::model::memory::{Memory, MemoryType};
 use crate::model::text;
 use crate::model::time::Date;
 use crate::policy::{self, MAX_DESCRIPTION_CHARS, MAX_NOTE_BYTES, MAX_SOURCE_CHARS};
-use crate::store::{Ctx, Store, StoreError};
+use crate::store::{Ctx, Failpoint, Store, StoreError};
 
 /// From this many views in one write (a consolidation), they are written
 /// on several threads; fewer are not worth the threads' start.
@@ -634,12 +634,8 @@ fn write_events<'e>(
 ) -> Result<(Vec<crate::log::files::LogFile>, Vec<Written<'e>>), StoreError> {
     preflight(store, events)?;
     let appended = crate::log::files::append(store, events)?;
-    if store.failpoint.as_deref() == Some("after-log-append") {
-        // Tests simulate a crash between the log append and the view write.
-        return Err(StoreError::Decision(
-            "failpoint after-log-append: stopped before writing views".into(),
-        ));
-    }
+    // Tests simulate a crash between the log append and the view write.
+    store.stop_at(Failpoint::AfterLogAppend)?;
     let views: Vec<Written<'e>> = events
         .iter()
         .filter(|e| e.op.is_version())
@@ -654,7 +650,7 @@ fn write_events<'e>(
         Some(c) => store.write_view(rel, c),
         None => store.remove_view(rel),
     };
-    if views.len() >= PARALLEL_VIEWS && store.failpoint.is_none() {
+    if views.len() >= PARALLEL_VIEWS && !store.stops_at(Failpoint::MidViewUpdate) {
         // Many views (a consolidation): written on the cores, the kernel's
         // work. Only each path's last version, the end state of writing
         // them in order.
@@ -677,11 +673,9 @@ fn write_events<'e>(
         })?;
     } else {
         for (i, view) in views.iter().enumerate() {
-            if store.failpoint.as_deref() == Some("mid-view-update") && i > 0 {
+            if i > 0 {
                 // Tests simulate a crash with some views written and others not.
-                return Err(StoreError::Decision(
-                    "failpoint mid-view-update: stopped between views".into(),
-                ));
+                store.stop_at(Failpoint::MidViewUpdate)?;
             }
             write(view)?;
         }

@@ -6,6 +6,7 @@ use crate::local::lock::LockError;
 use crate::model::config::{ConfigError, CONFIG_PATH};
 use crate::model::event::LogError;
 use crate::model::memory::MemoryError;
+use crate::store::Failpoint;
 use std::io;
 use std::path::PathBuf;
 
@@ -54,9 +55,29 @@ pub enum StoreError {
     /// The memory does not exist.
     #[error("no memory {0}")]
     NoSuchMemory(String),
-    /// A human must decide first (exit 4).
+    /// A human must decide first.
     #[error("{0}")]
     Decision(String),
+    /// The store changed while the command read it (a git command beside
+    /// memoir): nothing was written; running it again will do.
+    #[error("{0}")]
+    Busy(String),
+    /// A conflict's resolution names a version that is none of its candidates.
+    #[error("{id} is not a version of {key} in conflict (choose one of: {candidates})")]
+    NoSuchVersion {
+        /// The memory in conflict.
+        key: String,
+        /// The id given.
+        id: String,
+        /// The candidates' ids, comma-separated.
+        candidates: String,
+    },
+    /// A bug: something memoir made could not be read back.
+    #[error("internal error: {0}")]
+    Internal(&'static str),
+    /// A test's failpoint stopped the command (see [`Failpoint`]).
+    #[error("failpoint {}: {}", .0.name(), .0.skipped())]
+    Stopped(Failpoint),
 }
 
 impl StoreError {

@@ -6,10 +6,12 @@
 //! Nothing here follows a symbolic link.
 
 mod error;
+mod failpoint;
 pub(crate) mod folder;
 pub mod safe_file;
 
 pub use error::StoreError;
+pub use failpoint::Failpoint;
 
 use crate::git::{self, GitError};
 use crate::local::lock::StoreLock;
@@ -70,8 +72,8 @@ pub struct Store {
     /// What was read of the store since it was opened (shared, so that
     /// tests can check that per-write commands have a flat cost).
     pub stats: std::sync::Arc<Stats>,
-    /// Test hook: `after-log-append` stops a write between log and views.
-    pub failpoint: Option<String>,
+    /// Where a test stops this command (see [`Failpoint`]).
+    failpoint: Option<Failpoint>,
     /// Folders this command already checked (no symlink on the way) and
     /// created: a consolidation writes a thousand views into a few.
     ready_dirs: std::sync::Mutex<std::collections::HashSet<String>>,
@@ -290,6 +292,26 @@ impl Store {
     /// Sets how long writers wait for the store lock.
     pub fn set_lock_timeout(&mut self, timeout: Duration) {
         self.lock_timeout = timeout;
+    }
+
+    /// Stops this command at `at`, as a crash there would (a test's
+    /// failpoint; only a debug build takes one).
+    #[cfg(debug_assertions)]
+    pub fn set_failpoint(&mut self, at: Option<Failpoint>) {
+        self.failpoint = at;
+    }
+
+    /// Whether a test stops this command at `at`.
+    pub(crate) fn stops_at(&self, at: Failpoint) -> bool {
+        self.failpoint == Some(at)
+    }
+
+    /// Fails with [`StoreError::Stopped`] if a test stops this command at `at`.
+    pub(crate) fn stop_at(&self, at: Failpoint) -> Result<(), StoreError> {
+        match self.stops_at(at) {
+            true => Err(StoreError::Stopped(at)),
+            false => Ok(()),
+        }
     }
 
     pub(crate) fn lock(&self) -> Result<StoreLock, StoreError> {

@@ -339,7 +339,9 @@ fn an_interrupted_record_is_finished_by_the_next_one_without_logging_twice() {
         .env("MEMOIR_FAILPOINT", "after-log-append")
         .output()
         .expect("run");
-    assert_eq!(err.status.code(), Some(4), "{err:?}");
+    // A failpoint is a simulated crash: exit 1, never "a human must decide".
+    assert_eq!(err.status.code(), Some(1), "{err:?}");
+    assert!(String::from_utf8_lossy(&err.stderr).contains("failpoint after-log-append"));
     // memoir's own write, not hand edits: rebuild finishes it.
     let (_, _, err) = env.run(&["check"]);
     assert!(!err.contains("edited by hand"), "{err}");
@@ -843,7 +845,8 @@ fn after_an_interrupted_consolidation_and_a_rebuild_memory_md_is_never_built_fro
         .env("MEMOIR_FAILPOINT", "mid-view-update")
         .output()
         .expect("run");
-    assert_eq!(out.status.code(), Some(4), "{out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("failpoint mid-view-update"));
     // A reader saves the index between the crash and the repair.
     env.ok(&["status"]);
     env.ok(&["rebuild"]);
