@@ -48,7 +48,7 @@ pub struct Tail {
 impl Tail {
     /// Moves the tail forward by one event; `false` if the event does not
     /// only move its memory forward (a fork, an unknown `prev`).
-    fn push(&mut self, view: &View, e: &Event) -> bool {
+    pub(crate) fn push(&mut self, view: &View, e: &Event) -> bool {
         self.track_pending(e);
         if !e.op.is_version() {
             return true;
@@ -231,8 +231,7 @@ impl Snapshot {
             Indexed(usize),
             Tail(usize),
         }
-        /// index::value_order's fields: type rank, confidence, updated, (scope, slug).
-        type Rank<'a> = (u8, f64, i64, (&'a str, &'a str));
+        type Rank<'a> = crate::render::memory_md::Rank<(&'a str, &'a str)>;
         let tail = self.tail_summaries();
         let mut ranked: Vec<(Rank<'_>, Source)> = Vec::new();
         for i in 0..self.view.len() {
@@ -244,24 +243,27 @@ impl Snapshot {
             let Some((scope, slug)) = split_key(path) else {
                 continue;
             };
-            ranked.push((
-                (r.rank, r.confidence, r.updated, (scope, slug)),
-                Source::Indexed(i),
-            ));
+            let rank = Rank {
+                kind: r.rank,
+                confidence: r.confidence,
+                updated: r.updated,
+                key: (scope, slug),
+            };
+            ranked.push((rank, Source::Indexed(i)));
         }
         for (j, (k, s)) in tail.iter().enumerate() {
-            let rank = crate::render::memory_md::type_rank(&s.kind);
-            ranked.push((
-                (rank, s.confidence, s.updated, (&k.scope, &k.slug)),
-                Source::Tail(j),
-            ));
+            let rank = Rank {
+                kind: crate::render::memory_md::type_rank(&s.kind),
+                confidence: s.confidence,
+                updated: s.updated,
+                key: (k.scope.as_str(), k.slug.as_str()),
+            };
+            ranked.push((rank, Source::Tail(j)));
         }
         let total = ranked.len();
         if total > budget {
-            // The same order as index::value_order, on the records alone.
-            ranked.select_nth_unstable_by(budget, |(a, _), (b, _)| {
-                crate::render::memory_md::rank_order(a, b)
-            });
+            // The same order as from summaries, on the records alone.
+            ranked.select_nth_unstable_by(budget, |(a, _), (b, _)| a.value_order(b));
             ranked.truncate(budget);
         }
         let chosen: Vec<(Key, Summary)> = ranked

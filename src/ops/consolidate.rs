@@ -17,6 +17,7 @@ use crate::model::key::Key;
 use crate::model::memory::Memory;
 use crate::model::text;
 use crate::model::time::Date;
+use crate::render::memory_md::Rank;
 use crate::store::{Ctx, Failpoint, Store, StoreError};
 
 /// What happens to one memory.
@@ -181,8 +182,8 @@ struct Unsure;
 /// A memory as expiry and capacity weigh it.
 struct Standing {
     key: Key,
-    /// MEMORY.md's value rank: type rank, confidence, last change.
-    rank: (u8, f64, i64),
+    /// MEMORY.md's value rank (its key aside).
+    rank: Rank<()>,
     /// `expires`, days since the epoch.
     expires: Option<i64>,
     /// `review_by`, days since the epoch.
@@ -192,11 +193,7 @@ struct Standing {
 impl Standing {
     fn of(key: Key, s: &crate::model::memory::Summary) -> Standing {
         Standing {
-            rank: (
-                crate::render::memory_md::type_rank(&s.kind),
-                s.confidence,
-                s.updated,
-            ),
+            rank: Rank::of(&key, s).with_key(()),
             expires: s.expires,
             review_by: s.review_by,
             key,
@@ -266,7 +263,12 @@ impl Basis<'_> {
                         let date = |d: i64| (d != i64::MAX).then_some(d);
                         Some(Standing {
                             key: Key::from_rel_path(view.path(i))?,
-                            rank: (r.rank, r.confidence, r.updated),
+                            rank: Rank {
+                                kind: r.rank,
+                                confidence: r.confidence,
+                                updated: r.updated,
+                                key: (),
+                            },
                             expires: date(r.expires),
                             review_by: date(r.review_by),
                         })
@@ -487,17 +489,17 @@ fn plan_capacity(
             .iter()
             .filter(|s| s.key.scope == *scope && s.action == Action::Add)
             .count();
-        let mut kept: Vec<(u8, f64, i64, &Key)> = standings
+        let mut kept: Vec<Rank<&Key>> = standings
             .iter()
             .filter(|m| m.key.scope == *scope && !leaving(&m.key))
-            .map(|m| (m.rank.0, m.rank.1, m.rank.2, &m.key))
+            .map(|m| m.rank.with_key(&m.key))
             .collect();
         let over = (kept.len() + adding).saturating_sub(*cap);
         if over == 0 {
             continue;
         }
-        kept.sort_by(crate::render::memory_md::rank_order);
-        for (_, _, _, key) in kept.into_iter().rev().take(over) {
+        kept.sort_by(Rank::value_order);
+        for Rank { key, .. } in kept.into_iter().rev().take(over) {
             plan.steps.push(Step {
                 key: key.clone(),
                 action: Action::Evict,

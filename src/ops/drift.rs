@@ -373,29 +373,25 @@ impl Rewritten {
 /// say (borrowed, not copied), keys made only for the most valuable, as
 /// MEMORY.md's cut is made from the index's records.
 pub(crate) fn index_block(scan: &Scan, rewritten: &Rewritten, budget: usize) -> memory_md::Block {
-    type Rank<'a> = (u8, f64, i64, (&'a str, &'a str));
+    type Rank<'a> = memory_md::Rank<(&'a str, &'a str)>;
     let mut unchanged: Vec<(Rank<'_>, &str, &memory::Summary)> = scan
         .files
         .iter()
         .filter(|(rel, _)| !rewritten.changed.contains(rel.as_str()))
         .filter_map(|(rel, seen)| {
             let s = seen.as_ref().ok()?.summary.as_ref()?;
-            let rank = memory_md::type_rank(&s.kind);
-            Some((
-                (
-                    rank,
-                    s.confidence,
-                    s.updated,
-                    crate::index::snapshot::split_key(rel)?,
-                ),
-                rel.as_str(),
-                s,
-            ))
+            let rank = Rank {
+                kind: memory_md::type_rank(&s.kind),
+                confidence: s.confidence,
+                updated: s.updated,
+                key: crate::index::snapshot::split_key(rel)?,
+            };
+            Some((rank, rel.as_str(), s))
         })
         .collect();
     let total = unchanged.len() + rewritten.valid;
     if unchanged.len() > budget {
-        unchanged.select_nth_unstable_by(budget, |a, b| memory_md::rank_order(&a.0, &b.0));
+        unchanged.select_nth_unstable_by(budget, |a, b| a.0.value_order(&b.0));
         unchanged.truncate(budget);
     }
     let keys: Vec<(Key, &memory::Summary)> = unchanged

@@ -48,22 +48,62 @@ pub fn type_rank(kind: &str) -> u8 {
     }
 }
 
-/// The value order used when the budget cuts: most valuable first.
-pub fn value_order(a: &(&Key, &Summary), b: &(&Key, &Summary)) -> Ordering {
-    rank_order(
-        &(type_rank(&a.1.kind), a.1.confidence, a.1.updated, a.0),
-        &(type_rank(&b.1.kind), b.1.confidence, b.1.updated, b.0),
-    )
+/// What MEMORY.md weighs a memory by when its budget cuts: the kind's
+/// rank ([`type_rank`]), confidence, the last change, and the key (a
+/// `Key`, or its scope and slug borrowed from a path).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Rank<K> {
+    /// [`type_rank`] of its type.
+    pub kind: u8,
+    /// Its confidence.
+    pub confidence: f64,
+    /// When it last changed (ms since the epoch).
+    pub updated: i64,
+    /// Which memory: the last tie-break.
+    pub key: K,
 }
 
-/// [`value_order`] on what it compares: type rank, then higher confidence,
-/// then the more recent change, then the key (for readers that rank
-/// memories from the index's records without decoding summaries).
-pub fn rank_order<K: Ord>(a: &(u8, f64, i64, K), b: &(u8, f64, i64, K)) -> Ordering {
-    a.0.cmp(&b.0)
-        .then(b.1.total_cmp(&a.1))
-        .then(b.2.cmp(&a.2))
-        .then(a.3.cmp(&b.3))
+impl<K: Ord> Rank<K> {
+    /// Most valuable first: user and feedback memories, then higher
+    /// confidence, then the more recent change, then the key. Readers that
+    /// rank from the persistent index's records (without decoding
+    /// summaries) and from summaries order alike.
+    pub fn value_order(&self, other: &Rank<K>) -> Ordering {
+        self.kind
+            .cmp(&other.kind)
+            .then(other.confidence.total_cmp(&self.confidence))
+            .then(other.updated.cmp(&self.updated))
+            .then(self.key.cmp(&other.key))
+    }
+}
+
+impl<K> Rank<K> {
+    /// The same rank for another key.
+    pub fn with_key<L>(self, key: L) -> Rank<L> {
+        Rank {
+            kind: self.kind,
+            confidence: self.confidence,
+            updated: self.updated,
+            key,
+        }
+    }
+}
+
+impl<'k> Rank<&'k Key> {
+    /// The rank of a memory from what it says.
+    pub fn of(key: &'k Key, s: &Summary) -> Rank<&'k Key> {
+        Rank {
+            kind: type_rank(&s.kind),
+            confidence: s.confidence,
+            updated: s.updated,
+            key,
+        }
+    }
+}
+
+/// [`Rank::value_order`] of two memories from what they say.
+pub fn value_order(a: &(&Key, &Summary), b: &(&Key, &Summary)) -> Ordering {
+    Rank::of(a.0, a.1).value_order(&Rank::of(b.0, b.1))
 }
 
 fn one_line(s: &str) -> String {
