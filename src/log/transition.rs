@@ -231,20 +231,19 @@ mod tests {
                 // copy of one appended later reads as pending again until
                 // the next full replay (a known limit: copies arise only
                 // from a hand-merged log that repeats an entry).
-                Step::Duplicate => match picked(
-                    &events
-                        .iter()
-                        .filter(|x| x.op != Op::Propose)
-                        .collect::<Vec<_>>(),
-                ) {
-                    Some(id) => {
+                Step::Duplicate => {
+                    if let Some(id) = picked(
+                        &events
+                            .iter()
+                            .filter(|x| x.op != Op::Propose)
+                            .collect::<Vec<_>>(),
+                    ) {
                         if let Some(copy) = events.iter().find(|x| x.id == id).cloned() {
                             events.push(copy);
                         }
                         continue;
                     }
-                    None => {}
-                },
+                }
                 Step::Propose => e.op = Op::Propose,
                 Step::Consume => {
                     let proposals: Vec<&Event> =
