@@ -65,13 +65,13 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
     // A repository without a store (or a broken one) is not the hook's business.
     let Ok(store) = app.store() else { return Ok(0) };
     if args.name == "pre-commit" {
-        let repo =
-            memoir::git::discover(&store.root).map_err(|e| CliError::Failed(e.to_string()))?;
+        let repo = memoir::git::Repo::discover(&store.root)
+            .map_err(|e| CliError::Failed(e.to_string()))?;
         // git names the index a commit is built from (a temporary one for
         // `git commit -a` or `git commit <paths>`); relative to the work tree.
         let index = match std::env::var_os("GIT_INDEX_FILE") {
-            Some(p) => repo.workdir.join(p),
-            None => repo.common_dir.join("index"),
+            Some(p) => repo.workdir().join(p),
+            None => repo.common_dir().join("index"),
         };
         let staged = memoir::integration::hooks::staged(&store, &index)
             .map_err(|e| CliError::Failed(e.to_string()))?;
@@ -109,7 +109,7 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
             // `git commit <paths>` commits from a temporary index and holds
             // the real one as index.lock, which becomes the index afterwards:
             // stage there too, or the next `git status` shows them changed.
-            let real = repo.common_dir.join("index.lock");
+            let real = repo.common_dir().join("index.lock");
             let temporary = index
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().starts_with("next-index"));

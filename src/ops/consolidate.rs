@@ -304,8 +304,7 @@ impl Store {
         let session = if dry_run {
             None
         } else {
-            Some(git::begin(
-                &self.root,
+            Some(git::Repo::discover(&self.root)?.begin(
                 author,
                 allow_detached,
                 &self.state.path.join("git-index-lock-owner"),
@@ -727,7 +726,8 @@ impl Store {
 
     /// The ids of the `consolidate` markers that memoir versions commit.
     fn committed_markers(&self) -> Result<std::collections::HashSet<String>, StoreError> {
-        Ok(git::versions(&self.root)?
+        Ok(git::Repo::discover(&self.root)?
+            .versions()?
             .into_iter()
             .map(|v| v.event)
             .collect())
@@ -963,7 +963,7 @@ impl Store {
             .filter(|(_, rel)| rel.starts_with("memory/log/"))
             .map(|(p, _)| *p)
             .collect();
-        let committed = git::head_blobs(workdir, &logs)?;
+        let committed = git::Repo::discover(workdir)?.head_blobs(&logs)?;
         for (path, rel) in store {
             if !rel.starts_with("memory/log/") {
                 let Some(content) = self.read(rel, None)? else {
@@ -1052,14 +1052,14 @@ impl Store {
         let prefix = self.workdir_prefix(workdir);
         // Temporary files of an interrupted write are not the store's.
         let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
-        let mut paths = git::changed_paths(
-            workdir,
+        let repo = git::Repo::discover(workdir)?;
+        let mut paths = repo.changed_paths(
             &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
             &format!("{prefix}memory/"),
             &keep,
         )?;
         let attributes = format!("{prefix}.gitattributes");
-        if self.attributes_to_commit(workdir, &attributes)? {
+        if self.attributes_to_commit(&repo, &attributes)? {
             paths.push(attributes);
             paths.sort_unstable();
         }
@@ -1071,17 +1071,13 @@ impl Store {
     /// with `core.autocrlf` needs them committed, or it converts the logs'
     /// line endings). Anyone else's uncommitted edit of it is theirs to
     /// commit.
-    fn attributes_to_commit(
-        &self,
-        workdir: &std::path::Path,
-        path: &str,
-    ) -> Result<bool, StoreError> {
+    fn attributes_to_commit(&self, repo: &git::Repo, path: &str) -> Result<bool, StoreError> {
         let cap = 1 << 20;
         let now = match crate::store::safe_file::read(&self.path(".gitattributes"), cap) {
             Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
             _ => return Ok(false),
         };
-        let committed = git::head_blobs(workdir, &[path])?;
+        let committed = repo.head_blobs(&[path])?;
         let old = committed
             .get(path)
             .map(|b| String::from_utf8_lossy(b).into_owned())

@@ -82,10 +82,9 @@ struct Side {
 
 impl Store {
     fn side_at(&self, rev: &str) -> Result<(String, Side), StoreError> {
-        let repo = crate::git::discover(&self.root)?;
-        let prefix = self.workdir_prefix(&repo.workdir);
-        let (commit, files) = crate::git::files_at(
-            &repo.workdir,
+        let repo = crate::git::Repo::discover(&self.root)?;
+        let prefix = self.workdir_prefix(repo.workdir());
+        let (commit, files) = repo.files_at(
             rev,
             &format!("{prefix}MEMORY.md"),
             &format!("{prefix}memory/"),
@@ -134,7 +133,7 @@ impl Store {
     pub fn diff(&self, from: Option<&str>, to: Option<&str>) -> Result<MemoryDiff, StoreError> {
         let base = match from {
             Some(r) => Some(r.to_string()),
-            None => crate::git::default_base(&self.root)?,
+            None => crate::git::Repo::discover(&self.root)?.default_base()?,
         };
         let (from_id, a) = match &base {
             Some(r) => self.side_at(r)?,

@@ -352,10 +352,9 @@ impl Rewritten {
 impl Store {
     /// The append-only and secrets checks of the logs since `base`.
     fn logs_since(&self, base: &str) -> Result<Vec<Problem>, StoreError> {
-        let repo = crate::git::discover(&self.root)?;
-        let prefix = self.workdir_prefix(&repo.workdir);
-        let (commit, at_base) = crate::git::files_at(
-            &repo.workdir,
+        let repo = crate::git::Repo::discover(&self.root)?;
+        let prefix = self.workdir_prefix(repo.workdir());
+        let (commit, at_base) = repo.files_at(
             base,
             &format!("{prefix}{INDEX_PATH}"),
             &format!("{prefix}memory/log/"),
@@ -675,7 +674,8 @@ impl Store {
             }
             Err(e) => return Err(e),
         };
-        if let Ok(Some(reverted)) = crate::git::head_reverts_a_version(&self.root) {
+        let repo = crate::git::Repo::discover(&self.root).ok();
+        if let Some(reverted) = repo.and_then(|r| r.head_reverts_a_version()) {
             push(
                 Severity::Error,
                 "memory/log",

@@ -48,16 +48,14 @@ impl Store {
     ) -> Result<Report, ConsolidateError> {
         let (_lock, session) =
             self.begin_version(opts.dry_run, opts.author.clone(), opts.allow_detached)?;
-        let workdir = git::discover(&self.root)?.workdir;
-        let prefix = self.workdir_prefix(&workdir);
-        let (target, files) = git::files_at(
-            &workdir,
+        let repo = git::Repo::discover(&self.root)?;
+        let prefix = self.workdir_prefix(repo.workdir());
+        let (target, files) = repo.files_at(
             rev,
             &format!("{prefix}{INDEX_PATH}"),
             &format!("{prefix}memory/"),
             &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-        )
-        .map_err(StoreError::from)?;
+        )?;
         let (replay, drifts) = self.drifts()?;
         if !opts.force {
             let hand: Vec<String> = drifts
