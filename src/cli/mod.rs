@@ -158,7 +158,7 @@ impl App {
         let actor = std::env::var("MEMOIR_ACTOR")
             .ok()
             .filter(|a| !a.trim().is_empty())
-            .or_else(|| memoir::git::identity(&store.root))
+            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity())
             .unwrap_or_else(|| "unknown <unknown>".to_string());
         if actor.contains('\n') || actor.chars().count() > 200 {
             return Err(CliError::Usage(

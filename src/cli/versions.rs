@@ -12,8 +12,9 @@ pub struct Args {}
 
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let versions =
-        memoir::git::versions(&store.root).map_err(|e| CliError::Failed(e.to_string()))?;
+    let versions = memoir::git::Repo::discover(&store.root)
+        .and_then(|repo| repo.versions())
+        .map_err(|e| CliError::Failed(e.to_string()))?;
     let when = |s: i64| Timestamp(s * 1000).seconds();
     app.out.json(&json!(versions
         .iter()

@@ -100,7 +100,8 @@ fn without_block(text: &str) -> String {
 
 /// Installs the hooks and merge drivers; returns what was done, one line each.
 pub fn install(dir: &Path) -> Result<Vec<String>, HooksError> {
-    let hooks = git::hooks_dir(dir)?;
+    let repo = git::Repo::discover(dir)?;
+    let hooks = repo.hooks_dir();
     std::fs::create_dir_all(&hooks).map_err(io(&hooks))?;
     let mut done = Vec::new();
     for hook in HOOKS {
@@ -129,7 +130,7 @@ pub fn install(dir: &Path) -> Result<Vec<String>, HooksError> {
         });
     }
     for (driver, name, command) in DRIVERS {
-        git::set_merge_driver(dir, driver, Some((name, command)))?;
+        repo.set_merge_driver(driver, Some((name, command)))?;
         done.push(format!("git config merge.{driver}.driver \"{command}\""));
     }
     Ok(done)
@@ -138,7 +139,8 @@ pub fn install(dir: &Path) -> Result<Vec<String>, HooksError> {
 /// Removes memoir's hook blocks (and hooks that held nothing else) and its
 /// merge driver configuration.
 pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
-    let hooks = git::hooks_dir(dir)?;
+    let repo = git::Repo::discover(dir)?;
+    let hooks = repo.hooks_dir();
     let mut done = Vec::new();
     for hook in HOOKS {
         let path = hooks.join(hook);
@@ -164,7 +166,7 @@ pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
         }
     }
     for (driver, _, _) in DRIVERS {
-        git::set_merge_driver(dir, driver, None)?;
+        repo.set_merge_driver(driver, None)?;
         done.push(format!("git config --remove-section merge.{driver}"));
     }
     Ok(done)
@@ -173,10 +175,9 @@ pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
 /// Store paths (store-relative) that the index at `index_path` stages
 /// differently from HEAD: what a commit would change of the store.
 pub fn staged(store: &crate::store::Store, index_path: &Path) -> Result<Vec<String>, GitError> {
-    let repo = git::discover(&store.root)?;
-    let prefix = store.workdir_prefix(&repo.workdir);
-    let staged = git::staged_paths(
-        &store.root,
+    let repo = git::Repo::discover(&store.root)?;
+    let prefix = store.workdir_prefix(repo.workdir());
+    let staged = repo.staged_paths(
         index_path,
         &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
         &format!("{prefix}memory/"),
@@ -193,10 +194,11 @@ pub fn partly_staged(
     index_path: &Path,
     paths: &[String],
 ) -> Result<Vec<String>, GitError> {
-    let repo = git::discover(&store.root)?;
-    let prefix = store.workdir_prefix(&repo.workdir);
+    let repo = git::Repo::discover(&store.root)?;
+    let prefix = store.workdir_prefix(repo.workdir());
     let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
-    Ok(git::partly_staged(&store.root, index_path, &full)?
+    Ok(repo
+        .partly_staged(index_path, &full)?
         .into_iter()
         .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
         .collect())
@@ -209,10 +211,10 @@ pub fn stage(
     index_path: &Path,
     paths: &[String],
 ) -> Result<(), GitError> {
-    let repo = git::discover(&store.root)?;
-    let prefix = store.workdir_prefix(&repo.workdir);
+    let repo = git::Repo::discover(&store.root)?;
+    let prefix = store.workdir_prefix(repo.workdir());
     let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
-    git::stage(&store.root, index_path, &full)
+    repo.stage(index_path, &full)
 }
 
 #[cfg(unix)]

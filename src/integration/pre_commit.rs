@@ -41,10 +41,10 @@ pub fn pre_commit(
     ctx: &Ctx,
     index_file: Option<&Path>,
 ) -> Result<PreCommit, StoreError> {
-    let repo = git::discover(&store.root)?;
+    let repo = git::Repo::discover(&store.root)?;
     let index = match index_file {
-        Some(p) => repo.workdir.join(p),
-        None => repo.common_dir.join("index"),
+        Some(p) => repo.workdir().join(p),
+        None => repo.common_dir().join("index"),
     };
     let staged_now = staged(store, &index)?;
     if staged_now.is_empty() {
@@ -69,7 +69,7 @@ pub fn pre_commit(
         let mut to_stage: Vec<String> = recorded.iter().map(|r| r.key.rel_path()).collect();
         to_stage.push(INDEX_PATH.to_string());
         to_stage.push(crate::log::files::log_path(&store.writer, ctx.now.date()));
-        for index in indexes_to_stage(&repo.common_dir, &index) {
+        for index in indexes_to_stage(repo.common_dir(), &index) {
             stage(store, &index, &to_stage)?;
         }
     }

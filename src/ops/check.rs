@@ -30,10 +30,9 @@ impl CheckReport {
 
 /// The append-only and secrets checks of the logs since `base`.
 fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
-    let repo = crate::git::discover(&store.root)?;
-    let prefix = store.workdir_prefix(&repo.workdir);
-    let (commit, at_base) = crate::git::files_at(
-        &repo.workdir,
+    let repo = crate::git::Repo::discover(&store.root)?;
+    let prefix = store.workdir_prefix(repo.workdir());
+    let (commit, at_base) = repo.files_at(
         base,
         &format!("{prefix}{INDEX_PATH}"),
         &format!("{prefix}memory/log/"),
@@ -222,7 +221,8 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
         }
         Err(e) => return Err(e),
     };
-    if let Ok(Some(reverted)) = crate::git::head_reverts_a_version(&store.root) {
+    let repo = crate::git::Repo::discover(&store.root).ok();
+    if let Some(reverted) = repo.and_then(|r| r.head_reverts_a_version()) {
         push(
             Severity::Error,
             "memory/log",

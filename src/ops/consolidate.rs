@@ -305,8 +305,7 @@ pub(crate) fn begin_version(
     let session = if dry_run {
         None
     } else {
-        Some(git::begin(
-            &store.root,
+        Some(git::Repo::discover(&store.root)?.begin(
             author,
             allow_detached,
             &store.state.path.join("git-index-lock-owner"),
@@ -733,7 +732,8 @@ fn uncommitted_marker(store: &Store, paths: &[String]) -> Result<bool, StoreErro
 
 /// The ids of the `consolidate` markers that memoir versions commit.
 fn committed_markers(store: &Store) -> Result<std::collections::HashSet<String>, StoreError> {
-    Ok(git::versions(&store.root)?
+    Ok(git::Repo::discover(&store.root)?
+        .versions()?
         .into_iter()
         .map(|v| v.event)
         .collect())
@@ -967,7 +967,7 @@ pub(crate) fn gate_commit(
         .filter(|(_, rel)| rel.starts_with("memory/log/"))
         .map(|(p, _)| *p)
         .collect();
-    let committed = git::head_blobs(workdir, &logs)?;
+    let committed = git::Repo::discover(workdir)?.head_blobs(&logs)?;
     for (path, rel) in in_store {
         if !rel.starts_with("memory/log/") {
             let Some(content) = store.read(rel, None)? else {
@@ -1054,14 +1054,14 @@ pub(crate) fn changed_store_paths(
     let prefix = store.workdir_prefix(workdir);
     // Temporary files of an interrupted write are not the store's.
     let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
-    let mut paths = git::changed_paths(
-        workdir,
+    let repo = git::Repo::discover(workdir)?;
+    let mut paths = repo.changed_paths(
         &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
         &format!("{prefix}memory/"),
         &keep,
     )?;
     let attributes = format!("{prefix}.gitattributes");
-    if attributes_to_commit(store, workdir, &attributes)? {
+    if attributes_to_commit(store, &repo, &attributes)? {
         paths.push(attributes);
         paths.sort_unstable();
     }
@@ -1073,17 +1073,13 @@ pub(crate) fn changed_store_paths(
 /// with `core.autocrlf` needs them committed, or it converts the logs'
 /// line endings). Anyone else's uncommitted edit of it is theirs to
 /// commit.
-fn attributes_to_commit(
-    store: &Store,
-    workdir: &std::path::Path,
-    path: &str,
-) -> Result<bool, StoreError> {
+fn attributes_to_commit(store: &Store, repo: &git::Repo, path: &str) -> Result<bool, StoreError> {
     let cap = 1 << 20;
     let now = match crate::store::safe_file::read(&store.path(".gitattributes"), cap) {
         Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
         _ => return Ok(false),
     };
-    let committed = git::head_blobs(workdir, &[path])?;
+    let committed = repo.head_blobs(&[path])?;
     let old = committed
         .get(path)
         .map(|b| String::from_utf8_lossy(b).into_owned())

@@ -81,10 +81,9 @@ struct Side {
 }
 
 fn side_at(store: &Store, rev: &str) -> Result<(String, Side), StoreError> {
-    let repo = crate::git::discover(&store.root)?;
-    let prefix = store.workdir_prefix(&repo.workdir);
-    let (commit, files) = crate::git::files_at(
-        &repo.workdir,
+    let repo = crate::git::Repo::discover(&store.root)?;
+    let prefix = store.workdir_prefix(repo.workdir());
+    let (commit, files) = repo.files_at(
         rev,
         &format!("{prefix}MEMORY.md"),
         &format!("{prefix}memory/"),
@@ -133,7 +132,7 @@ fn side_now(store: &Store) -> Result<Side, StoreError> {
 pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<MemoryDiff, StoreError> {
     let base = match from {
         Some(r) => Some(r.to_string()),
-        None => crate::git::default_base(&store.root)?,
+        None => crate::git::Repo::discover(&store.root)?.default_base()?,
     };
     let (from_id, a) = match &base {
         Some(r) => side_at(store, r)?,

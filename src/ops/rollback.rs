@@ -51,16 +51,14 @@ pub fn rollback(
         opts.author.clone(),
         opts.allow_detached,
     )?;
-    let workdir = git::discover(&store.root)?.workdir;
-    let prefix = store.workdir_prefix(&workdir);
-    let (target, files) = git::files_at(
-        &workdir,
+    let repo = git::Repo::discover(&store.root)?;
+    let prefix = store.workdir_prefix(repo.workdir());
+    let (target, files) = repo.files_at(
         rev,
         &format!("{prefix}{INDEX_PATH}"),
         &format!("{prefix}memory/"),
         &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-    )
-    .map_err(StoreError::from)?;
+    )?;
     let (replay, drifts) = crate::ops::drift::drifts(store)?;
     if !opts.force {
         let hand: Vec<String> = drifts

@@ -130,7 +130,7 @@ pub fn discover(start: &Path) -> Result<PathBuf, StoreError> {
 pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
     fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
     let root = fs::canonicalize(dir).map_err(StoreError::io(dir))?;
-    let created_repo = match git::discover(&root) {
+    let created_repo = match git::Repo::discover(&root) {
         Ok(_) => false,
         Err(GitError::NotARepo(_)) => {
             git::init(&root)?;
@@ -265,7 +265,7 @@ impl Store {
             return Err(StoreError::NotFound(root));
         }
         refuse_symlink(&root.join("memory"), "memory")?;
-        let repo = git::discover(&root)?;
+        let repo = git::Repo::discover(&root)?.info()?;
         let config_path = root.join(CONFIG_PATH);
         let config = match crate::store::safe_file::read(&config_path, MAX_CONFIG_BYTES) {
             Ok(Some(bytes)) => {

@@ -37,19 +37,19 @@ fn keep(name: &str) -> bool {
 }
 
 fn changed(env: &Env) -> Vec<String> {
-    memoir::git::changed_paths(&env.root(), "MEMORY.md", "memory/", &keep).expect("status")
+    memoir::git::Repo::discover(&env.root())
+        .and_then(|repo| repo.changed_paths("MEMORY.md", "memory/", &keep))
+        .expect("status")
 }
 
 #[test]
 fn the_index_tree_of_a_folder_is_the_tree_git_writes() {
     let env = repo();
-    let id = memoir::git::index_tree(&env.root(), "memory/").expect("index");
+    let repo = memoir::git::Repo::discover(&env.root()).expect("repo");
+    let id = repo.index_tree("memory/").expect("index");
     let expected = env.git(&["rev-parse", "HEAD:memory"]);
     assert_eq!(id.as_deref(), Some(expected.trim()));
-    assert_eq!(
-        memoir::git::index_tree(&env.root(), "nothing/").expect("index"),
-        None
-    );
+    assert_eq!(repo.index_tree("nothing/").expect("index"), None);
 }
 
 #[test]

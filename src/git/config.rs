@@ -1,0 +1,67 @@
+//! What memoir reads and writes of git's configuration: the identity git
+//! would commit as, where hooks live, and memoir's merge drivers.
+
+use super::error::{failed, GitError};
+use super::Repo;
+use std::path::{Path, PathBuf};
+
+impl Repo {
+    /// The identity git would commit as (`user.name` and `user.email`, or
+    /// the `GIT_AUTHOR_*` variables git honours), as `Name <email>`.
+    pub fn identity(&self) -> Option<String> {
+        let (name, email) = self.author()?;
+        Some(format!("{name} <{email}>"))
+    }
+
+    /// The author's name and email as git has them configured; `None` if
+    /// either is missing or unreadable.
+    pub(super) fn author(&self) -> Option<(String, String)> {
+        let sig = self.repo.author()?.ok()?;
+        Some((sig.name.to_string(), sig.email.to_string()))
+    }
+
+    /// Where the repository's hooks live: `core.hooksPath` (relative to the
+    /// work tree, as git resolves it), else `<common dir>/hooks`.
+    pub(crate) fn hooks_dir(&self) -> PathBuf {
+        let configured = self
+            .repo
+            .config_snapshot()
+            .string("core.hooksPath")
+            .map(|v| v.to_string());
+        match configured {
+            Some(p) if Path::new(&p).is_absolute() => PathBuf::from(p),
+            Some(p) => self.workdir.join(p),
+            None => self.repo.common_dir().join("hooks"),
+        }
+    }
+
+    /// Sets `merge.<driver>.name` and `.driver` in the repository's own
+    /// config (`.git/config`), or with `None` removes the `[merge
+    /// "<driver>"]` section, keeping everything else in the file as it was.
+    pub(crate) fn set_merge_driver(
+        &self,
+        driver: &str,
+        name_and_command: Option<(&str, &str)>,
+    ) -> Result<(), GitError> {
+        let path = self.repo.common_dir().join("config");
+        let mut file =
+            gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
+                .map_err(failed("reading the repository's config"))?;
+        match name_and_command {
+            Some((name, command)) => {
+                for (key, value) in [("name", name), ("driver", command)] {
+                    file.set_raw_value_by("merge", Some(driver.into()), key, value)
+                        .map_err(|e| GitError::gix(format!("setting merge.{driver}.{key}"), e))?;
+                }
+            }
+            None => while file.remove_section("merge", Some(driver.into())).is_some() {},
+        }
+        let mut out = Vec::new();
+        file.write_to(&mut out).map_err(GitError::io(&path))?;
+        // Through a temporary file and a rename: a crash mid-write must not
+        // leave git a truncated config.
+        let tmp = path.with_extension("memoir-tmp");
+        std::fs::write(&tmp, out).map_err(GitError::io(&tmp))?;
+        std::fs::rename(&tmp, &path).map_err(GitError::io(&path))
+    }
+}
