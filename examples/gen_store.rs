@@ -448,7 +448,7 @@ fn generate(dir: &Path, spec: &Spec) -> Result<Mix, Box<dyn std::error::Error>> 
         }
     }
     let store = memoir::store::Store::open(dir)?;
-    memoir::ops::query::reindex(&store)?;
+    memoir::ops::reindex::reindex(&store)?;
     Ok(mix)
 }
 

@@ -11,7 +11,7 @@ pub struct Args {}
 
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let changed = memoir::ops::query::reindex(&store)?;
+    let changed = memoir::ops::reindex::reindex(&store)?;
     app.out.json(&json!({ "changed": changed }))?;
     if changed {
         app.out.line("MEMORY.md regenerated")?;

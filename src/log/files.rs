@@ -151,11 +151,7 @@ pub(crate) fn append(store: &Store, events: &[Event]) -> Result<Vec<LogFile>, St
         }
         let mut f = options.open(&path).map_err(|e| {
             if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                StoreError::Invalid {
-                    path: rel.clone(),
-                    line: None,
-                    message: "is a symbolic link; memoir never follows links in a store".into(),
-                }
+                StoreError::link(&rel)
             } else {
                 StoreError::Io {
                     path: path.clone(),

@@ -10,6 +10,7 @@ pub mod rebuild;
 pub mod recall;
 pub mod record;
 pub mod redact;
+pub mod reindex;
 pub mod resolve;
 pub mod rollback;
 pub mod write;

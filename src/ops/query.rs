@@ -1,4 +1,4 @@
-//! Read commands over the persistent index: `show`, `list`, `status`, `reindex`.
+//! Read commands over the persistent index: `show`, `list`, `status`.
 //!
 //! They refresh the index (a stat per file, a read of what changed) instead
 //! of replaying the logs, so they stay fast on a large store.
@@ -191,13 +191,4 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
     let (current, wanted) = store.index_with(&block.text)?;
     st.index_stale = current.as_deref() != Some(wanted.as_str());
     Ok(st)
-}
-
-/// Regenerates MEMORY.md from the memory files; `true` if it changed.
-pub fn reindex(store: &Store) -> Result<bool, StoreError> {
-    let _lock = store.lock()?;
-    let cache = crate::index::refresh::refreshed_cache(store)?;
-    let changed = crate::index::refresh::write_memory_md(store, &cache)?;
-    crate::index::refresh::save_cache(store, &cache);
-    Ok(changed)
 }

@@ -86,6 +86,15 @@ impl StoreError {
         move |source| StoreError::Io { path, source }
     }
 
+    /// A store path that is a symbolic link, which memoir never follows.
+    pub(crate) fn link(rel: &str) -> StoreError {
+        StoreError::Invalid {
+            path: rel.to_string(),
+            line: None,
+            message: crate::store::safe_file::ReadError::Link.to_string(),
+        }
+    }
+
     pub(crate) fn invalid(path: &str, e: &MemoryError) -> StoreError {
         match e.rule {
             Some(rule) => StoreError::Refused {

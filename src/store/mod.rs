@@ -1,4 +1,6 @@
-//! The store: discovery, layout, safe file access, and the persistent index.
+//! The store: finding, opening and initializing one; its paths, configuration,
+//! writer id, local state and lock; and single-file access that never
+//! follows a link (capped reads, atomic view writes).
 //!
 //! A store is a directory in a git work tree holding `MEMORY.md` and
 //! `memory/`. Every write holds the store lock; the log is appended (one
@@ -233,13 +235,10 @@ fn hard_links(meta: &fs::Metadata) -> u64 {
     }
 }
 
+/// Refuses a store path that is a symbolic link.
 pub(crate) fn refuse_symlink(path: &Path, rel: &str) -> Result<(), StoreError> {
     match fs::symlink_metadata(path) {
-        Ok(m) if m.file_type().is_symlink() => Err(StoreError::Invalid {
-            path: rel.to_string(),
-            line: None,
-            message: "is a symbolic link; memoir never follows links in a store".into(),
-        }),
+        Ok(m) if m.file_type().is_symlink() => Err(StoreError::link(rel)),
         _ => Ok(()),
     }
 }
