@@ -134,82 +134,98 @@ pub(crate) fn append(store: &Store, events: &[Event]) -> Result<Vec<LogFile>, St
     let mut out = Vec::new();
     let clean = store.state.appended_logs();
     for (rel, text) in by_file {
-        store.check_dirs(&rel)?;
-        let path = store.path(&rel);
-        let dir = path.parent().unwrap_or(&store.root).to_path_buf();
-        let new_dir = !dir.exists();
-        fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
-        refuse_symlink(&path, &rel)?;
-        let mut options = OpenOptions::new();
-        options.read(true).append(true).create(true);
-        #[cfg(unix)]
-        {
-            // Never through a link, never blocked on a FIFO.
-            use std::os::unix::fs::OpenOptionsExt;
-            let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
-            options.custom_flags(flags.bits() as i32);
-        }
-        let mut f = options.open(&path).map_err(|e| {
-            if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
-                StoreError::link(&rel)
-            } else {
-                StoreError::Io {
-                    path: path.clone(),
-                    source: e,
-                }
-            }
-        })?;
-        let meta = f.metadata().map_err(StoreError::io(&path))?;
-        refuse_special(&meta, &rel)?;
-        let len = meta.len();
-        let full = || {
-            StoreError::Refused {
-            rule: "size".into(),
-            path: rel.clone(),
-            line: None,
-            message: format!(
-                "this writer's log for the day would pass {MAX_LOG_BYTES} bytes, more than memoir reads; nothing written"
-            ),
-        }
-        };
-        if len + text.len() as u64 > MAX_LOG_BYTES {
-            return Err(full());
-        }
-        let mut payload = String::new();
-        // A log as memoir left it after its last append ends cleanly; any
-        // other (a crash in the middle of an append, a teammate's tool, a
-        // checkout) is read as a reader reads it.
-        if len > 0 && clean.get(&rel) != Some(&Stamp::of(&meta)) {
-            // Read as every reader reads it: a torn or malformed end (or
-            // a final entry whose length runs past the file) is closed.
-            let mut bytes = Vec::new();
-            f.read_to_end(&mut bytes).map_err(StoreError::io(&path))?;
-            if !event::log_ends_cleanly(&String::from_utf8_lossy(&bytes)) {
-                payload.push_str(&format!("\n{TORN_MARKER}\n\n"));
-            }
-        }
-        payload.push_str(&text);
-        if len + payload.len() as u64 > MAX_LOG_BYTES {
-            return Err(full());
-        }
-        f.write_all(payload.as_bytes())
-            .and_then(|_| f.sync_data())
-            .map_err(StoreError::io(&path))?;
-        if len == 0 {
-            // A new file's directory entry must be durable too.
-            let _ = fs::File::open(&dir).and_then(|d| d.sync_all());
-            if new_dir {
-                if let Some(parent) = dir.parent() {
-                    let _ = fs::File::open(parent).and_then(|d| d.sync_all());
-                }
-            }
-        }
-        let stamp = Stamp::of(&f.metadata().map_err(StoreError::io(&path))?);
+        let stamp = append_to(store, &rel, &text, clean.get(&rel))?;
         out.push(LogFile { rel, stamp });
     }
     let stamps: Vec<(String, Stamp)> = out.iter().map(|f| (f.rel.clone(), f.stamp)).collect();
     let _ = store.state.set_appended_logs(&stamps);
     Ok(out)
+}
+
+/// Appends `text` to the log `rel` with one write and an fsync (its
+/// folder's too when the file is new), closing a torn end first unless
+/// the log is still as memoir's last append left it (`clean`: its stamp
+/// then). Returns the log's new stamp.
+fn append_to(
+    store: &Store,
+    rel: &str,
+    text: &str,
+    clean: Option<&Stamp>,
+) -> Result<Stamp, StoreError> {
+    store.check_dirs(rel)?;
+    let path = store.path(rel);
+    let dir = path.parent().unwrap_or(&store.root).to_path_buf();
+    let new_dir = !dir.exists();
+    fs::create_dir_all(&dir).map_err(StoreError::io(&dir))?;
+    let mut f = open_log(store, rel)?;
+    let meta = f.metadata().map_err(StoreError::io(&path))?;
+    refuse_special(&meta, rel)?;
+    let len = meta.len();
+    let full = || {
+        StoreError::Refused {
+        rule: "size".into(),
+        path: rel.to_string(),
+        line: None,
+        message: format!(
+            "this writer's log for the day would pass {MAX_LOG_BYTES} bytes, more than memoir reads; nothing written"
+        ),
+    }
+    };
+    if len + text.len() as u64 > MAX_LOG_BYTES {
+        return Err(full());
+    }
+    let mut payload = String::new();
+    // A log as memoir left it after its last append ends cleanly; any
+    // other (a crash in the middle of an append, a teammate's tool, a
+    // checkout) is read as a reader reads it.
+    if len > 0 && clean != Some(&Stamp::of(&meta)) {
+        // Read as every reader reads it: a torn or malformed end (or
+        // a final entry whose length runs past the file) is closed.
+        let mut bytes = Vec::new();
+        f.read_to_end(&mut bytes).map_err(StoreError::io(&path))?;
+        if !event::log_ends_cleanly(&String::from_utf8_lossy(&bytes)) {
+            payload.push_str(&format!("\n{TORN_MARKER}\n\n"));
+        }
+    }
+    payload.push_str(text);
+    if len + payload.len() as u64 > MAX_LOG_BYTES {
+        return Err(full());
+    }
+    f.write_all(payload.as_bytes())
+        .and_then(|_| f.sync_data())
+        .map_err(StoreError::io(&path))?;
+    if len == 0 {
+        // A new file's directory entry must be durable too.
+        let _ = fs::File::open(&dir).and_then(|d| d.sync_all());
+        if new_dir {
+            if let Some(parent) = dir.parent() {
+                let _ = fs::File::open(parent).and_then(|d| d.sync_all());
+            }
+        }
+    }
+    Ok(Stamp::of(&f.metadata().map_err(StoreError::io(&path))?))
+}
+
+/// Opens (creating) a log to append to, never through a link and never
+/// blocked on a FIFO.
+fn open_log(store: &Store, rel: &str) -> Result<fs::File, StoreError> {
+    let path = store.path(rel);
+    refuse_symlink(&path, rel)?;
+    let mut options = OpenOptions::new();
+    options.read(true).append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        options.custom_flags(flags.bits() as i32);
+    }
+    options.open(&path).map_err(|e| {
+        if fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+            StoreError::link(rel)
+        } else {
+            StoreError::Io { path, source: e }
+        }
+    })
 }
 
 /// Every log file, sorted by path (only regular files: see

@@ -202,6 +202,25 @@ pub fn similarity(a: &str, b: &str) -> f64 {
     common / a.union(&b).count() as f64
 }
 
+/// A unified diff of a file's two versions, as git shows one: a side that
+/// does not exist (`None`) is empty and labelled `/dev/null`.
+pub fn file_diff(old: Option<&str>, new: Option<&str>, old_label: &str, new_label: &str) -> String {
+    unified_diff(
+        old.unwrap_or(""),
+        new.unwrap_or(""),
+        if old.is_some() {
+            old_label
+        } else {
+            "/dev/null"
+        },
+        if new.is_some() {
+            new_label
+        } else {
+            "/dev/null"
+        },
+    )
+}
+
 /// A unified diff of two texts with labelled sides (empty when equal).
 pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> String {
     let diff = TextDiff::configure()

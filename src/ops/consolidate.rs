@@ -65,22 +65,11 @@ impl Step {
     /// The change as a unified diff of the memory file.
     pub fn diff(&self) -> String {
         let path = self.key.rel_path();
-        let (a, b) = (format!("a/{path}"), format!("b/{path}"));
-        let old = if self.before.is_some() {
-            a.as_str()
-        } else {
-            "/dev/null"
-        };
-        let new = if self.after.is_some() {
-            b.as_str()
-        } else {
-            "/dev/null"
-        };
-        text::unified_diff(
-            self.before.as_deref().unwrap_or(""),
-            self.after.as_deref().unwrap_or(""),
-            old,
-            new,
+        text::file_diff(
+            self.before.as_deref(),
+            self.after.as_deref(),
+            &format!("a/{path}"),
+            &format!("b/{path}"),
         )
     }
 }
@@ -340,115 +329,20 @@ fn plan(
     today: Date,
     snap: &Snapshot,
 ) -> Result<Plan, Unsure> {
-    let mut plan = Plan::default();
-    let mut planned: std::collections::HashSet<Key> = Default::default();
-    let mut descriptions: std::collections::HashMap<String, crate::search::nearest::Descriptions> =
-        Default::default();
+    let mut planner = Planner {
+        store,
+        basis,
+        snap,
+        plan: Plan::default(),
+        planned: Default::default(),
+        descriptions: Default::default(),
+    };
     for e in pending {
-        let Some(key) = e.key.clone() else { continue };
-        let Ok(proposed) = Memory::parse(&e.body) else {
-            continue;
-        };
-        let current = basis.current(&key)?;
-        let conflict_open = basis.state(&key).1;
-        let step = |action, after: Option<String>| Step {
-            key: key.clone(),
-            action,
-            proposal: Some(e.id.clone()),
-            before: current.clone(),
-            after,
-        };
-        // Merges into a memory accumulate in one step (one new version).
-        let merging = plan
-            .steps
-            .iter()
-            .rposition(|s| s.key == key && s.action == Action::Merge);
-        let blocked = planned.contains(&key)
-            && merging.is_none()
-            && !plan
-                .steps
-                .iter()
-                .any(|s| s.key == key && s.action == Action::Duplicate);
-        if blocked || conflict_open {
-            plan.steps.push(step(
-                Action::Conflict {
-                    reason: "another change to this memory is pending".into(),
-                },
-                Some(e.body.clone()),
-            ));
-            continue;
-        }
-        let Some(cur) = current.as_deref() else {
-            // A new memory, unless it nearly duplicates another one.
-            // Near-duplicates come from the persistent index's posting lists,
-            // never by comparing all pairs.
-            let near = descriptions
-                .entry(key.scope.clone())
-                .or_insert_with(|| snap.descriptions(&key.scope))
-                .nearest(
-                    |w| snap.view.lookup(w),
-                    Some(&key),
-                    &proposed.description,
-                    store.config.near_duplicate,
-                );
-            match near {
-                Some((other, _)) => plan.steps.push(step(
-                    Action::Conflict {
-                        reason: format!("nearly duplicates {other}"),
-                    },
-                    Some(e.body.clone()),
-                )),
-                None => plan.steps.push(step(Action::Add, Some(e.body.clone()))),
-            }
-            planned.insert(key);
-            continue;
-        };
-        let Ok(mut existing) = Memory::parse(cur) else {
-            continue;
-        };
-        if let Some(i) = merging {
-            // Compare with (and merge into) what this plan already merged.
-            if let Some(m) = plan.steps[i]
-                .after
-                .as_deref()
-                .and_then(|a| Memory::parse(a).ok())
-            {
-                existing = m;
-            }
-        }
-        if normalized(&existing) != normalized(&proposed) {
-            plan.steps.push(step(
-                Action::Conflict {
-                    reason: "differs from the current version".into(),
-                },
-                Some(e.body.clone()),
-            ));
-            planned.insert(key);
-            continue;
-        }
-        // The same memory: join sources and tags.
-        let mut merged = existing.clone();
-        for t in &proposed.tags {
-            if !merged.tags.contains(t) {
-                merged.tags.push(t.clone());
-            }
-        }
-        if let (Some(a), Some(b)) = (&existing.source, &proposed.source) {
-            if !a.contains(b.as_str()) {
-                merged.source = Some(format!("{a}; {b}"));
-            }
-        }
-        if merged == existing {
-            plan.steps.push(step(Action::Duplicate, current.clone()));
-        } else if let Some(i) = merging {
-            // Folded into the earlier merge of the same memory.
-            plan.steps[i].after = Some(merged.render());
-            plan.steps.push(step(Action::Duplicate, current.clone()));
-        } else {
-            plan.steps.push(step(Action::Merge, Some(merged.render())));
-        }
-        planned.insert(key);
+        planner.proposal(e)?;
     }
+    let Planner {
+        mut plan, planned, ..
+    } = planner;
     let standings = basis.standings();
     for m in &standings {
         if m.expires.is_some_and(|d| d < today.0) && !planned.contains(&m.key) {
@@ -466,6 +360,171 @@ fn plan(
     }
     plan_capacity(store, basis, standings, &mut plan)?;
     Ok(plan)
+}
+
+/// A plan being made, a proposal at a time.
+struct Planner<'a> {
+    store: &'a Store,
+    basis: &'a Basis<'a>,
+    snap: &'a Snapshot,
+    plan: Plan,
+    /// Memories a step of this plan already changes.
+    planned: std::collections::HashSet<Key>,
+    /// Each scope's description terms, built on first use.
+    descriptions: std::collections::HashMap<String, crate::search::nearest::Descriptions<'a>>,
+}
+
+/// What a proposal is weighed against: its memory as it is now.
+struct Proposed<'e> {
+    event: &'e Event,
+    key: Key,
+    memory: Memory,
+    /// The memory's content now (`None`: no such memory).
+    current: Option<String>,
+}
+
+impl Proposed<'_> {
+    fn step(&self, action: Action, after: Option<String>) -> Step {
+        Step {
+            key: self.key.clone(),
+            action,
+            proposal: Some(self.event.id.clone()),
+            before: self.current.clone(),
+            after,
+        }
+    }
+
+    /// A conflict for a human, keeping the proposal's content.
+    fn conflict(&self, reason: String) -> Step {
+        self.step(Action::Conflict { reason }, Some(self.event.body.clone()))
+    }
+}
+
+impl<'a> Planner<'a> {
+    /// Plans one proposal: a conflict when another change to its memory is
+    /// pending, else as a new memory or against the current one.
+    fn proposal(&mut self, e: &Event) -> Result<(), Unsure> {
+        let Some(key) = e.key.clone() else {
+            return Ok(());
+        };
+        let Ok(memory) = Memory::parse(&e.body) else {
+            return Ok(());
+        };
+        let p = Proposed {
+            event: e,
+            current: self.basis.current(&key)?,
+            key,
+            memory,
+        };
+        let conflict_open = self.basis.state(&p.key).1;
+        // Merges into a memory accumulate in one step (one new version).
+        let merging = self.merging(&p.key);
+        let blocked = self.planned.contains(&p.key)
+            && merging.is_none()
+            && !self
+                .plan
+                .steps
+                .iter()
+                .any(|s| s.key == p.key && s.action == Action::Duplicate);
+        if blocked || conflict_open {
+            let step = p.conflict("another change to this memory is pending".into());
+            self.plan.steps.push(step);
+            return Ok(());
+        }
+        match p.current.as_deref() {
+            None => self.new_memory(&p),
+            Some(cur) => {
+                let Ok(existing) = Memory::parse(cur) else {
+                    return Ok(());
+                };
+                self.same_key(&p, existing, merging);
+            }
+        }
+        self.planned.insert(p.key);
+        Ok(())
+    }
+
+    /// The step of this plan that merges into `key`, if any.
+    fn merging(&self, key: &Key) -> Option<usize> {
+        self.plan
+            .steps
+            .iter()
+            .rposition(|s| s.key == *key && s.action == Action::Merge)
+    }
+
+    /// A new memory, unless it nearly duplicates another one.
+    /// Near-duplicates come from the persistent index's posting lists,
+    /// never by comparing all pairs.
+    fn new_memory(&mut self, p: &Proposed<'_>) {
+        let snap = self.snap;
+        let near = self
+            .descriptions
+            .entry(p.key.scope.clone())
+            .or_insert_with(|| snap.descriptions(&p.key.scope))
+            .nearest(
+                |w| snap.view.lookup(w),
+                Some(&p.key),
+                &p.memory.description,
+                self.store.config.near_duplicate,
+            );
+        let step = match near {
+            Some((other, _)) => p.conflict(format!("nearly duplicates {other}")),
+            None => p.step(Action::Add, Some(p.event.body.clone())),
+        };
+        self.plan.steps.push(step);
+    }
+
+    /// A proposal for an existing memory: a conflict if it says something
+    /// else, else its sources and tags are joined to the memory's.
+    fn same_key(&mut self, p: &Proposed<'_>, mut existing: Memory, merging: Option<usize>) {
+        if let Some(i) = merging {
+            // Compare with (and merge into) what this plan already merged.
+            if let Some(m) = self.plan.steps[i]
+                .after
+                .as_deref()
+                .and_then(|a| Memory::parse(a).ok())
+            {
+                existing = m;
+            }
+        }
+        if normalized(&existing) != normalized(&p.memory) {
+            let step = p.conflict("differs from the current version".into());
+            self.plan.steps.push(step);
+            return;
+        }
+        let merged = joined(&existing, &p.memory);
+        if merged == existing {
+            self.plan
+                .steps
+                .push(p.step(Action::Duplicate, p.current.clone()));
+        } else if let Some(i) = merging {
+            // Folded into the earlier merge of the same memory.
+            self.plan.steps[i].after = Some(merged.render());
+            self.plan
+                .steps
+                .push(p.step(Action::Duplicate, p.current.clone()));
+        } else {
+            self.plan
+                .steps
+                .push(p.step(Action::Merge, Some(merged.render())));
+        }
+    }
+}
+
+/// The same memory as `existing` with `proposed`'s sources and tags joined.
+fn joined(existing: &Memory, proposed: &Memory) -> Memory {
+    let mut merged = existing.clone();
+    for t in &proposed.tags {
+        if !merged.tags.contains(t) {
+            merged.tags.push(t.clone());
+        }
+    }
+    if let (Some(a), Some(b)) = (&existing.source, &proposed.source) {
+        if !a.contains(b.as_str()) {
+            merged.source = Some(format!("{a}; {b}"));
+        }
+    }
+    merged
 }
 
 /// Evicts the least valuable memories of each scope over its capacity
@@ -769,40 +828,13 @@ fn finish_consolidation(
     if opts.dry_run {
         return Ok(plan);
     }
-    let Some((session, mut sig)) = session else {
+    let Some((session, sig)) = session else {
         return Ok(plan);
     };
     let mut events = proposals;
     let mut consumed = opts.notes.clone();
     events.extend(plan_events(store, ctx, &basis, &plan, &mut consumed)?);
-    // Conflicts decided by a human during this consolidation.
-    for (key, decision) in &opts.decisions {
-        if !plan
-            .steps
-            .iter()
-            .any(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
-        {
-            continue;
-        }
-        let (resolved, _) =
-            crate::ops::resolve::resolve_events(store, ctx, &replay, key, decision)?;
-        let choice = match decision {
-            crate::ops::resolve::Decision::Keep => "keep",
-            crate::ops::resolve::Decision::Take(_) => "take",
-            crate::ops::resolve::Decision::Both => "both",
-            crate::ops::resolve::Decision::Content(_) => "edit",
-        };
-        for s in plan
-            .steps
-            .iter_mut()
-            .filter(|s| s.key == *key && matches!(s.action, Action::Conflict { .. }))
-        {
-            s.action = Action::Decided {
-                choice: choice.into(),
-            };
-        }
-        events.extend(resolved);
-    }
+    events.extend(decide_conflicts(store, ctx, &replay, &mut plan, opts)?);
     if events.is_empty() && consumed.is_empty() {
         // Nothing new to apply; but a consolidation interrupted after its
         // log append (views half written, or not committed) is finished:
@@ -817,25 +849,73 @@ fn finish_consolidation(
             let paths = changed.wait()?;
             return commit_direct_writes(store, ctx, plan, session, sig, opts, snap, paths);
         };
-        // The repair writes the store: what differs from HEAD is found
-        // again after it.
-        crate::ops::rebuild::rebuild_locked(store, false, false)?;
-        let message = format!(
-            "memoir: consolidate (finished after an interruption)\n\n{}\nMemoir-Consolidation: {}\n",
-            last.reason.as_deref().map(|r| format!("{r}\n")).unwrap_or_default(),
-            last.id
-        );
-        let paths = changed_store_paths(store, session.workdir())?;
-        gate_commit(store, session.workdir(), &paths, None)?;
-        sig.seconds = ctx.now.0.div_euclid(1000);
-        plan.event = Some(last.id.clone());
-        plan.commit = session.commit(&paths, &message, &sig)?;
-        return Ok(plan);
+        return finish_interrupted(store, ctx, plan, last, session, sig);
     }
     drop(replay);
     commit_consolidation(
         store, ctx, plan, events, consumed, session, sig, opts, snap, changed,
     )
+}
+
+/// The events of the conflicts a human decided during this consolidation
+/// (`--keep`/`--take`/…), marking their steps decided.
+fn decide_conflicts(
+    store: &Store,
+    ctx: &Ctx,
+    replay: &Replay,
+    plan: &mut Plan,
+    opts: &Options,
+) -> Result<Vec<Event>, StoreError> {
+    let mut events = Vec::new();
+    let in_conflict =
+        |s: &Step, key: &Key| s.key == *key && matches!(s.action, Action::Conflict { .. });
+    for (key, decision) in &opts.decisions {
+        if !plan.steps.iter().any(|s| in_conflict(s, key)) {
+            continue;
+        }
+        let (resolved, _) = crate::ops::resolve::resolve_events(store, ctx, replay, key, decision)?;
+        let choice = match decision {
+            crate::ops::resolve::Decision::Keep => "keep",
+            crate::ops::resolve::Decision::Take(_) => "take",
+            crate::ops::resolve::Decision::Both => "both",
+            crate::ops::resolve::Decision::Content(_) => "edit",
+        };
+        for s in plan.steps.iter_mut().filter(|s| in_conflict(s, key)) {
+            s.action = Action::Decided {
+                choice: choice.into(),
+            };
+        }
+        events.extend(resolved);
+    }
+    Ok(events)
+}
+
+/// Finishes a consolidation interrupted after its log append (its
+/// `consolidate` event `last` is in no commit): the views it left half
+/// written are repaired, and the store is committed.
+fn finish_interrupted(
+    store: &Store,
+    ctx: &Ctx,
+    mut plan: Plan,
+    last: &Event,
+    session: git::Session,
+    mut sig: git::Signature,
+) -> Result<Plan, ConsolidateError> {
+    // The repair writes the store: what differs from HEAD is found
+    // again after it.
+    crate::ops::rebuild::rebuild_locked(store, false, false)?;
+    let message =
+        format!(
+        "memoir: consolidate (finished after an interruption)\n\n{}\nMemoir-Consolidation: {}\n",
+        last.reason.as_deref().map(|r| format!("{r}\n")).unwrap_or_default(),
+        last.id
+    );
+    let paths = changed_store_paths(store, session.workdir())?;
+    gate_commit(store, session.workdir(), &paths, None)?;
+    sig.seconds = ctx.now.0.div_euclid(1000);
+    plan.event = Some(last.id.clone());
+    plan.commit = session.commit(&paths, &message, &sig)?;
+    Ok(plan)
 }
 
 /// With nothing to apply: what `remember`, `forget`, `note` and
@@ -969,80 +1049,98 @@ pub(crate) fn gate_commit(
         .collect();
     let committed = git::Repo::discover(workdir)?.head_blobs(&logs)?;
     for (path, rel) in in_store {
-        if !rel.starts_with("memory/log/") {
-            let Some(content) = store.read(rel, None)? else {
-                continue;
-            };
-            let policed = snap.is_some_and(|snap| {
-                Key::from_rel_path(rel).is_some_and(|k| {
-                    snap.key(&k).and_then(|s| s.view_hash)
-                        == Some(crate::model::fingerprint::fingerprint(content.as_bytes()))
-                })
-            });
-            if !policed {
-                crate::ops::write::check_content_secrets(&content, rel)?;
-            }
-            continue;
-        }
-        let now = match crate::store::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES)
-        {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) if committed.contains_key(path) => {
-                return Err(StoreError::Invalid {
-                    path: rel.to_string(),
-                    line: None,
-                    message: "deleted since the last commit, and logs are never deleted: \
-                              `git checkout -- <path>` restores it"
-                        .into(),
-                })
-            }
-            Ok(None) => continue,
-            Err(e) => return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES)),
-        };
-        let old = committed.get(path).map_or(&[][..], Vec::as_slice);
-        let mut from = old.len();
-        if !now.starts_with(old) {
-            // The one rewrite allowed: exactly what a `redact` event lists.
-            let listing = crate::ops::redact::redaction_listing(store)?;
-            let redacted = crate::ops::redact::accepts(
-                &String::from_utf8_lossy(old),
-                &String::from_utf8_lossy(&now),
-                &listing,
-            );
-            let Some(at) = redacted else {
-                let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
-                return Err(StoreError::Invalid {
-                    path: rel.to_string(),
-                    line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
-                    message: "rewritten since the last commit, and logs only grow (a \
-                              `memoir redact` rewrite passes when its redact entry lists \
-                              it): `git checkout -- <path>` restores it"
-                        .into(),
-                });
-            };
-            from = at;
-        }
-        let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
-        if let Err(StoreError::Refused {
-            rule,
-            line,
-            message,
-            ..
-        }) = crate::ops::write::check_secrets(&added, rel)
-        {
-            let before = now[..from.min(now.len())]
-                .iter()
-                .filter(|&&b| b == b'\n')
-                .count();
-            return Err(StoreError::Refused {
-                rule,
-                path: rel.to_string(),
-                line: line.map(|l| l + before),
-                message,
-            });
+        if rel.starts_with("memory/log/") {
+            gate_log(store, rel, committed.get(path).map(Vec::as_slice))?;
+        } else {
+            gate_view(store, rel, snap)?;
         }
     }
     Ok(())
+}
+
+/// A view about to be committed holds no secret, unless memoir wrote it
+/// itself (its content is what the logs give its memory: policed then).
+fn gate_view(store: &Store, rel: &str, snap: Option<&Snapshot>) -> Result<(), StoreError> {
+    let Some(content) = store.read(rel, None)? else {
+        return Ok(());
+    };
+    let policed = snap.is_some_and(|snap| {
+        Key::from_rel_path(rel).is_some_and(|k| {
+            snap.key(&k).and_then(|s| s.view_hash)
+                == Some(crate::model::fingerprint::fingerprint(content.as_bytes()))
+        })
+    });
+    if policed {
+        return Ok(());
+    }
+    crate::ops::write::check_content_secrets(&content, rel)
+}
+
+/// A log about to be committed is its committed bytes (`committed`, none
+/// for a new log) plus appended entries (or exactly the rewrite a `redact`
+/// event lists), and what it gained holds no secret.
+fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), StoreError> {
+    let now = match crate::store::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) if committed.is_some() => {
+            return Err(StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: "deleted since the last commit, and logs are never deleted: \
+                          `git checkout -- <path>` restores it"
+                    .into(),
+            })
+        }
+        Ok(None) => return Ok(()),
+        Err(e) => return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES)),
+    };
+    let old = committed.unwrap_or_default();
+    let from = match now.starts_with(old) {
+        true => old.len(),
+        false => redacted_from(store, rel, old, &now)?,
+    };
+    let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
+    if let Err(StoreError::Refused {
+        rule,
+        line,
+        message,
+        ..
+    }) = crate::ops::write::check_secrets(&added, rel)
+    {
+        let before = now[..from.min(now.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        return Err(StoreError::Refused {
+            rule,
+            path: rel.to_string(),
+            line: line.map(|l| l + before),
+            message,
+        });
+    }
+    Ok(())
+}
+
+/// Where what a rewritten log gained starts, if the rewrite is the one
+/// allowed: exactly what a `redact` event lists.
+fn redacted_from(store: &Store, rel: &str, old: &[u8], now: &[u8]) -> Result<usize, StoreError> {
+    let listing = crate::ops::redact::redaction_listing(store)?;
+    let redacted = crate::ops::redact::accepts(
+        &String::from_utf8_lossy(old),
+        &String::from_utf8_lossy(now),
+        &listing,
+    );
+    redacted.ok_or_else(|| {
+        let same = old.iter().zip(now).take_while(|(a, b)| a == b).count();
+        StoreError::Invalid {
+            path: rel.to_string(),
+            line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
+            message: "rewritten since the last commit, and logs only grow (a \
+                      `memoir redact` rewrite passes when its redact entry lists \
+                      it): `git checkout -- <path>` restores it"
+                .into(),
+        }
+    })
 }
 
 /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that

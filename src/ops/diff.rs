@@ -161,52 +161,10 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
         ..MemoryDiff::default()
     };
     let keys: BTreeSet<&Key> = a.views.keys().chain(b.views.keys()).collect();
-    for key in keys {
-        let (before, after) = (a.views.get(key), b.views.get(key));
-        let kind = match (before, after) {
-            (None, Some(_)) => ChangeKind::Added,
-            (Some(_), None) => ChangeKind::Forgotten,
-            (Some(x), Some(y)) if x != y => ChangeKind::Changed,
-            _ => continue,
-        };
-        let path = key.rel_path();
-        let diff = text::unified_diff(
-            before.map_or("", String::as_str),
-            after.map_or("", String::as_str),
-            &if before.is_some() {
-                format!("a/{path}")
-            } else {
-                "/dev/null".into()
-            },
-            &if after.is_some() {
-                format!("b/{path}")
-            } else {
-                "/dev/null".into()
-            },
-        );
-        let mine: Vec<&&Event> = new_events
-            .iter()
-            .filter(|e| e.key.as_ref() == Some(key) && e.op.is_version())
-            .collect();
-        let mut actors: Vec<String> = Vec::new();
-        for e in &mine {
-            if !actors.contains(&e.actor) {
-                actors.push(e.actor.clone());
-            }
-        }
-        let reason = mine
-            .iter()
-            .rev()
-            .find(|e| e.op == Op::Forget)
-            .and_then(|e| e.reason.clone());
-        out.changes.push(Change {
-            key: key.clone(),
-            kind,
-            diff,
-            reason,
-            actors,
-        });
-    }
+    out.changes = keys
+        .into_iter()
+        .filter_map(|key| change(key, a.views.get(key), b.views.get(key), &new_events))
+        .collect();
     let conflicts = |r: &Replay| -> BTreeSet<Key> {
         r.memories
             .iter()
@@ -226,8 +184,58 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
             text: e.body.clone(),
         })
         .collect();
-    // A diff is posted where anyone reviewing can read it (a pull
-    // request's comment): a secret in a change is never shown.
+    redact(&mut out);
+    Ok(out)
+}
+
+/// How `key`'s file changed between the sides (`None`: unchanged), with
+/// who made the versions in between (`new_events`, oldest first).
+fn change(
+    key: &Key,
+    before: Option<&String>,
+    after: Option<&String>,
+    new_events: &[&Event],
+) -> Option<Change> {
+    let kind = match (before, after) {
+        (None, Some(_)) => ChangeKind::Added,
+        (Some(_), None) => ChangeKind::Forgotten,
+        (Some(x), Some(y)) if x != y => ChangeKind::Changed,
+        _ => return None,
+    };
+    let path = key.rel_path();
+    let diff = text::file_diff(
+        before.map(String::as_str),
+        after.map(String::as_str),
+        &format!("a/{path}"),
+        &format!("b/{path}"),
+    );
+    let mine: Vec<&&Event> = new_events
+        .iter()
+        .filter(|e| e.key.as_ref() == Some(key) && e.op.is_version())
+        .collect();
+    let mut actors: Vec<String> = Vec::new();
+    for e in &mine {
+        if !actors.contains(&e.actor) {
+            actors.push(e.actor.clone());
+        }
+    }
+    let reason = mine
+        .iter()
+        .rev()
+        .find(|e| e.op == Op::Forget)
+        .and_then(|e| e.reason.clone());
+    Some(Change {
+        key: key.clone(),
+        kind,
+        diff,
+        reason,
+        actors,
+    })
+}
+
+/// A diff is posted where anyone reviewing can read it (a pull request's
+/// comment): a secret in a change is never shown.
+fn redact(out: &mut MemoryDiff) {
     for c in &mut out.changes {
         c.diff = crate::policy::redacted(&c.diff).into_owned();
         c.reason = c
@@ -238,5 +246,4 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
     for n in &mut out.notes {
         n.text = crate::policy::redacted(&n.text).into_owned();
     }
-    Ok(out)
 }

@@ -76,20 +76,7 @@ pub fn history(store: &Store, key: &Key) -> Result<Vec<Version>, StoreError> {
                 [p] => replay.events.get(p).and_then(|e| version_content(e)),
                 _ => None,
             };
-            let diff = text::unified_diff(
-                before.unwrap_or(""),
-                content.unwrap_or(""),
-                &if before.is_some() {
-                    format!("a/{rel}")
-                } else {
-                    "/dev/null".into()
-                },
-                &if content.is_some() {
-                    format!("b/{rel}")
-                } else {
-                    "/dev/null".into()
-                },
-            );
+            let diff = text::file_diff(before, content, &format!("a/{rel}"), &format!("b/{rel}"));
             Version {
                 id: e.id.clone(),
                 op: e.op,

@@ -145,46 +145,8 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
     let mut report = RedactReport::default();
     let mut rewrites: Vec<(String, String, usize)> = Vec::new();
     for f in crate::log::files::log_files(store)? {
-        let text = crate::log::files::read_log(store, &f.rel)?;
-        let parsed = crate::log::files::parse_log(store, &f.rel, &text)?;
-        let mut out = String::with_capacity(text.len());
-        let mut at = 0;
-        let mut changed = false;
-        // Text between entries (a quarantined or torn one) is redacted
-        // as a whole file is; with ids, only those entries change.
-        let mut between = |gap: &str, out: &mut String| {
-            let redacted = if opts.ids.is_empty() {
-                stub(gap)
-            } else {
-                gap.to_string()
-            };
-            changed |= redacted != gap;
-            out.push_str(&redacted);
-        };
-        for (e, span) in parsed.events.iter().zip(&parsed.spans) {
-            between(&text[at..span.start], &mut out);
-            at = span.end;
-            let entry = &text[span.clone()];
-            match redacted_entry(e, opts) {
-                Some((new, rules)) => {
-                    out.push_str(&new.render_exact(entry));
-                    report.entries.push(Redacted {
-                        path: f.rel.clone(),
-                        id: e.id.clone(),
-                        rules,
-                        removed: crate::git::blob_id(entry.as_bytes()),
-                    });
-                }
-                None => out.push_str(entry),
-            }
-        }
-        between(&text[at..], &mut out);
-        let changed = changed || report.entries.iter().any(|r| r.path == f.rel);
-        if changed {
-            if !report.entries.iter().any(|r| r.path == f.rel) {
-                report.files.push(f.rel.clone());
-            }
-            rewrites.push((f.rel, out, text.len()));
+        if let Some(rewrite) = redact_log(store, &f.rel, opts, &mut report)? {
+            rewrites.push(rewrite);
         }
     }
     if let Some(missing) = opts
@@ -195,30 +157,113 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
         return Err(StoreError::NoSuchMemory(format!("log entry {missing}")));
     }
     // Memory files and MEMORY.md as they are (hand edits included).
-    let mut in_place: Vec<(String, String)> = Vec::new();
-    if opts.ids.is_empty() {
-        let mut paths: Vec<String> = crate::index::refresh::memory_files(store)?
-            .into_iter()
-            .map(|(rel, _)| rel)
-            .collect();
-        paths.push(crate::render::memory_md::INDEX_PATH.to_string());
-        for rel in paths {
-            let Ok(Some(text)) = store.read(&rel, None) else {
-                continue;
-            };
-            let redacted = stub(&text);
-            if redacted != text {
-                report.files.push(rel.clone());
-                in_place.push((rel, redacted));
-            }
-        }
-    }
+    let in_place = match opts.ids.is_empty() {
+        true => redact_views(store, &mut report)?,
+        false => Vec::new(),
+    };
     if opts.dry_run || (report.entries.is_empty() && report.files.is_empty()) {
         return Ok(report);
     }
     // The audit entry first: killed after it, every rewrite made is
     // listed (a listed entry not rewritten yet is still its old store,
     // which `accepts` allows), and the next run finishes the rest.
+    let event = audit_event(ctx, opts, &report)?;
+    crate::log::files::append(store, std::slice::from_ref(&event))?;
+    for (rel, text, read) in &rewrites {
+        rewrite_log(store, rel, text, *read)?;
+    }
+    for (rel, text) in &in_place {
+        store.write_view(rel, text)?;
+    }
+    report.event = Some(event.id);
+    report.rebuilt = crate::ops::rebuild::rebuild_locked(store, false, false)?.written;
+    Ok(report)
+}
+
+/// A log redacted as `opts` asks (noted in `report`): its new text, with
+/// its path and the length read, if it changes.
+fn redact_log(
+    store: &Store,
+    rel: &str,
+    opts: &RedactOptions,
+    report: &mut RedactReport,
+) -> Result<Option<(String, String, usize)>, StoreError> {
+    let text = crate::log::files::read_log(store, rel)?;
+    let parsed = crate::log::files::parse_log(store, rel, &text)?;
+    let mut out = String::with_capacity(text.len());
+    let mut at = 0;
+    let mut changed = false;
+    // Text between entries (a quarantined or torn one) is redacted
+    // as a whole file is; with ids, only those entries change.
+    let mut between = |gap: &str, out: &mut String| {
+        let redacted = if opts.ids.is_empty() {
+            stub(gap)
+        } else {
+            gap.to_string()
+        };
+        changed |= redacted != gap;
+        out.push_str(&redacted);
+    };
+    for (e, span) in parsed.events.iter().zip(&parsed.spans) {
+        between(&text[at..span.start], &mut out);
+        at = span.end;
+        let entry = &text[span.clone()];
+        match redacted_entry(e, opts) {
+            Some((new, rules)) => {
+                out.push_str(&new.render_exact(entry));
+                report.entries.push(Redacted {
+                    path: rel.to_string(),
+                    id: e.id.clone(),
+                    rules,
+                    removed: crate::git::blob_id(entry.as_bytes()),
+                });
+            }
+            None => out.push_str(entry),
+        }
+    }
+    between(&text[at..], &mut out);
+    let has_entries = report.entries.iter().any(|r| r.path == rel);
+    if !(changed || has_entries) {
+        return Ok(None);
+    }
+    if !has_entries {
+        report.files.push(rel.to_string());
+    }
+    Ok(Some((rel.to_string(), out, text.len())))
+}
+
+/// The memory files and MEMORY.md with every secret stubbed, those that
+/// change (noted in `report`).
+fn redact_views(
+    store: &Store,
+    report: &mut RedactReport,
+) -> Result<Vec<(String, String)>, StoreError> {
+    let mut paths: Vec<String> = crate::index::refresh::memory_files(store)?
+        .into_iter()
+        .map(|(rel, _)| rel)
+        .collect();
+    paths.push(crate::render::memory_md::INDEX_PATH.to_string());
+    let mut in_place = Vec::new();
+    for rel in paths {
+        let Ok(Some(text)) = store.read(&rel, None) else {
+            continue;
+        };
+        let redacted = stub(&text);
+        if redacted != text {
+            report.files.push(rel.clone());
+            in_place.push((rel, redacted));
+        }
+    }
+    Ok(in_place)
+}
+
+/// The `redact` event: one line per entry rewritten (id, log, the git blob
+/// id of the entry as it was, the rules), and why.
+fn audit_event(
+    ctx: &Ctx,
+    opts: &RedactOptions,
+    report: &RedactReport,
+) -> Result<Event, StoreError> {
     let body: String = report
         .entries
         .iter()
@@ -234,16 +279,7 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
             count(report.files.len(), "other file", "other files")
         )
     }));
-    crate::log::files::append(store, std::slice::from_ref(&event))?;
-    for (rel, text, read) in &rewrites {
-        rewrite_log(store, rel, text, *read)?;
-    }
-    for (rel, text) in &in_place {
-        store.write_view(rel, text)?;
-    }
-    report.event = Some(event.id);
-    report.rebuilt = crate::ops::rebuild::rebuild_locked(store, false, false)?.written;
-    Ok(report)
+    Ok(event)
 }
 
 /// The entry `e` redacted as `opts` asks, with the rules that matched;

@@ -70,19 +70,11 @@ pub struct Resolved {
 
 fn candidate(e: &Event, content: Option<&str>, current: Option<&str>, key: &Key) -> Candidate {
     let path = key.rel_path();
-    let diff = text::unified_diff(
-        current.unwrap_or(""),
-        content.unwrap_or(""),
-        &if current.is_some() {
-            format!("a/{path} (now)")
-        } else {
-            "/dev/null".into()
-        },
-        &if content.is_some() {
-            format!("b/{path} ({} {})", e.op, e.id)
-        } else {
-            "/dev/null".into()
-        },
+    let diff = text::file_diff(
+        current,
+        content,
+        &format!("a/{path} (now)"),
+        &format!("b/{path} ({} {})", e.op, e.id),
     );
     Candidate {
         id: e.id.clone(),
@@ -187,31 +179,7 @@ pub(crate) fn resolve_events(
         .filter(|c| c.op == Op::Propose)
         .map(|c| c.id.clone())
         .collect();
-    let chosen: Option<String> = match decision {
-        Decision::Keep | Decision::Both => conflict.current.clone(),
-        Decision::Take(id) => {
-            let c = conflict
-                .candidates
-                .iter()
-                .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
-            match c {
-                Some(c) => c.content.clone(),
-                None => {
-                    return Err(StoreError::NoSuchVersion {
-                        key: key.to_string(),
-                        id: id.clone(),
-                        candidates: conflict
-                            .candidates
-                            .iter()
-                            .map(|c| c.id.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
-                }
-            }
-        }
-        Decision::Content(c) => Some(c.clone()),
-    };
+    let chosen = chosen_content(&conflict, key, decision)?;
     let rel = key.rel_path();
     if let Some(c) = &chosen {
         let m = crate::store::validate_file(c, &rel)?;
@@ -236,34 +204,91 @@ pub(crate) fn resolve_events(
     events.push(e);
     let mut added = Vec::new();
     if let Decision::Both = decision {
-        let mut taken: Vec<String> = Vec::new();
-        for c in &conflict.candidates {
-            let Some(content) = &c.content else { continue };
-            if Some(content) == chosen.as_ref() || taken.contains(content) {
-                continue;
-            }
-            taken.push(content.clone());
-            let new_key = next_key(store, replay, key, &added)?;
-            let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
-            m.name = new_key.slug.clone();
-            let body = m.render();
-            check_memory(store, &m, &body, &new_key.rel_path())?;
-            let prev = replay
-                .memories
-                .get(&new_key)
-                .map(|v| v.heads.clone())
-                .unwrap_or_default();
-            events.push(crate::ops::write::event(
-                ctx,
-                Op::Remember,
-                Some(new_key.clone()),
-                prev,
-                body,
-            )?);
-            added.push(new_key);
-        }
+        events.extend(other_versions_kept(
+            store,
+            ctx,
+            replay,
+            &conflict,
+            chosen.as_ref(),
+            &mut added,
+        )?);
     }
     Ok((events, Resolved { id, added }))
+}
+
+/// The content a decision gives the memory in conflict (`None`: none).
+fn chosen_content(
+    conflict: &Conflict,
+    key: &Key,
+    decision: &Decision,
+) -> Result<Option<String>, StoreError> {
+    Ok(match decision {
+        Decision::Keep | Decision::Both => conflict.current.clone(),
+        Decision::Take(id) => {
+            let c = conflict
+                .candidates
+                .iter()
+                .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
+            match c {
+                Some(c) => c.content.clone(),
+                None => {
+                    return Err(StoreError::NoSuchVersion {
+                        key: key.to_string(),
+                        id: id.clone(),
+                        candidates: conflict
+                            .candidates
+                            .iter()
+                            .map(|c| c.id.as_str())
+                            .collect::<Vec<_>>()
+                            .join(", "),
+                    })
+                }
+            }
+        }
+        Decision::Content(c) => Some(c.clone()),
+    })
+}
+
+/// For `--both`: each other version of the conflict kept as a memory of
+/// its own, `<slug>-N` (named in `added`), each through the write policy.
+fn other_versions_kept(
+    store: &Store,
+    ctx: &Ctx,
+    replay: &Replay,
+    conflict: &Conflict,
+    chosen: Option<&String>,
+    added: &mut Vec<Key>,
+) -> Result<Vec<Event>, StoreError> {
+    let key = &conflict.key;
+    let rel = key.rel_path();
+    let mut events = Vec::new();
+    let mut taken: Vec<String> = Vec::new();
+    for c in &conflict.candidates {
+        let Some(content) = &c.content else { continue };
+        if Some(content) == chosen || taken.contains(content) {
+            continue;
+        }
+        taken.push(content.clone());
+        let new_key = next_key(store, replay, key, added)?;
+        let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
+        m.name = new_key.slug.clone();
+        let body = m.render();
+        check_memory(store, &m, &body, &new_key.rel_path())?;
+        let prev = replay
+            .memories
+            .get(&new_key)
+            .map(|v| v.heads.clone())
+            .unwrap_or_default();
+        events.push(crate::ops::write::event(
+            ctx,
+            Op::Remember,
+            Some(new_key.clone()),
+            prev,
+            body,
+        )?);
+        added.push(new_key);
+    }
+    Ok(events)
 }
 
 /// The next `<slug>-N` with no current version and not already taken.

@@ -8,7 +8,7 @@ use crate::model::key::Key;
 use crate::ops::consolidate::ConsolidateError;
 use crate::render::memory_md::INDEX_PATH;
 use crate::store::{Ctx, Store, StoreError};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What `rollback` is asked to do.
 #[derive(Debug, Clone, Default)]
@@ -61,41 +61,13 @@ pub fn rollback(
     )?;
     let (replay, drifts) = crate::ops::drift::drifts(store)?;
     if !opts.force {
-        let hand: Vec<String> = drifts
-            .iter()
-            .filter(|d| !d.kind.is_memoirs())
-            .map(|d| d.path.clone())
-            .collect();
-        if !hand.is_empty() {
-            return Err(StoreError::Decision(format!(
-                "unrecorded hand edits would be lost: {} (run `memoir record`, or pass --force)",
-                hand.join(", ")
-            ))
-            .into());
-        }
+        refuse_hand_edits(&drifts)?;
     }
     let mut report = Report {
         target: target.clone(),
         ..Report::default()
     };
-    let mut wanted = std::collections::BTreeMap::new();
-    for (path, bytes) in &files {
-        let Some(rel) = path.strip_prefix(&prefix) else {
-            continue;
-        };
-        let Some(key) = Key::from_rel_path(rel) else {
-            continue;
-        };
-        if !store.has_scope(&key.scope) {
-            continue;
-        }
-        let content = String::from_utf8(bytes.clone()).map_err(|_| StoreError::Invalid {
-            path: format!("{rel} at {rev}"),
-            line: None,
-            message: "not valid UTF-8".into(),
-        })?;
-        wanted.insert(key, content);
-    }
+    let wanted = memories_at(store, &files, &prefix, rev)?;
     let keys: BTreeSet<&Key> = wanted
         .keys()
         .chain(replay.views().map(|(k, _)| k))
@@ -104,37 +76,11 @@ pub fn rollback(
     let short = &target[..target.len().min(12)];
     let mut events = Vec::new();
     for key in keys {
-        let versions = replay.memories.get(key);
-        let conflict = versions.is_some_and(|v| v.conflict);
-        let current = replay.view(key);
         let goal = wanted.get(key).map(String::as_str);
-        if current == goal && !conflict {
-            continue;
+        if let Some(mut e) = back_to(ctx, &replay, key, goal, &mut report)? {
+            e.reason = Some(format!("rollback to {short}"));
+            events.push(e);
         }
-        let heads = versions.map(|v| v.heads.clone()).unwrap_or_default();
-        let mut e = match goal {
-            Some(content) => {
-                crate::store::validate_file(content, &key.rel_path())?;
-                // An old version is written again: it passes the policy
-                // as any write does (a secret committed around it, or
-                // caught by rules newer than that commit).
-                crate::ops::write::check_content_secrets(content, &key.rel_path())?;
-                let op = if conflict { Op::Resolve } else { Op::Remember };
-                report.restored.push(key.clone());
-                crate::ops::write::event(ctx, op, Some(key.clone()), heads, content.to_string())?
-            }
-            None if current.is_none() && !conflict => continue,
-            None => {
-                report.forgotten.push(key.clone());
-                let op = if conflict { Op::Resolve } else { Op::Forget };
-                crate::ops::write::event(ctx, op, Some(key.clone()), heads, String::new())?
-            }
-        };
-        if conflict {
-            report.closed.push(key.clone());
-        }
-        e.reason = Some(format!("rollback to {short}"));
-        events.push(e);
     }
     let index = files
         .get(&format!("{prefix}{INDEX_PATH}"))
@@ -153,6 +99,100 @@ pub fn rollback(
     if let Some(text) = &index {
         store.write_view(INDEX_PATH, text)?;
     }
+    let message = commit_message(&report, short);
+    let paths = crate::ops::consolidate::changed_store_paths(store, session.workdir())?;
+    sig.seconds = ctx.now.0.div_euclid(1000);
+    report.commit = session.commit(&paths, &message, &sig)?;
+    Ok(report)
+}
+
+/// Refuses to roll back over hand edits, which the rollback would lose.
+fn refuse_hand_edits(drifts: &[crate::ops::drift::Drift]) -> Result<(), StoreError> {
+    let hand: Vec<&str> = drifts
+        .iter()
+        .filter(|d| !d.kind.is_memoirs())
+        .map(|d| d.path.as_str())
+        .collect();
+    if hand.is_empty() {
+        return Ok(());
+    }
+    Err(StoreError::Decision(format!(
+        "unrecorded hand edits would be lost: {} (run `memoir record`, or pass --force)",
+        hand.join(", ")
+    )))
+}
+
+/// The memory files of the store at `rev` (`files`, work-tree paths), by key.
+fn memories_at(
+    store: &Store,
+    files: &std::collections::BTreeMap<String, Vec<u8>>,
+    prefix: &str,
+    rev: &str,
+) -> Result<BTreeMap<Key, String>, StoreError> {
+    let mut wanted = BTreeMap::new();
+    for (path, bytes) in files {
+        let Some(rel) = path.strip_prefix(prefix) else {
+            continue;
+        };
+        let Some(key) = Key::from_rel_path(rel) else {
+            continue;
+        };
+        if !store.has_scope(&key.scope) {
+            continue;
+        }
+        let content = String::from_utf8(bytes.clone()).map_err(|_| StoreError::Invalid {
+            path: format!("{rel} at {rev}"),
+            line: None,
+            message: "not valid UTF-8".into(),
+        })?;
+        wanted.insert(key, content);
+    }
+    Ok(wanted)
+}
+
+/// The event that gives `key` its content at the target (`goal`; `None`:
+/// the target did not have it), if it differs now or is in conflict;
+/// noted in the report.
+fn back_to(
+    ctx: &Ctx,
+    replay: &crate::log::replay::Replay,
+    key: &Key,
+    goal: Option<&str>,
+    report: &mut Report,
+) -> Result<Option<crate::model::event::Event>, StoreError> {
+    let versions = replay.memories.get(key);
+    let conflict = versions.is_some_and(|v| v.conflict);
+    let current = replay.view(key);
+    if current == goal && !conflict {
+        return Ok(None);
+    }
+    let heads = versions.map(|v| v.heads.clone()).unwrap_or_default();
+    let e = match goal {
+        Some(content) => {
+            crate::store::validate_file(content, &key.rel_path())?;
+            // An old version is written again: it passes the policy
+            // as any write does (a secret committed around it, or
+            // caught by rules newer than that commit).
+            crate::ops::write::check_content_secrets(content, &key.rel_path())?;
+            let op = if conflict { Op::Resolve } else { Op::Remember };
+            report.restored.push(key.clone());
+            crate::ops::write::event(ctx, op, Some(key.clone()), heads, content.to_string())?
+        }
+        None if current.is_none() && !conflict => return Ok(None),
+        None => {
+            report.forgotten.push(key.clone());
+            let op = if conflict { Op::Resolve } else { Op::Forget };
+            crate::ops::write::event(ctx, op, Some(key.clone()), heads, String::new())?
+        }
+    };
+    if conflict {
+        report.closed.push(key.clone());
+    }
+    Ok(Some(e))
+}
+
+/// The rollback commit's message: what it restored and forgot.
+fn commit_message(report: &Report, short: &str) -> String {
     let mut message = format!(
         "memoir: rollback to {short} ({} restored, {} forgotten)\n\n",
         report.restored.len(),
@@ -164,9 +204,6 @@ pub fn rollback(
     for k in &report.forgotten {
         message.push_str(&format!("- {k}\n"));
     }
-    message.push_str(&format!("\nMemoir-Rollback: {target}\n"));
-    let paths = crate::ops::consolidate::changed_store_paths(store, session.workdir())?;
-    sig.seconds = ctx.now.0.div_euclid(1000);
-    report.commit = session.commit(&paths, &message, &sig)?;
-    Ok(report)
+    message.push_str(&format!("\nMemoir-Rollback: {}\n", report.target));
+    message
 }
