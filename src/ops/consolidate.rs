@@ -527,8 +527,8 @@ fn plan_events(
             // A proposal that came in through a merge or a teammate's
             // tool was never policed here: it is, before it is adopted.
             let rel = step.key.rel_path();
-            let m = crate::store::validate_file(after, &rel)?;
-            crate::ops::write::check_memory(store, &m, after, &rel)?;
+            let m = crate::policy::memory::validate_file(after, &rel)?;
+            crate::policy::memory::check_memory(store, &m, after, &rel)?;
         }
         let mut e = match &step.action {
             Action::Add | Action::Merge => crate::ops::write::event(
@@ -574,10 +574,10 @@ fn plan_events(
 pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
     // What goes into the commit passes the policy as the store does.
     if let Some(message) = &opts.message {
-        crate::ops::write::check_secrets(message, "--message")?;
+        crate::policy::check_secrets(message, "--message")?;
     }
     if let Some((name, email)) = &opts.author {
-        crate::ops::write::check_secrets(&format!("{name} <{email}>"), "author")?;
+        crate::policy::check_secrets(&format!("{name} <{email}>"), "author")?;
     }
     let (_lock, session) = begin_version(
         store,
@@ -621,7 +621,7 @@ fn extracted_proposals(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Vec<E
             body: c.body.clone(),
         };
         let content = m.render();
-        crate::ops::write::check_memory(store, &m, &content, &c.key.rel_path())?;
+        crate::policy::memory::check_memory(store, &m, &content, &c.key.rel_path())?;
         proposals.push(crate::ops::write::event(
             ctx,
             Op::Propose,
@@ -983,7 +983,7 @@ pub(crate) fn gate_commit(
                 })
             });
             if !policed {
-                crate::ops::write::check_content_secrets(&content, rel)?;
+                crate::policy::memory::check_content_secrets(&content, rel)?;
             }
             continue;
         }
@@ -1031,7 +1031,7 @@ pub(crate) fn gate_commit(
             line,
             message,
             ..
-        }) = crate::ops::write::check_secrets(&added, rel)
+        }) = crate::policy::check_secrets(&added, rel)
         {
             let before = now[..from.min(now.len())]
                 .iter()

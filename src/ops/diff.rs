@@ -230,14 +230,14 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
     // A diff is posted where anyone reviewing can read it (a pull
     // request's comment): a secret in a change is never shown.
     for c in &mut out.changes {
-        c.diff = crate::policy::redacted(&c.diff).into_owned();
+        c.diff = crate::policy::secrets::redacted(&c.diff).into_owned();
         c.reason = c
             .reason
             .as_deref()
-            .map(|r| crate::policy::redacted(r).into_owned());
+            .map(|r| crate::policy::secrets::redacted(r).into_owned());
     }
     for n in &mut out.notes {
-        n.text = crate::policy::redacted(&n.text).into_owned();
+        n.text = crate::policy::secrets::redacted(&n.text).into_owned();
     }
     Ok(out)
 }

@@ -13,7 +13,7 @@ use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use crate::model::memory::Memory;
 use crate::model::text;
-use crate::ops::write::check_memory;
+use crate::policy::memory::check_memory;
 use crate::store::{Ctx, Store, StoreError};
 
 /// One version a human can choose.
@@ -217,7 +217,7 @@ pub(crate) fn resolve_events(
     };
     let rel = key.rel_path();
     if let Some(c) = &chosen {
-        let m = crate::store::validate_file(c, &rel)?;
+        let m = crate::policy::memory::validate_file(c, &rel)?;
         check_memory(store, &m, c, &rel)?;
     }
     let mut events = Vec::new();

@@ -16,7 +16,7 @@ use crate::model::key::Key;
 use crate::model::memory::{Memory, MemoryType};
 use crate::model::text;
 use crate::model::time::Date;
-use crate::policy::{self, MAX_DESCRIPTION_CHARS, MAX_NOTE_BYTES, MAX_SOURCE_CHARS};
+use crate::policy;
 use crate::store::{Ctx, Store, StoreError};
 
 /// From this many views in one write (a consolidation), they are written
@@ -128,234 +128,16 @@ pub enum RememberOutcome {
     },
 }
 
-fn refused(rule: &str, path: &str, line: Option<usize>, message: impl Into<String>) -> StoreError {
-    StoreError::Refused {
-        rule: rule.to_string(),
-        path: path.to_string(),
-        line,
-        message: message.into(),
-    }
-}
-
-/// Refuses text that holds a secret, naming the rule and line only.
-pub(crate) fn check_secrets(text: &str, path: &str) -> Result<(), StoreError> {
-    match policy::find_secrets(text).first() {
-        Some(f) => Err(refused(
-            &format!("secret:{}", f.rule),
-            path,
-            Some(f.line),
-            format!(
-                "looks like a secret ({}); memory must never hold one (value not shown)",
-                f.rule
-            ),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// A character a one-line field must not hold: a control character (a tab
-/// aside) or a bidirectional override.
-fn is_unprintable(c: char) -> bool {
-    (c.is_control() && c != '\t') || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
-/// The write policy for a memory about to be written at `rel`.
-pub(crate) fn check_memory(
-    store: &Store,
-    m: &Memory,
-    content: &str,
-    rel: &str,
-) -> Result<(), StoreError> {
-    let key = Key::from_rel_path(rel);
-    if let Some(k) = &key {
-        if !store.has_scope(&k.scope) {
-            return Err(refused(
-                "scope",
-                rel,
-                None,
-                format!(
-                    "unknown scope `{}` (configured: {})",
-                    k.scope,
-                    store.config.scopes.join(", ")
-                ),
-            ));
-        }
-    }
-    if m.description.trim().is_empty() {
-        return Err(refused(
-            "description",
-            rel,
-            None,
-            "the description is empty",
-        ));
-    }
-    if m.description.contains('\n') || m.description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(refused(
-            "description",
-            rel,
-            None,
-            format!(
-                "the description must be one line of at most {MAX_DESCRIPTION_CHARS} characters"
-            ),
-        ));
-    }
-    match &m.source {
-        None => {
-            return Err(refused(
-                "source",
-                rel,
-                None,
-                "a source is required: say why this can be trusted",
-            ))
-        }
-        Some(s) if s.trim().is_empty() => {
-            return Err(refused(
-                "source",
-                rel,
-                None,
-                "a source is required: say why this can be trusted",
-            ))
-        }
-        Some(s) if s.chars().count() > MAX_SOURCE_CHARS => {
-            return Err(refused(
-                "source",
-                rel,
-                None,
-                format!("the source is longer than {MAX_SOURCE_CHARS} characters"),
-            ))
-        }
-        _ => {}
-    }
-    // One-line fields are printed on terminals: no escape sequence, no
-    // bell, no bidirectional override in them.
-    let one_line = [
-        ("description", Some(&m.description)),
-        ("source", m.source.as_ref()),
-    ];
-    let tags = m.tags.iter().map(|t| ("tags", Some(t)));
-    for (field, text) in one_line.into_iter().chain(tags) {
-        if text.is_some_and(|t| t.chars().any(is_unprintable)) {
-            return Err(refused(
-                "control",
-                rel,
-                None,
-                format!("`{field}` holds a control character"),
-            ));
-        }
-    }
-    if content.contains('\0') {
-        // git takes a file with a NUL for binary: no diff, no merge.
-        return Err(refused("control", rel, None, "holds a NUL byte"));
-    }
-    let confidence = m.confidence.unwrap_or(1.0);
-    if confidence < store.config.min_confidence {
-        return Err(refused(
-            "confidence",
-            rel,
-            None,
-            format!(
-                "confidence {confidence} is below the minimum of {}",
-                store.config.min_confidence
-            ),
-        ));
-    }
-    check_content_secrets(content, rel)
-}
-
-/// Refuses a memory file's (or MEMORY.md's) content that holds a secret,
-/// in its text or in its frontmatter once the YAML is read.
-pub(crate) fn check_content_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
-    check_secrets(content, rel)?;
-    check_parsed_secrets(content, rel)
-}
-
-/// Refuses a secret the frontmatter's YAML only makes once parsed: a
-/// double-quoted value continued across lines by an escaped line break, a
-/// `!!binary` block, any escape or folding the scan of the text does not
-/// undo. Every string the YAML holds is scanned as readers will see it.
-fn check_parsed_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
-    let Ok(split) = crate::model::memory::split(content) else {
-        return Ok(());
-    };
-    // Only escapes (`\`) and tags (`!!binary`, `!binary`) make text the
-    // scan of the file cannot see; a frontmatter without either is not
-    // parsed again.
-    if !split.yaml.contains(['\\', '!']) {
-        return Ok(());
-    }
-    let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(split.yaml) else {
-        return Ok(());
-    };
-    let mut texts = Vec::new();
-    yaml_strings(&value, &mut texts);
-    let line = content[..split.yaml_start].matches('\n').count() + 1;
-    for text in texts {
-        if let Some(f) = policy::find_secrets(&text).first() {
-            return Err(refused(
-                &format!("secret:{}", f.rule),
-                rel,
-                Some(line),
-                format!(
-                    "the frontmatter holds a secret once its YAML is read ({}); memory must never hold one (value not shown)",
-                    f.rule
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Every string (and `!!binary` value, decoded) in a YAML value.
-fn yaml_strings(value: &serde_yaml::Value, out: &mut Vec<String>) {
-    use serde_yaml::Value;
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Sequence(items) => items.iter().for_each(|v| yaml_strings(v, out)),
-        Value::Mapping(m) => m.iter().for_each(|(k, v)| {
-            yaml_strings(k, out);
-            yaml_strings(v, out);
-        }),
-        Value::Tagged(t) => {
-            if let (true, Value::String(s)) = (t.tag == "binary", &t.value) {
-                out.extend(policy::base64_text(s));
-            }
-            yaml_strings(&t.value, out);
-        }
-        _ => {}
-    }
-}
-
 /// Appends a note to this writer's log for today.
 pub fn note(store: &Store, ctx: &Ctx, text: &str) -> Result<String, StoreError> {
-    if text.trim().is_empty() {
-        return Err(refused("empty", "note", None, "the note is empty"));
-    }
-    if text.len() > MAX_NOTE_BYTES {
-        return Err(refused(
-            "size",
-            "note",
-            None,
-            format!(
-                "the note is {} bytes, more than the limit of {MAX_NOTE_BYTES}",
-                text.len()
-            ),
-        ));
-    }
-    if text.contains('\0') {
-        return Err(refused(
-            "control",
-            "note",
-            None,
-            "the note holds a NUL byte",
-        ));
-    }
-    check_secrets(text, "note")?;
+    policy::free_text::check_note(text)?;
     let event = event(ctx, Op::Note, None, Vec::new(), text.to_string())?;
     let _lock = store.lock()?;
     crate::log::files::append(store, std::slice::from_ref(&event))?;
     Ok(event.id)
 }
 
+/// A new event by this actor at this time, with a fresh id.
 pub(crate) fn event(
     ctx: &Ctx,
     op: Op,
@@ -364,7 +146,7 @@ pub(crate) fn event(
     body: String,
 ) -> Result<Event, StoreError> {
     // The actor goes into every entry: it passes the policy too.
-    check_secrets(&ctx.actor, "actor")?;
+    policy::check_secrets(&ctx.actor, "actor")?;
     Ok(Event {
         id: new_id(ctx.now).map_err(StoreError::io("random source"))?,
         op,
@@ -418,33 +200,11 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
         expires: req.expires,
         body: req.body.clone(),
     };
-    if req
-        .tags
-        .iter()
-        .any(|t| t.trim().is_empty() || t.contains('\n'))
-    {
-        return Err(refused(
-            "tags",
-            "--tags",
-            None,
-            "every tag must be a non-empty one-line string",
-        ));
-    }
+    policy::memory::check_tags(&req.tags)?;
     let mut key = req.key.clone();
     let content = memory.render();
-    if content.len() > crate::model::memory::MAX_FILE_BYTES {
-        return Err(refused(
-            "size",
-            &key.rel_path(),
-            None,
-            format!(
-                "the memory is {} bytes, more than the limit of {}",
-                content.len(),
-                crate::model::memory::MAX_FILE_BYTES
-            ),
-        ));
-    }
-    check_memory(store, &memory, &content, &key.rel_path())?;
+    policy::memory::check_size(&content, &key.rel_path())?;
+    policy::memory::check_memory(store, &memory, &content, &key.rel_path())?;
 
     let _lock = store.lock()?;
     let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Write)?;
@@ -596,15 +356,7 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
 
 /// Forgets a memory, with a reason.
 pub fn forget(store: &Store, ctx: &Ctx, key: &Key, reason: &str) -> Result<String, StoreError> {
-    if reason.trim().is_empty() {
-        return Err(refused(
-            "reason",
-            "--reason",
-            None,
-            "say why the memory is forgotten",
-        ));
-    }
-    check_secrets(reason, "--reason")?;
+    policy::free_text::check_reason(reason)?;
     let _lock = store.lock()?;
     let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Write)?;
     let Some(state) = snap.key(key).filter(|s| s.view.is_some() || s.conflict) else {
@@ -786,7 +538,7 @@ pub(crate) fn apply_to(
 fn free_key(store: &Store, snap: &Snapshot, key: &Key) -> Result<Key, StoreError> {
     for n in 2..10_000 {
         let slug = crate::model::key::numbered(&key.slug, n)
-            .map_err(|e| refused("name", &key.to_string(), None, e.to_string()))?;
+            .map_err(|e| policy::refused("name", &key.to_string(), None, e.to_string()))?;
         let k = Key {
             scope: key.scope.clone(),
             slug,
@@ -797,7 +549,7 @@ fn free_key(store: &Store, snap: &Snapshot, key: &Key) -> Result<Key, StoreError
             return Ok(k);
         }
     }
-    Err(refused(
+    Err(policy::refused(
         "name",
         &key.to_string(),
         None,
