@@ -607,19 +607,7 @@ pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, Con
 fn extracted_proposals(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Vec<Event>, StoreError> {
     let mut proposals = Vec::new();
     for c in &opts.extracted {
-        let m = Memory {
-            name: c.name.clone(),
-            description: c.description.clone(),
-            kind: c.kind,
-            tags: c.tags.clone(),
-            source: Some(c.source.clone()),
-            confidence: Some(c.confidence),
-            created: Some(ctx.now),
-            updated: Some(ctx.now),
-            review_by: c.review_by,
-            expires: c.expires,
-            body: c.body.clone(),
-        };
+        let m = c.memory(ctx.now);
         let content = m.render();
         crate::policy::memory::check_memory(store, &m, &content, &c.key.rel_path())?;
         proposals.push(crate::ops::write::event(

@@ -246,7 +246,19 @@ pub(crate) fn resolve_events(
                 continue;
             }
             taken.push(content.clone());
-            let new_key = next_key(store, replay, key, &added)?;
+            let new_key = crate::model::key::first_free_numbered(key, |k| {
+                replay.view(k).is_some() || added.contains(k) || store.path(&k.rel_path()).exists()
+            })
+            .map_err(|e| StoreError::Invalid {
+                path: key.to_string(),
+                line: None,
+                message: e.to_string(),
+            })?
+            .ok_or_else(|| StoreError::Invalid {
+                path: key.to_string(),
+                line: None,
+                message: "no free key left".into(),
+            })?;
             let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
             m.name = new_key.slug.clone();
             let body = m.render();
@@ -267,27 +279,4 @@ pub(crate) fn resolve_events(
         }
     }
     Ok((events, Resolved { id, added }))
-}
-
-/// The next `<slug>-N` with no current version and not already taken.
-fn next_key(store: &Store, replay: &Replay, key: &Key, taken: &[Key]) -> Result<Key, StoreError> {
-    for n in 2..10_000 {
-        let slug = crate::model::key::numbered(&key.slug, n).map_err(|e| StoreError::Invalid {
-            path: key.to_string(),
-            line: None,
-            message: e.to_string(),
-        })?;
-        let k = Key {
-            scope: key.scope.clone(),
-            slug,
-        };
-        if replay.view(&k).is_none() && !taken.contains(&k) && !store.path(&k.rel_path()).exists() {
-            return Ok(k);
-        }
-    }
-    Err(StoreError::Invalid {
-        path: key.to_string(),
-        line: None,
-        message: "no free key left".into(),
-    })
 }
