@@ -1,10 +1,10 @@
-//! Times the secret scan (`memoir::policy::find_secrets` and `redact`) on
+//! Times the secret scan (`memoir::policy::secrets::find_secrets` and `redact`) on
 //! 256 KiB bodies: a typical markdown body and adversarial ones. Run with
 //! `bench/secrets.sh` (a release build); docs/performance.md records a run.
 //!
 //!   cargo run --release --example scan_secrets [RUNS [BODY]]
 
-use memoir::policy::{find_secrets, redact};
+use memoir::policy::secrets::{find_secrets, redact};
 use std::time::{Duration, Instant};
 
 const SIZE: usize = 256 * 1024;

@@ -94,7 +94,7 @@ pub fn slug(text: &str) {
 /// `secrets`: `find_secrets` never panics and reports lines that exist, one
 /// finding a line at most, in order. (Its time is bounded by the caller.)
 pub fn secrets(text: &str) {
-    let found = memoir::policy::find_secrets(text);
+    let found = memoir::policy::secrets::find_secrets(text);
     let lines = text.lines().count();
     for pair in found.windows(2) {
         assert!(pair[0].line < pair[1].line, "{found:?}");

@@ -1,4 +1,4 @@
-//! The secret scanner (`memoir::policy::find_secrets`): see
+//! The secret scanner (`memoir::policy::secrets::find_secrets`): see
 //! `checks::secrets`; its time is bounded by libFuzzer's `-timeout`.
 #![no_main]
 

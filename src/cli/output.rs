@@ -41,7 +41,7 @@ impl Output {
         if self.json || self.quiet {
             return Ok(());
         }
-        let text = memoir::policy::redacted(text.as_ref());
+        let text = memoir::policy::secrets::redacted(text.as_ref());
         writeln!(self.out, "{}", printable(&text, true))
     }
 
@@ -52,7 +52,7 @@ impl Output {
             return Ok(());
         }
         // A file written around the policy: its secret is not shown.
-        let text = memoir::policy::redacted(text);
+        let text = memoir::policy::secrets::redacted(text);
         if self.terminal {
             return self.out.write_all(printable(&text, true).as_bytes());
         }
@@ -65,7 +65,7 @@ impl Output {
             return Ok(());
         }
         let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
-        if let Cow::Borrowed(_) = memoir::policy::redacted(&text) {
+        if let Cow::Borrowed(_) = memoir::policy::secrets::redacted(&text) {
             return writeln!(self.out, "{text}");
         }
         // Redacted string by string: the document stays valid JSON.
@@ -80,7 +80,7 @@ impl Output {
         if self.json || self.quiet {
             return Ok(());
         }
-        let diff = memoir::policy::redacted(diff);
+        let diff = memoir::policy::secrets::redacted(diff);
         for line in diff.lines() {
             let line = printable(line, false);
             let color = match line.as_bytes().first() {
@@ -135,7 +135,7 @@ pub fn memory_json(
 fn redact_strings(value: &mut Value) {
     match value {
         Value::String(s) => {
-            if let Cow::Owned(r) = memoir::policy::redacted(s) {
+            if let Cow::Owned(r) = memoir::policy::secrets::redacted(s) {
                 *s = r;
             }
         }
@@ -200,5 +200,5 @@ pub fn redacted(text: &str) -> String {
             out = out.replace(arg.as_ref(), &format!("<argument of {} bytes>", arg.len()));
         }
     }
-    memoir::policy::redact(&out)
+    memoir::policy::secrets::redact(&out)
 }

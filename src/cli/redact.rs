@@ -30,7 +30,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if let Some(f) = args
         .reason
         .as_deref()
-        .and_then(|r| memoir::policy::find_secrets(r).into_iter().next())
+        .and_then(|r| memoir::policy::secrets::find_secrets(r).into_iter().next())
     {
         return Err(CliError::Refused {
             rule: format!("secret:{}", f.rule),

@@ -139,7 +139,7 @@ impl Snapshot {
             .views
             .iter()
             .filter_map(|(rel, content)| {
-                let m = crate::store::validate_file(content.as_deref()?, rel).ok()?;
+                let m = crate::policy::memory::validate_file(content.as_deref()?, rel).ok()?;
                 Some((Key::from_rel_path(rel)?, Summary::of(&m)))
             })
             .collect()
@@ -200,7 +200,7 @@ impl Snapshot {
         for (rel, content) in &self.tail.views {
             let Some(m) = content
                 .as_deref()
-                .and_then(|c| crate::store::validate_file(c, rel).ok())
+                .and_then(|c| crate::policy::memory::validate_file(c, rel).ok())
             else {
                 continue;
             };

@@ -147,6 +147,26 @@ pub fn numbered(slug: &str, n: usize) -> Result<String, KeyError> {
     slugify(&format!("{}{suffix}", base.trim_end_matches('-')))
 }
 
+/// The first key `<slug>-N` beside `key` in its scope (N from 2, see
+/// [`numbered`]) that `taken` does not claim; `None` when every N below
+/// 10,000 is taken. What is taken is the caller's to say: a store has
+/// memories, files and keys already handed out.
+pub fn first_free_numbered(
+    key: &Key,
+    mut taken: impl FnMut(&Key) -> bool,
+) -> Result<Option<Key>, KeyError> {
+    for n in 2..10_000 {
+        let k = Key {
+            scope: key.scope.clone(),
+            slug: numbered(&key.slug, n)?,
+        };
+        if !taken(&k) {
+            return Ok(Some(k));
+        }
+    }
+    Ok(None)
+}
+
 /// Is `slug` already in normal form (what [`slugify`] returns for itself)?
 pub fn is_slug(slug: &str) -> bool {
     slugify(slug).is_ok_and(|s| s == slug)
@@ -237,6 +257,32 @@ mod tests {
         let long = "ab ".repeat(40);
         let s = slugify(&long).unwrap();
         assert!(s.chars().count() <= MAX_SLUG_CHARS && !s.ends_with('-'));
+    }
+
+    #[test]
+    fn the_first_free_numbered_key_skips_those_taken() {
+        let key = Key {
+            scope: "project".into(),
+            slug: "test-command".into(),
+        };
+        let taken = ["test-command-2", "test-command-3", "test-command-5"];
+        let free = first_free_numbered(&key, |k| taken.contains(&k.slug.as_str()));
+        assert_eq!(
+            free,
+            Ok(Some(Key {
+                scope: "project".into(),
+                slug: "test-command-4".into(),
+            }))
+        );
+        assert_eq!(first_free_numbered(&key, |_| true), Ok(None));
+        // A slug at the limit is cut to make room for the suffix.
+        let long = Key {
+            scope: "user".into(),
+            slug: "a".repeat(MAX_SLUG_CHARS),
+        };
+        let k = first_free_numbered(&long, |_| false).unwrap().unwrap();
+        assert!(k.slug.ends_with("-2") && k.slug.chars().count() == MAX_SLUG_CHARS);
+        assert_eq!(k.scope, "user");
     }
 
     #[test]

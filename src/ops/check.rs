@@ -102,7 +102,7 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
             .iter()
             .filter(|&&b| b == b'\n')
             .count();
-        for f in crate::policy::find_secrets(&added) {
+        for f in crate::policy::secrets::find_secrets(&added) {
             problem(
                 rel,
                 Some(offset + f.line),
@@ -132,7 +132,7 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
         for line in malformed_after(store, &f.rel, &text, 0)? {
             problem(&f.rel, Some(line), "log", format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"));
         }
-        for s in crate::policy::find_secrets(&text) {
+        for s in crate::policy::secrets::find_secrets(&text) {
             problem(
                 &f.rel,
                 Some(s.line),
@@ -164,7 +164,7 @@ fn parsed_secrets_after(
             continue;
         }
         if let Err(StoreError::Refused { rule, .. }) =
-            crate::ops::write::check_content_secrets(&e.body, rel)
+            crate::policy::memory::check_content_secrets(&e.body, rel)
         {
             out.push((line, rule));
         }
@@ -309,7 +309,7 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
     // The team's text around the generated block is committed with the
     // store: held to the same policy.
     if let Some(text) = &current {
-        for f in crate::policy::find_secrets(text) {
+        for f in crate::policy::secrets::find_secrets(text) {
             push(
                 Severity::Error,
                 INDEX_PATH,

@@ -587,8 +587,8 @@ fn plan_events(
             // A proposal that came in through a merge or a teammate's
             // tool was never policed here: it is, before it is adopted.
             let rel = step.key.rel_path();
-            let m = crate::store::validate_file(after, &rel)?;
-            crate::ops::write::check_memory(store, &m, after, &rel)?;
+            let m = crate::policy::memory::validate_file(after, &rel)?;
+            crate::policy::memory::check_memory(store, &m, after, &rel)?;
         }
         let mut e = match &step.action {
             Action::Add | Action::Merge => crate::ops::write::event(
@@ -634,10 +634,10 @@ fn plan_events(
 pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
     // What goes into the commit passes the policy as the store does.
     if let Some(message) = &opts.message {
-        crate::ops::write::check_secrets(message, "--message")?;
+        crate::policy::check_secrets(message, "--message")?;
     }
     if let Some((name, email)) = &opts.author {
-        crate::ops::write::check_secrets(&format!("{name} <{email}>"), "author")?;
+        crate::policy::check_secrets(&format!("{name} <{email}>"), "author")?;
     }
     let (_lock, session) = begin_version(
         store,
@@ -667,21 +667,9 @@ pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, Con
 fn extracted_proposals(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Vec<Event>, StoreError> {
     let mut proposals = Vec::new();
     for c in &opts.extracted {
-        let m = Memory {
-            name: c.name.clone(),
-            description: c.description.clone(),
-            kind: c.kind,
-            tags: c.tags.clone(),
-            source: Some(c.source.clone()),
-            confidence: Some(c.confidence),
-            created: Some(ctx.now),
-            updated: Some(ctx.now),
-            review_by: c.review_by,
-            expires: c.expires,
-            body: c.body.clone(),
-        };
+        let m = c.memory(ctx.now);
         let content = m.render();
-        crate::ops::write::check_memory(store, &m, &content, &c.key.rel_path())?;
+        crate::policy::memory::check_memory(store, &m, &content, &c.key.rel_path())?;
         proposals.push(crate::ops::write::event(
             ctx,
             Op::Propose,
@@ -1073,7 +1061,7 @@ fn gate_view(store: &Store, rel: &str, snap: Option<&Snapshot>) -> Result<(), St
     if policed {
         return Ok(());
     }
-    crate::ops::write::check_content_secrets(&content, rel)
+    crate::policy::memory::check_content_secrets(&content, rel)
 }
 
 /// A log about to be committed is its committed bytes (`committed`, none
@@ -1105,7 +1093,7 @@ fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), St
         line,
         message,
         ..
-    }) = crate::ops::write::check_secrets(&added, rel)
+    }) = crate::policy::check_secrets(&added, rel)
     {
         let before = now[..from.min(now.len())]
             .iter()

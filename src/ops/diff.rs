@@ -237,13 +237,13 @@ fn change(
 /// comment): a secret in a change is never shown.
 fn redact(out: &mut MemoryDiff) {
     for c in &mut out.changes {
-        c.diff = crate::policy::redacted(&c.diff).into_owned();
+        c.diff = crate::policy::secrets::redacted(&c.diff).into_owned();
         c.reason = c
             .reason
             .as_deref()
-            .map(|r| crate::policy::redacted(r).into_owned());
+            .map(|r| crate::policy::secrets::redacted(r).into_owned());
     }
     for n in &mut out.notes {
-        n.text = crate::policy::redacted(&n.text).into_owned();
+        n.text = crate::policy::secrets::redacted(&n.text).into_owned();
     }
 }

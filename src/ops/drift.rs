@@ -14,9 +14,10 @@ use crate::log::replay::{Keep, Replay};
 use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
 use crate::model::memory::{self};
-use crate::ops::write::check_memory;
+use crate::policy::memory::check_memory;
+use crate::policy::memory::validate_file;
 use crate::render::memory_md::{self};
-use crate::store::{validate_file, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 /// How a memory file differs from what replaying the logs gives.

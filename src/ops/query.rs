@@ -103,7 +103,7 @@ pub fn show(store: &Store, key: &Key) -> Result<Shown, StoreError> {
     let content = store
         .read_memory_file(&rel)?
         .ok_or_else(|| StoreError::NoSuchMemory(key.to_string()))?;
-    let memory = crate::store::validate_file(&content, &rel)?;
+    let memory = crate::policy::memory::validate_file(&content, &rel)?;
     let state: Option<&KeyState> = cache.keys.get(&key.to_string());
     Ok(Shown {
         listed: Listed {

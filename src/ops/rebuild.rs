@@ -7,8 +7,9 @@ use crate::log::replay::Keep;
 use crate::model::key::Key;
 use crate::model::memory::{self};
 use crate::ops::drift::*;
+use crate::policy::memory::validate_file;
 use crate::render::memory_md::INDEX_PATH;
-use crate::store::{validate_file, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::{HashMap, HashSet};
 
 /// What `rebuild` did (or, with `--check`, would do).

@@ -259,7 +259,7 @@ fn fresh(store: &Store, path: &str) -> Fresh {
     // there, rather than a warning.
     let parsed = match store.read_memory_file(path) {
         Ok(None) => Err(None),
-        Ok(Some(c)) => crate::store::validate_file(&c, path).map_err(Some),
+        Ok(Some(c)) => crate::policy::memory::validate_file(&c, path).map_err(Some),
         Err(e) => Err(Some(e)),
     };
     match parsed {
@@ -292,7 +292,7 @@ pub fn recall(store: &Store, query: &str, opts: &Options) -> Result<Recall, Stor
     for hit in &mut hits {
         let s = &mut hit.summary;
         for text in std::iter::once(&mut s.description).chain(s.source.as_mut()) {
-            if let std::borrow::Cow::Owned(r) = crate::policy::redacted(text) {
+            if let std::borrow::Cow::Owned(r) = crate::policy::secrets::redacted(text) {
                 *text = r;
                 warnings.push(holds_a_secret(&hit.path));
             }
@@ -326,7 +326,7 @@ pub fn context(
     };
     // What goes into a prompt is sent to a model provider: a secret in
     // a memory or a note written around the policy is replaced there.
-    if let std::borrow::Cow::Owned(r) = crate::policy::redacted(&ctx.text) {
+    if let std::borrow::Cow::Owned(r) = crate::policy::secrets::redacted(&ctx.text) {
         ctx.text = r;
         ctx.warnings.push(
             "something injected held a secret, replaced by [redacted:<rule>]; `memoir check` names it, `memoir redact` removes it".into(),

@@ -7,8 +7,9 @@ use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use crate::model::memory::{self, yaml_fields, Memory};
 use crate::ops::drift::*;
-use crate::ops::write::check_memory;
-use crate::store::{validate_file, Ctx, Store, StoreError};
+use crate::policy::memory::check_memory;
+use crate::policy::memory::validate_file;
+use crate::store::{Ctx, Store, StoreError};
 use serde_yaml::Value;
 
 /// One change `record` turned into an event.

@@ -121,7 +121,7 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
 /// (`printf %s "$secret" | git hash-object --stdin`), and no one can read
 /// a high-entropy token back from it.
 pub fn stub(text: &str) -> String {
-    crate::policy::redact_with(text, |rule, secret| {
+    crate::policy::secrets::redact_with(text, |rule, secret| {
         let id = crate::git::blob_id(secret.as_bytes());
         format!("[redacted:{rule}:{}]", &id[..id.len().min(12)])
     })
@@ -302,7 +302,7 @@ fn redacted_entry(e: &Event, opts: &RedactOptions) -> Option<(Event, Vec<String>
         let mut found: Vec<String> = texts
             .iter()
             .flatten()
-            .flat_map(|t| crate::policy::find_secrets(t))
+            .flat_map(|t| crate::policy::secrets::find_secrets(t))
             .map(|f| f.rule.to_string())
             .collect();
         // A secret only the parsed YAML shows (a value continued by an
@@ -310,7 +310,7 @@ fn redacted_entry(e: &Event, opts: &RedactOptions) -> Option<(Event, Vec<String>
         // the text: the whole body goes.
         let hidden = match e.op {
             Op::Remember | Op::Propose | Op::Resolve if found.is_empty() => {
-                match crate::ops::write::check_content_secrets(&e.body, "") {
+                match crate::policy::memory::check_content_secrets(&e.body, "") {
                     Err(StoreError::Refused { rule, .. }) => {
                         Some(rule.trim_start_matches("secret:").to_string())
                     }

@@ -13,7 +13,7 @@ use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use crate::model::memory::Memory;
 use crate::model::text;
-use crate::ops::write::check_memory;
+use crate::policy::memory::check_memory;
 use crate::store::{Ctx, Store, StoreError};
 
 /// One version a human can choose.
@@ -182,7 +182,7 @@ pub(crate) fn resolve_events(
     let chosen = chosen_content(&conflict, key, decision)?;
     let rel = key.rel_path();
     if let Some(c) = &chosen {
-        let m = crate::store::validate_file(c, &rel)?;
+        let m = crate::policy::memory::validate_file(c, &rel)?;
         check_memory(store, &m, c, &rel)?;
     }
     let mut events = Vec::new();
@@ -269,7 +269,19 @@ fn other_versions_kept(
             continue;
         }
         taken.push(content.clone());
-        let new_key = next_key(store, replay, key, added)?;
+        let new_key = crate::model::key::first_free_numbered(key, |k| {
+            replay.view(k).is_some() || added.contains(k) || store.path(&k.rel_path()).exists()
+        })
+        .map_err(|e| StoreError::Invalid {
+            path: key.to_string(),
+            line: None,
+            message: e.to_string(),
+        })?
+        .ok_or_else(|| StoreError::Invalid {
+            path: key.to_string(),
+            line: None,
+            message: "no free key left".into(),
+        })?;
         let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
         m.name = new_key.slug.clone();
         let body = m.render();
@@ -289,27 +301,4 @@ fn other_versions_kept(
         added.push(new_key);
     }
     Ok(events)
-}
-
-/// The next `<slug>-N` with no current version and not already taken.
-fn next_key(store: &Store, replay: &Replay, key: &Key, taken: &[Key]) -> Result<Key, StoreError> {
-    for n in 2..10_000 {
-        let slug = crate::model::key::numbered(&key.slug, n).map_err(|e| StoreError::Invalid {
-            path: key.to_string(),
-            line: None,
-            message: e.to_string(),
-        })?;
-        let k = Key {
-            scope: key.scope.clone(),
-            slug,
-        };
-        if replay.view(&k).is_none() && !taken.contains(&k) && !store.path(&k.rel_path()).exists() {
-            return Ok(k);
-        }
-    }
-    Err(StoreError::Invalid {
-        path: key.to_string(),
-        line: None,
-        message: "no free key left".into(),
-    })
 }

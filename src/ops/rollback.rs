@@ -86,7 +86,7 @@ pub fn rollback(
         .get(&format!("{prefix}{INDEX_PATH}"))
         .map(|index| String::from_utf8_lossy(index).into_owned());
     if let Some(text) = &index {
-        crate::ops::write::check_secrets(text, INDEX_PATH)?;
+        crate::policy::check_secrets(text, INDEX_PATH)?;
     }
     let Some((session, mut sig)) = session else {
         return Ok(report);
@@ -169,11 +169,11 @@ fn back_to(
     let heads = versions.map(|v| v.heads.clone()).unwrap_or_default();
     let e = match goal {
         Some(content) => {
-            crate::store::validate_file(content, &key.rel_path())?;
+            crate::policy::memory::validate_file(content, &key.rel_path())?;
             // An old version is written again: it passes the policy
             // as any write does (a secret committed around it, or
             // caught by rules newer than that commit).
-            crate::ops::write::check_content_secrets(content, &key.rel_path())?;
+            crate::policy::memory::check_content_secrets(content, &key.rel_path())?;
             let op = if conflict { Op::Resolve } else { Op::Remember };
             report.restored.push(key.clone());
             crate::ops::write::event(ctx, op, Some(key.clone()), heads, content.to_string())?

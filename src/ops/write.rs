@@ -15,8 +15,8 @@ use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, MemoryType};
 use crate::model::text;
-use crate::model::time::Date;
-use crate::policy::{self, MAX_DESCRIPTION_CHARS, MAX_NOTE_BYTES, MAX_SOURCE_CHARS};
+use crate::model::time::{Date, Timestamp};
+use crate::policy;
 use crate::store::{Ctx, Failpoint, Store, StoreError};
 
 /// From this many views in one write (a consolidation), they are written
@@ -128,234 +128,36 @@ pub enum RememberOutcome {
     },
 }
 
-fn refused(rule: &str, path: &str, line: Option<usize>, message: impl Into<String>) -> StoreError {
-    StoreError::Refused {
-        rule: rule.to_string(),
-        path: path.to_string(),
-        line,
-        message: message.into(),
-    }
-}
-
-/// Refuses text that holds a secret, naming the rule and line only.
-pub(crate) fn check_secrets(text: &str, path: &str) -> Result<(), StoreError> {
-    match policy::find_secrets(text).first() {
-        Some(f) => Err(refused(
-            &format!("secret:{}", f.rule),
-            path,
-            Some(f.line),
-            format!(
-                "looks like a secret ({}); memory must never hold one (value not shown)",
-                f.rule
-            ),
-        )),
-        None => Ok(()),
-    }
-}
-
-/// A character a one-line field must not hold: a control character (a tab
-/// aside) or a bidirectional override.
-fn is_unprintable(c: char) -> bool {
-    (c.is_control() && c != '\t') || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-}
-
-/// The write policy for a memory about to be written at `rel`.
-pub(crate) fn check_memory(
-    store: &Store,
-    m: &Memory,
-    content: &str,
-    rel: &str,
-) -> Result<(), StoreError> {
-    let key = Key::from_rel_path(rel);
-    if let Some(k) = &key {
-        if !store.has_scope(&k.scope) {
-            return Err(refused(
-                "scope",
-                rel,
-                None,
-                format!(
-                    "unknown scope `{}` (configured: {})",
-                    k.scope,
-                    store.config.scopes.join(", ")
-                ),
-            ));
+impl Remember {
+    /// The memory this request makes, as first written at `now`: what
+    /// `remember` writes and `consolidate` proposes.
+    pub(crate) fn memory(&self, now: Timestamp) -> Memory {
+        Memory {
+            name: self.name.clone(),
+            description: self.description.clone(),
+            kind: self.kind,
+            tags: self.tags.clone(),
+            source: Some(self.source.clone()),
+            confidence: Some(self.confidence),
+            created: Some(now),
+            updated: Some(now),
+            review_by: self.review_by,
+            expires: self.expires,
+            body: self.body.clone(),
         }
-    }
-    if m.description.trim().is_empty() {
-        return Err(refused(
-            "description",
-            rel,
-            None,
-            "the description is empty",
-        ));
-    }
-    if m.description.contains('\n') || m.description.chars().count() > MAX_DESCRIPTION_CHARS {
-        return Err(refused(
-            "description",
-            rel,
-            None,
-            format!(
-                "the description must be one line of at most {MAX_DESCRIPTION_CHARS} characters"
-            ),
-        ));
-    }
-    match &m.source {
-        None => {
-            return Err(refused(
-                "source",
-                rel,
-                None,
-                "a source is required: say why this can be trusted",
-            ))
-        }
-        Some(s) if s.trim().is_empty() => {
-            return Err(refused(
-                "source",
-                rel,
-                None,
-                "a source is required: say why this can be trusted",
-            ))
-        }
-        Some(s) if s.chars().count() > MAX_SOURCE_CHARS => {
-            return Err(refused(
-                "source",
-                rel,
-                None,
-                format!("the source is longer than {MAX_SOURCE_CHARS} characters"),
-            ))
-        }
-        _ => {}
-    }
-    // One-line fields are printed on terminals: no escape sequence, no
-    // bell, no bidirectional override in them.
-    let one_line = [
-        ("description", Some(&m.description)),
-        ("source", m.source.as_ref()),
-    ];
-    let tags = m.tags.iter().map(|t| ("tags", Some(t)));
-    for (field, text) in one_line.into_iter().chain(tags) {
-        if text.is_some_and(|t| t.chars().any(is_unprintable)) {
-            return Err(refused(
-                "control",
-                rel,
-                None,
-                format!("`{field}` holds a control character"),
-            ));
-        }
-    }
-    if content.contains('\0') {
-        // git takes a file with a NUL for binary: no diff, no merge.
-        return Err(refused("control", rel, None, "holds a NUL byte"));
-    }
-    let confidence = m.confidence.unwrap_or(1.0);
-    if confidence < store.config.min_confidence {
-        return Err(refused(
-            "confidence",
-            rel,
-            None,
-            format!(
-                "confidence {confidence} is below the minimum of {}",
-                store.config.min_confidence
-            ),
-        ));
-    }
-    check_content_secrets(content, rel)
-}
-
-/// Refuses a memory file's (or MEMORY.md's) content that holds a secret,
-/// in its text or in its frontmatter once the YAML is read.
-pub(crate) fn check_content_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
-    check_secrets(content, rel)?;
-    check_parsed_secrets(content, rel)
-}
-
-/// Refuses a secret the frontmatter's YAML only makes once parsed: a
-/// double-quoted value continued across lines by an escaped line break, a
-/// `!!binary` block, any escape or folding the scan of the text does not
-/// undo. Every string the YAML holds is scanned as readers will see it.
-fn check_parsed_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
-    let Ok(split) = crate::model::memory::split(content) else {
-        return Ok(());
-    };
-    // Only escapes (`\`) and tags (`!!binary`, `!binary`) make text the
-    // scan of the file cannot see; a frontmatter without either is not
-    // parsed again.
-    if !split.yaml.contains(['\\', '!']) {
-        return Ok(());
-    }
-    let Ok(value) = serde_yaml::from_str::<serde_yaml::Value>(split.yaml) else {
-        return Ok(());
-    };
-    let mut texts = Vec::new();
-    yaml_strings(&value, &mut texts);
-    let line = content[..split.yaml_start].matches('\n').count() + 1;
-    for text in texts {
-        if let Some(f) = policy::find_secrets(&text).first() {
-            return Err(refused(
-                &format!("secret:{}", f.rule),
-                rel,
-                Some(line),
-                format!(
-                    "the frontmatter holds a secret once its YAML is read ({}); memory must never hold one (value not shown)",
-                    f.rule
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Every string (and `!!binary` value, decoded) in a YAML value.
-fn yaml_strings(value: &serde_yaml::Value, out: &mut Vec<String>) {
-    use serde_yaml::Value;
-    match value {
-        Value::String(s) => out.push(s.clone()),
-        Value::Sequence(items) => items.iter().for_each(|v| yaml_strings(v, out)),
-        Value::Mapping(m) => m.iter().for_each(|(k, v)| {
-            yaml_strings(k, out);
-            yaml_strings(v, out);
-        }),
-        Value::Tagged(t) => {
-            if let (true, Value::String(s)) = (t.tag == "binary", &t.value) {
-                out.extend(policy::base64_text(s));
-            }
-            yaml_strings(&t.value, out);
-        }
-        _ => {}
     }
 }
 
 /// Appends a note to this writer's log for today.
 pub fn note(store: &Store, ctx: &Ctx, text: &str) -> Result<String, StoreError> {
-    if text.trim().is_empty() {
-        return Err(refused("empty", "note", None, "the note is empty"));
-    }
-    if text.len() > MAX_NOTE_BYTES {
-        return Err(refused(
-            "size",
-            "note",
-            None,
-            format!(
-                "the note is {} bytes, more than the limit of {MAX_NOTE_BYTES}",
-                text.len()
-            ),
-        ));
-    }
-    if text.contains('\0') {
-        return Err(refused(
-            "control",
-            "note",
-            None,
-            "the note holds a NUL byte",
-        ));
-    }
-    check_secrets(text, "note")?;
+    policy::free_text::check_note(text)?;
     let event = event(ctx, Op::Note, None, Vec::new(), text.to_string())?;
     let _lock = store.lock()?;
     crate::log::files::append(store, std::slice::from_ref(&event))?;
     Ok(event.id)
 }
 
+/// A new event by this actor at this time, with a fresh id.
 pub(crate) fn event(
     ctx: &Ctx,
     op: Op,
@@ -364,7 +166,7 @@ pub(crate) fn event(
     body: String,
 ) -> Result<Event, StoreError> {
     // The actor goes into every entry: it passes the policy too.
-    check_secrets(&ctx.actor, "actor")?;
+    policy::check_secrets(&ctx.actor, "actor")?;
     Ok(Event {
         id: new_id(ctx.now).map_err(StoreError::io("random source"))?,
         op,
@@ -377,6 +179,23 @@ pub(crate) fn event(
         redacted: None,
         body,
     })
+}
+
+/// The event that forgets `key` (at `heads`), saying why.
+fn forget_event(
+    ctx: &Ctx,
+    key: &Key,
+    heads: Vec<String>,
+    reason: String,
+) -> Result<Event, StoreError> {
+    let mut e = event(ctx, Op::Forget, Some(key.clone()), heads, String::new())?;
+    e.reason = Some(reason);
+    Ok(e)
+}
+
+/// Does the key hold a memory now (a file, or an open conflict)?
+fn holds_memory(state: &KeyState) -> bool {
+    state.view.is_some() || state.conflict
 }
 
 /// The current content of a memory's file, which must be what the logs
@@ -405,222 +224,331 @@ fn current_content(
 
 /// Creates or replaces a memory, or keeps it as a proposal.
 pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutcome, StoreError> {
-    let mut memory = Memory {
-        name: req.name.clone(),
-        description: req.description.clone(),
-        kind: req.kind,
-        tags: req.tags.clone(),
-        source: Some(req.source.clone()),
-        confidence: Some(req.confidence),
-        created: Some(ctx.now),
-        updated: Some(ctx.now),
-        review_by: req.review_by,
-        expires: req.expires,
-        body: req.body.clone(),
-    };
-    if req
-        .tags
-        .iter()
-        .any(|t| t.trim().is_empty() || t.contains('\n'))
-    {
-        return Err(refused(
-            "tags",
-            "--tags",
-            None,
-            "every tag must be a non-empty one-line string",
-        ));
-    }
-    let mut key = req.key.clone();
-    let content = memory.render();
-    if content.len() > crate::model::memory::MAX_FILE_BYTES {
-        return Err(refused(
-            "size",
-            &key.rel_path(),
-            None,
-            format!(
-                "the memory is {} bytes, more than the limit of {}",
-                content.len(),
-                crate::model::memory::MAX_FILE_BYTES
-            ),
-        ));
-    }
-    check_memory(store, &memory, &content, &key.rel_path())?;
+    let mut memory = req.memory(ctx.now);
+    check_remember(store, req, &memory)?;
 
     let _lock = store.lock()?;
     let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Write)?;
-    let state = snap.key(&key);
-    if let Some(expected) = &req.expect {
-        let heads = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
-        if heads != [expected.clone()] {
-            return Ok(RememberOutcome::Moved {
-                key,
-                expected: expected.clone(),
-                heads,
+    let state = snap.key(&req.key);
+    let heads = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
+    if let Some(moved) = moved(req, &heads) {
+        return Ok(moved);
+    }
+    let existing = Existing::read(store, state.as_ref(), &req.key, heads)?;
+    if let Some(old) = existing
+        .content
+        .as_deref()
+        .and_then(|c| Memory::parse(c).ok())
+    {
+        // A new version keeps when the memory was first written.
+        memory.created = old.created.or(Some(ctx.now));
+        if without_times(&old) == without_times(&memory) {
+            return Ok(RememberOutcome::Unchanged {
+                key: req.key.clone(),
             });
         }
     }
-    let mut prev = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
-    let conflict = state.as_ref().is_some_and(|s| s.conflict);
-    let current = if conflict {
+    let mut draft = Draft {
+        key: req.key.clone(),
+        content: memory.render(),
+        memory,
+        prev: existing.heads.clone(),
+    };
+    if let Some(proposed) = settle_same_key(store, ctx, &snap, req, &existing, &mut draft)? {
+        return Ok(proposed);
+    }
+    let replaced = req.collision == Collision::Replace && existing.collides();
+    // Replacing what is at its key, or keeping both, is a decision made:
+    // near-duplicates elsewhere are let be.
+    let superseded = if replaced || req.collision == Collision::KeepBoth {
         None
     } else {
-        current_content(store, state.as_ref(), &key)?
+        match settle_near_duplicate(store, ctx, &snap, req, &draft)? {
+            Beside::Proposed(proposed) => return Ok(proposed),
+            Beside::Superseded(other, forget) => Some((other, forget)),
+            Beside::Nothing => None,
+        }
     };
-    let mut replaced = false;
-    let mut superseded = Vec::new();
-    let mut forget_events = Vec::new();
+    write_draft(store, ctx, &mut snap, draft, replaced, superseded)
+}
 
-    if let Some(old) = &current {
-        let old_memory = Memory::parse(old).ok();
-        if let Some(om) = &old_memory {
-            memory.created = om.created.or(Some(ctx.now));
-            let same = Memory {
-                created: None,
-                updated: None,
-                ..om.clone()
-            } == Memory {
-                created: None,
-                updated: None,
-                ..memory.clone()
-            };
-            if same {
-                return Ok(RememberOutcome::Unchanged { key });
-            }
-        }
+/// The write policy for `remember`, checked before the lock is taken so
+/// that a refused write leaves no trace.
+fn check_remember(store: &Store, req: &Remember, memory: &Memory) -> Result<(), StoreError> {
+    policy::memory::check_tags(&req.tags)?;
+    let rel = req.key.rel_path();
+    let content = memory.render();
+    policy::memory::check_size(&content, &rel)?;
+    policy::memory::check_memory(store, memory, &content, &rel)
+}
+
+/// `--expect` lost: the key's heads are not the one version the caller
+/// expected (`None`: no `--expect`, or it holds).
+fn moved(req: &Remember, heads: &[String]) -> Option<RememberOutcome> {
+    let expected = req.expect.as_ref()?;
+    (heads != std::slice::from_ref(expected)).then(|| RememberOutcome::Moved {
+        key: req.key.clone(),
+        expected: expected.clone(),
+        heads: heads.to_vec(),
+    })
+}
+
+/// A memory with its timestamps cleared: two versions that differ only in
+/// them say the same.
+fn without_times(m: &Memory) -> Memory {
+    Memory {
+        created: None,
+        updated: None,
+        ..m.clone()
     }
-    let mut content = memory.render();
+}
 
-    let proposal =
-        |reason: ProposalReason, key: Key, prev: Vec<String>, diff: String, content: String| {
-            let e = event(ctx, Op::Propose, Some(key.clone()), prev, content)?;
-            crate::log::files::append(store, std::slice::from_ref(&e))?;
-            Ok::<_, StoreError>(RememberOutcome::Proposed {
-                key,
-                id: e.id,
-                reason,
-                diff,
-            })
+/// What is at the key `remember` writes, read under the lock.
+struct Existing {
+    /// The key's heads (none: never written, or forgotten for good).
+    heads: Vec<String>,
+    /// The key has an open conflict (its file is then not read).
+    conflict: bool,
+    /// The file's content, checked against the log.
+    content: Option<String>,
+}
+
+impl Existing {
+    fn read(
+        store: &Store,
+        state: Option<&KeyState>,
+        key: &Key,
+        heads: Vec<String>,
+    ) -> Result<Existing, StoreError> {
+        let conflict = state.is_some_and(|s| s.conflict);
+        let content = if conflict {
+            None
+        } else {
+            current_content(store, state, key)?
         };
-    let rel = key.rel_path();
+        Ok(Existing {
+            heads,
+            conflict,
+            content,
+        })
+    }
+
+    /// Does a new memory at this key collide with what is there?
+    fn collides(&self) -> bool {
+        self.content.is_some() || self.conflict
+    }
+}
+
+/// The memory `remember` is about to write: where, as rendered, and the
+/// versions it follows.
+struct Draft {
+    key: Key,
+    memory: Memory,
+    content: String,
+    prev: Vec<String>,
+}
+
+impl Draft {
+    /// Moves the draft to `key`, a new memory beside the one it collided
+    /// with (`--keep-both`): named for its key, created now, following
+    /// nothing.
+    fn move_to(&mut self, key: Key, now: Timestamp) {
+        self.memory.name = key.slug.clone();
+        self.memory.created = Some(now);
+        self.content = self.memory.render();
+        self.prev = Vec::new();
+        self.key = key;
+    }
+
+    /// The change from `old`, labelled `old_label`, to the draft.
+    fn diff_from(&self, old: &str, old_label: &str) -> String {
+        let new_label = format!("b/{}", self.key.rel_path());
+        text::unified_diff(old, &self.content, old_label, &new_label)
+    }
+}
+
+/// Keeps the draft as a proposal instead of writing it.
+fn propose(
+    store: &Store,
+    ctx: &Ctx,
+    draft: &Draft,
+    reason: ProposalReason,
+    diff: String,
+) -> Result<RememberOutcome, StoreError> {
+    let e = event(
+        ctx,
+        Op::Propose,
+        Some(draft.key.clone()),
+        draft.prev.clone(),
+        draft.content.clone(),
+    )?;
+    crate::log::files::append(store, std::slice::from_ref(&e))?;
+    Ok(RememberOutcome::Proposed {
+        key: draft.key.clone(),
+        id: e.id,
+        reason,
+        diff,
+    })
+}
+
+/// `--propose`, or a collision at the draft's own key: kept as a proposal
+/// (the outcome), or, with `--keep-both`, the draft moved to the next free
+/// `<slug>-N`. `None`: go on and write.
+fn settle_same_key(
+    store: &Store,
+    ctx: &Ctx,
+    snap: &Snapshot,
+    req: &Remember,
+    existing: &Existing,
+    draft: &mut Draft,
+) -> Result<Option<RememberOutcome>, StoreError> {
+    let old = existing.content.as_deref().unwrap_or("");
+    let old_label = format!("a/{}", draft.key.rel_path());
     if req.collision == Collision::Propose {
-        let diff = text::unified_diff(
-            current.as_deref().unwrap_or(""),
-            &content,
-            &format!("a/{rel}"),
-            &format!("b/{rel}"),
-        );
-        return proposal(ProposalReason::Requested, key, prev, diff, content);
+        let diff = draft.diff_from(old, &old_label);
+        return propose(store, ctx, draft, ProposalReason::Requested, diff).map(Some);
     }
-    if current.is_some() || conflict {
-        match req.collision {
-            Collision::Ask => {
-                let old = current.as_deref().unwrap_or("");
-                let (reason, label) = if conflict {
-                    (ProposalReason::Conflict, "/dev/null".to_string())
-                } else {
-                    (ProposalReason::Changed, format!("a/{rel}"))
-                };
-                let diff = text::unified_diff(old, &content, &label, &format!("b/{rel}"));
-                return proposal(reason, key, prev, diff, content);
-            }
-            Collision::Replace => replaced = true,
-            Collision::KeepBoth => {
-                key = free_key(store, &snap, &key)?;
-                memory.name = key.slug.clone();
-                memory.created = Some(ctx.now);
-                content = memory.render();
-                prev = Vec::new();
-            }
-            Collision::Propose => {}
+    if !existing.collides() {
+        return Ok(None);
+    }
+    match req.collision {
+        Collision::Ask if existing.conflict => {
+            // No one version is the old one: the diff is from nothing.
+            let diff = draft.diff_from(old, "/dev/null");
+            propose(store, ctx, draft, ProposalReason::Conflict, diff).map(Some)
         }
+        Collision::Ask => {
+            let diff = draft.diff_from(old, &old_label);
+            propose(store, ctx, draft, ProposalReason::Changed, diff).map(Some)
+        }
+        Collision::KeepBoth => {
+            let key = free_key(store, snap, &draft.key)?;
+            draft.move_to(key, ctx.now);
+            Ok(None)
+        }
+        Collision::Replace | Collision::Propose => Ok(None),
     }
-    if !replaced && req.collision != Collision::KeepBoth {
-        if let Some((other, similarity)) = snap.near_duplicate(
-            &key.scope,
-            Some(&key),
-            &memory.description,
-            store.config.near_duplicate,
-        ) {
+}
+
+/// What a near-duplicate at another key means for the write.
+enum Beside {
+    /// None, or one the collision mode lets be.
+    Nothing,
+    /// The draft is kept as a proposal instead.
+    Proposed(RememberOutcome),
+    /// The near-duplicate is forgotten in the draft's favour: its key and
+    /// forget event.
+    Superseded(Key, Event),
+}
+
+/// Another memory of the scope that says nearly what the draft says: the
+/// draft is kept as a proposal (`--ask`), or the other is superseded
+/// (`--replace`).
+fn settle_near_duplicate(
+    store: &Store,
+    ctx: &Ctx,
+    snap: &Snapshot,
+    req: &Remember,
+    draft: &Draft,
+) -> Result<Beside, StoreError> {
+    let Some((other, similarity)) = snap.near_duplicate(
+        &draft.key.scope,
+        Some(&draft.key),
+        &draft.memory.description,
+        store.config.near_duplicate,
+    ) else {
+        return Ok(Beside::Nothing);
+    };
+    match req.collision {
+        Collision::Ask => {
             let orel = other.rel_path();
-            match req.collision {
-                Collision::Ask => {
-                    let old = store.read_memory_file(&orel)?.unwrap_or_default();
-                    let diff = text::unified_diff(
-                        &old,
-                        &content,
-                        &format!("a/{orel}"),
-                        &format!("b/{}", key.rel_path()),
-                    );
-                    return proposal(
-                        ProposalReason::NearDuplicate { other, similarity },
-                        key,
-                        prev,
-                        diff,
-                        content,
-                    );
-                }
-                Collision::Replace => {
-                    let ostate = snap.key(&other);
-                    if ostate.as_ref().is_some_and(|s| s.conflict) {
-                        return Err(StoreError::Decision(format!(
-                            "{other} has an open conflict: resolve it before replacing it"
-                        )));
-                    }
-                    current_content(store, ostate.as_ref(), &other)?;
-                    let mut f = event(
-                        ctx,
-                        Op::Forget,
-                        Some(other.clone()),
-                        ostate.map(|s| s.heads).unwrap_or_default(),
-                        String::new(),
-                    )?;
-                    f.reason = Some(format!("superseded by {key}"));
-                    forget_events.push(f);
-                    superseded.push(other);
-                }
-                _ => {}
-            }
+            let old = store.read_memory_file(&orel)?.unwrap_or_default();
+            let diff = draft.diff_from(&old, &format!("a/{orel}"));
+            let reason = ProposalReason::NearDuplicate { other, similarity };
+            propose(store, ctx, draft, reason, diff).map(Beside::Proposed)
         }
+        Collision::Replace => {
+            let forget = supersede(store, ctx, snap, &other, &draft.key)?;
+            Ok(Beside::Superseded(other, forget))
+        }
+        Collision::KeepBoth | Collision::Propose => Ok(Beside::Nothing),
     }
-    let event = event(ctx, Op::Remember, Some(key.clone()), prev, content.clone())?;
-    let mut events = forget_events;
-    events.push(event.clone());
-    apply_to(store, &mut snap, &events)?;
+}
+
+/// The event that forgets `other`, superseded by the memory at `by`. Its
+/// file must be what the log says, and a conflict must be resolved first:
+/// forgetting one side would decide it.
+fn supersede(
+    store: &Store,
+    ctx: &Ctx,
+    snap: &Snapshot,
+    other: &Key,
+    by: &Key,
+) -> Result<Event, StoreError> {
+    let state = snap.key(other);
+    if state.as_ref().is_some_and(|s| s.conflict) {
+        return Err(StoreError::Decision(format!(
+            "{other} has an open conflict: resolve it before replacing it"
+        )));
+    }
+    current_content(store, state.as_ref(), other)?;
+    let heads = state.map(|s| s.heads).unwrap_or_default();
+    forget_event(ctx, other, heads, format!("superseded by {by}"))
+}
+
+/// Writes the draft, after the forget of the memory it supersedes.
+fn write_draft(
+    store: &Store,
+    ctx: &Ctx,
+    snap: &mut Snapshot,
+    draft: Draft,
+    replaced: bool,
+    superseded: Option<(Key, Event)>,
+) -> Result<RememberOutcome, StoreError> {
+    let (superseded, mut events): (Vec<Key>, Vec<Event>) = superseded.into_iter().unzip();
+    let remember = event(
+        ctx,
+        Op::Remember,
+        Some(draft.key.clone()),
+        draft.prev,
+        draft.content,
+    )?;
+    let id = remember.id.clone();
+    events.push(remember);
+    apply_to(store, snap, &events)?;
     Ok(RememberOutcome::Written {
-        key,
-        id: event.id,
+        key: draft.key,
+        id,
         replaced,
         superseded,
     })
 }
 
+/// The next free key `<slug>-N` (N from 2) in the key's scope: no memory
+/// at it, and nothing at its path (not even a link).
+fn free_key(store: &Store, snap: &Snapshot, key: &Key) -> Result<Key, StoreError> {
+    let taken = |k: &Key| {
+        snap.key(k).as_ref().is_some_and(holds_memory)
+            || store.path(&k.rel_path()).symlink_metadata().is_ok()
+    };
+    let refused = |message: String| policy::refused("name", &key.to_string(), None, message);
+    crate::model::key::first_free_numbered(key, taken)
+        .map_err(|e| refused(e.to_string()))?
+        .ok_or_else(|| refused("no free key left for --keep-both".into()))
+}
+
 /// Forgets a memory, with a reason.
 pub fn forget(store: &Store, ctx: &Ctx, key: &Key, reason: &str) -> Result<String, StoreError> {
-    if reason.trim().is_empty() {
-        return Err(refused(
-            "reason",
-            "--reason",
-            None,
-            "say why the memory is forgotten",
-        ));
-    }
-    check_secrets(reason, "--reason")?;
+    policy::free_text::check_reason(reason)?;
     let _lock = store.lock()?;
     let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Write)?;
-    let Some(state) = snap.key(key).filter(|s| s.view.is_some() || s.conflict) else {
+    let Some(state) = snap.key(key).filter(holds_memory) else {
         return Err(StoreError::NoSuchMemory(key.to_string()));
     };
     if !state.conflict {
         current_content(store, Some(&state), key)?;
     }
-    let mut e = event(
-        ctx,
-        Op::Forget,
-        Some(key.clone()),
-        state.heads,
-        String::new(),
-    )?;
-    e.reason = Some(reason.to_string());
+    let e = forget_event(ctx, key, state.heads, reason.to_string())?;
     apply_to(store, &mut snap, std::slice::from_ref(&e))?;
     Ok(e.id)
 }
@@ -636,17 +564,29 @@ fn write_events<'e>(
     let appended = crate::log::files::append(store, events)?;
     // Tests simulate a crash between the log append and the view write.
     store.stop_at(Failpoint::AfterLogAppend)?;
-    let views: Vec<Written<'e>> = events
+    let views: Vec<Written<'e>> = versions(events)
+        .map(|(key, e)| (key.rel_path(), crate::log::transition::version_content(e)))
+        .collect();
+    write_views(store, &views)?;
+    let journal: Vec<_> = views
+        .iter()
+        .map(|(rel, c)| (rel.clone(), c.map(|c| fingerprint(c.as_bytes()))))
+        .collect();
+    let _ = store.state.journal_append(&journal);
+    Ok((appended, views))
+}
+
+/// The events that make a version of a memory, each with its key.
+fn versions(events: &[Event]) -> impl Iterator<Item = (&Key, &Event)> {
+    events
         .iter()
         .filter(|e| e.op.is_version())
-        .filter_map(|e| {
-            Some((
-                e.key.as_ref()?.rel_path(),
-                crate::log::transition::version_content(e),
-            ))
-        })
-        .collect();
-    let write = |(rel, content): &Written<'e>| match content {
+        .filter_map(|e| Some((e.key.as_ref()?, e)))
+}
+
+/// Writes (or removes) the views, in order.
+fn write_views(store: &Store, views: &[Written<'_>]) -> Result<(), StoreError> {
+    let write = |(rel, content): &Written<'_>| match content {
         Some(c) => store.write_view(rel, c),
         None => store.remove_view(rel),
     };
@@ -655,13 +595,13 @@ fn write_events<'e>(
         // work. Only each path's last version, the end state of writing
         // them in order.
         let mut seen = std::collections::HashSet::new();
-        let last: Vec<&Written<'e>> = views
+        let last: Vec<&Written<'_>> = views
             .iter()
             .rev()
             .filter(|(rel, _)| seen.insert(rel.as_str()))
             .collect();
         let threads = crate::worker_threads();
-        std::thread::scope(|scope| {
+        return std::thread::scope(|scope| {
             let workers: Vec<_> = last
                 .chunks(last.len().div_ceil(threads))
                 .map(|part| scope.spawn(move || part.iter().try_for_each(|v| write(v))))
@@ -670,22 +610,16 @@ fn write_events<'e>(
                 w.join()
                     .unwrap_or_else(|_| Err(crate::index::refresh::thread_failed(store)))
             })
-        })?;
-    } else {
-        for (i, view) in views.iter().enumerate() {
-            if i > 0 {
-                // Tests simulate a crash with some views written and others not.
-                store.stop_at(Failpoint::MidViewUpdate)?;
-            }
-            write(view)?;
-        }
+        });
     }
-    let journal: Vec<_> = views
-        .iter()
-        .map(|(rel, c)| (rel.clone(), c.map(|c| fingerprint(c.as_bytes()))))
-        .collect();
-    let _ = store.state.journal_append(&journal);
-    Ok((appended, views))
+    for (i, view) in views.iter().enumerate() {
+        if i > 0 {
+            // Tests simulate a crash with some views written and others not.
+            store.stop_at(Failpoint::MidViewUpdate)?;
+        }
+        write(view)?;
+    }
+    Ok(())
 }
 
 /// Refuses, before anything is appended, what would make the writes
@@ -695,11 +629,7 @@ fn write_events<'e>(
 /// repair; one refused here leaves no trace.)
 fn preflight(store: &Store, events: &[Event]) -> Result<(), StoreError> {
     store.read(crate::render::memory_md::INDEX_PATH, None)?;
-    let mut folders: Vec<String> = events
-        .iter()
-        .filter(|e| e.op.is_version())
-        .filter_map(|e| Some(e.key.as_ref()?.scope.clone()))
-        .collect();
+    let mut folders: Vec<String> = versions(events).map(|(key, _)| key.scope.clone()).collect();
     folders.sort_unstable();
     folders.dedup();
     for scope in folders {
@@ -744,8 +674,7 @@ pub(crate) fn apply(store: &Store, cache: &mut Cache, events: &[Event]) -> Resul
             }
         }
     }
-    for e in events.iter().filter(|e| e.op.is_version()) {
-        let Some(key) = &e.key else { continue };
+    for (key, e) in versions(events) {
         let k = key.to_string();
         let after = after_write(cache.keys.get(&k), e);
         cache.keys.insert(k, after);
@@ -776,25 +705,135 @@ pub(crate) fn apply_to(
     Ok(written)
 }
 
-/// The next free key `<slug>-N` (N from 2) in the key's scope.
-fn free_key(store: &Store, snap: &Snapshot, key: &Key) -> Result<Key, StoreError> {
-    for n in 2..10_000 {
-        let slug = crate::model::key::numbered(&key.slug, n)
-            .map_err(|e| refused("name", &key.to_string(), None, e.to_string()))?;
-        let k = Key {
-            scope: key.scope.clone(),
-            slug,
-        };
-        let taken = snap.key(&k).is_some_and(|s| s.view.is_some() || s.conflict)
-            || store.path(&k.rel_path()).symlink_metadata().is_ok();
-        if !taken {
-            return Ok(k);
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn now() -> Timestamp {
+        Timestamp::parse("2026-11-29T10:41:07Z").expect("time")
+    }
+
+    fn request() -> Remember {
+        Remember {
+            key: Key {
+                scope: "project".into(),
+                slug: "test-command".into(),
+            },
+            name: "Test command".into(),
+            description: "Run the tests with `cargo test`".into(),
+            kind: MemoryType::Feedback,
+            tags: vec!["build".into(), "ci".into()],
+            source: "stated by the user".into(),
+            confidence: 0.75,
+            body: "Not `make test`.\n".into(),
+            review_by: Some(Date::parse("2027-05-29").expect("date")),
+            expires: None,
+            collision: Collision::Ask,
+            expect: None,
         }
     }
-    Err(refused(
-        "name",
-        &key.to_string(),
-        None,
-        "no free key left for --keep-both",
-    ))
+
+    #[test]
+    fn the_memory_of_a_request_renders_and_parses_back() {
+        let req = request();
+        let m = req.memory(now());
+        assert_eq!(
+            (m.name.as_str(), m.source.as_deref(), m.confidence),
+            ("Test command", Some("stated by the user"), Some(0.75))
+        );
+        assert_eq!((m.created, m.updated), (Some(now()), Some(now())));
+        assert_eq!(m.review_by, req.review_by);
+        assert_eq!(Memory::parse(&m.render()).expect("parses"), m);
+    }
+
+    #[test]
+    fn versions_that_differ_only_in_their_times_are_the_same() {
+        let a = request().memory(now());
+        let later = Timestamp(now().0 + 60_000);
+        let b = Memory {
+            created: None,
+            updated: Some(later),
+            ..a.clone()
+        };
+        assert_eq!(without_times(&a), without_times(&b));
+        let c = Memory {
+            body: "changed\n".into(),
+            ..a.clone()
+        };
+        assert_ne!(without_times(&a), without_times(&c));
+    }
+
+    #[test]
+    fn expect_holds_only_at_the_one_expected_head() {
+        let mut req = request();
+        assert_eq!(moved(&req, &[]), None);
+        req.expect = Some("01a".into());
+        assert_eq!(moved(&req, &["01a".to_string()]), None);
+        for heads in [
+            vec![],
+            vec!["01b".to_string()],
+            vec!["01a".into(), "01b".into()],
+        ] {
+            assert_eq!(
+                moved(&req, &heads),
+                Some(RememberOutcome::Moved {
+                    key: req.key.clone(),
+                    expected: "01a".into(),
+                    heads,
+                })
+            );
+        }
+    }
+
+    fn draft() -> Draft {
+        let memory = request().memory(now());
+        Draft {
+            key: request().key,
+            content: memory.render(),
+            memory,
+            prev: vec!["01a".into()],
+        }
+    }
+
+    #[test]
+    fn a_draft_moved_beside_its_collision_is_a_new_memory_there() {
+        let mut d = draft();
+        d.memory.created = Some(Timestamp(0));
+        let key = Key {
+            scope: "project".into(),
+            slug: "test-command-2".into(),
+        };
+        let later = Timestamp(now().0 + 1000);
+        d.move_to(key.clone(), later);
+        assert_eq!(d.key, key);
+        assert!(d.prev.is_empty());
+        let parsed = Memory::parse(&d.content).expect("parses");
+        assert_eq!(parsed.name, "test-command-2");
+        assert_eq!(parsed.created, Some(later));
+        // Named for its key, so the file validates at its new path.
+        policy::memory::validate_file(&d.content, &key.rel_path()).expect("valid");
+    }
+
+    #[test]
+    fn a_draft_diff_goes_from_the_old_label_to_its_path() {
+        let d = draft();
+        let diff = d.diff_from("", "/dev/null");
+        assert!(
+            diff.starts_with("--- /dev/null\n+++ b/memory/project/test-command.md\n"),
+            "{diff}"
+        );
+        assert!(diff.contains("+description: Run the tests"), "{diff}");
+    }
+
+    #[test]
+    fn the_free_key_passes_over_memories_and_anything_at_a_path() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        crate::store::init(dir.path()).expect("init");
+        let store = Store::open(dir.path()).expect("open");
+        std::fs::write(store.path("memory/project/test-command-2.md"), "hand-made").expect("file");
+        let snap = crate::index::snapshot::snapshot(&store, crate::index::layout::Load::Write)
+            .expect("snapshot");
+        let key = free_key(&store, &snap, &request().key).expect("free");
+        assert_eq!(key.slug, "test-command-3");
+    }
 }

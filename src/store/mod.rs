@@ -19,8 +19,7 @@ use crate::git::{self, GitError};
 use crate::local::lock::StoreLock;
 use crate::local::state::{self, StateDir};
 use crate::model::config::{Config, CONFIG_PATH};
-use crate::model::key::Key;
-use crate::model::memory::{Memory, MAX_FILE_BYTES};
+use crate::model::memory::MAX_FILE_BYTES;
 use crate::model::time::Timestamp;
 use crate::render::memory_md::{self, INDEX_PATH};
 use std::fs::{self};
@@ -467,42 +466,5 @@ impl Store {
     /// Rewrites the journal from scratch.
     pub(crate) fn journal_reset(&self, views: impl IntoIterator<Item = (String, u64)>) {
         let _ = self.state.journal_compact(views);
-    }
-}
-
-/// Parses a memory file and checks that its name belongs to its path.
-pub fn validate_file(content: &str, rel: &str) -> Result<Memory, StoreError> {
-    let m = Memory::parse(content).map_err(|e| StoreError::invalid(rel, &e))?;
-    let key = Key::from_rel_path(rel).ok_or_else(|| StoreError::Invalid {
-        path: rel.to_string(),
-        line: None,
-        message: "not a memory path (memory/<scope>/<slug>.md)".into(),
-    })?;
-    if !crate::model::key::is_slug(&key.slug) {
-        let hint = crate::model::key::slugify(&key.slug)
-            .map(|s| format!(" (rename it {s}.md)"))
-            .unwrap_or_default();
-        return Err(StoreError::Invalid {
-            path: rel.to_string(),
-            line: None,
-            message: format!("file name `{}` is not a slug{hint}", key.slug),
-        });
-    }
-    match crate::model::key::slugify(&m.name) {
-        Ok(s) if s == key.slug => Ok(m),
-        Ok(s) => Err(StoreError::Invalid {
-            path: rel.to_string(),
-            line: Some(2),
-            message: format!(
-                "name normalizes to `{s}`, but the file is `{}.md`",
-                key.slug
-            ),
-        }),
-        Err(e) => Err(StoreError::Refused {
-            rule: "name".into(),
-            path: rel.to_string(),
-            line: Some(2),
-            message: e.to_string(),
-        }),
     }
 }

@@ -110,6 +110,6 @@ proptest! {
         let _ = memoir::model::key::slugify(&text);
         let _ = memoir::model::time::Timestamp::parse(&text);
         let _ = memoir::model::config::Config::parse(&text);
-        let _ = memoir::policy::find_secrets(&text);
+        let _ = memoir::policy::secrets::find_secrets(&text);
     }
 }

@@ -5,7 +5,7 @@ use super::decode::base64_text;
 use super::rules::Gate;
 
 /// Shannon entropy in bits per byte.
-pub fn entropy(s: &str) -> f64 {
+pub(super) fn entropy(s: &str) -> f64 {
     let mut counts = [0u32; 256];
     for b in s.bytes() {
         counts[b as usize] += 1;
