@@ -14,16 +14,8 @@ pub mod local;
 pub mod log;
 pub mod model;
 pub mod ops;
+mod parallel;
 pub mod policy;
 pub mod render;
 pub mod search;
 pub mod store;
-
-/// Threads for work spread over the cores (stats, file writes, tokenizing):
-/// one a core, at most 4; past that the file system's locks, not the
-/// cores, bound the kernel's share of it.
-pub(crate) fn worker_threads() -> usize {
-    std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(4)
-}

@@ -101,7 +101,7 @@ impl Repo {
     ) -> Result<Scan, GitError> {
         let workdir = self.workdir.as_path();
         let entries = store.entries;
-        let threads = crate::worker_threads();
+        let threads = crate::parallel::worker_threads();
         let chunk = entries.len().div_ceil(threads).max(1024);
         let (listed, fresh, head) = std::thread::scope(|scope| {
             let listing = scope.spawn(|| list_files(workdir, store.dir, keep));

@@ -120,22 +120,12 @@ pub(crate) fn memory_files(store: &Store) -> Result<Vec<(String, Stamp)>, StoreE
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     // Threads per folder: the cores the folders leave over.
     let split = (cores / store.config.scopes.len().max(1)).clamp(1, 4);
-    let listed: Vec<Result<Vec<(String, Stamp)>, StoreError>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = store
-            .config
-            .scopes
-            .iter()
-            .map(|s| scope.spawn(move || list_folder(store, &format!("memory/{s}"), split)))
-            .collect();
-        workers
-            .into_iter()
-            .map(|w| w.join().unwrap_or_else(|_| Err(thread_failed(store))))
-            .collect()
-    });
-    let mut out = Vec::new();
-    for part in listed {
-        out.extend(part?);
-    }
+    let listed = crate::parallel::each(
+        &store.config.scopes,
+        |s| list_folder(store, &format!("memory/{s}"), split),
+        || thread_failed(store),
+    )?;
+    let mut out: Vec<(String, Stamp)> = listed.into_iter().flatten().collect();
     store
         .stats
         .files_listed
@@ -186,17 +176,8 @@ fn list_folder(
     if names.len() <= chunk {
         return stamp(&names);
     }
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = names
-            .chunks(chunk)
-            .map(|part| scope.spawn(move || stamp(part)))
-            .collect();
-        let mut out = Vec::with_capacity(names.len());
-        for w in workers {
-            out.extend(w.join().unwrap_or_else(|_| Err(thread_failed(store)))?);
-        }
-        Ok(out)
-    })
+    let parts = crate::parallel::each(names.chunks(chunk), stamp, || thread_failed(store))?;
+    Ok(parts.into_iter().flatten().collect())
 }
 
 pub(crate) fn thread_failed(store: &Store) -> StoreError {
@@ -303,7 +284,7 @@ pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), Stor
     // Reading and tokenizing is the cost of a cold index: workers on every
     // core read batches (a bounded channel keeps memory flat) while this
     // thread interns their terms.
-    let threads = crate::worker_threads();
+    let threads = crate::parallel::worker_threads();
     // Up to 3 × threads batches' term maps are alive at once: batches of
     // 512 memories with 40-sentence bodies took a cold query of 50,000
     // to 200 MB; 128 keep it to 172 MB, no slower.

@@ -133,7 +133,7 @@ pub(crate) fn rebuild_locked(
     // in the kernel: the views are parsed (for MEMORY.md) and written on
     // worker threads while this one reads the logs.
     if !by_version.is_empty() {
-        let threads = crate::worker_threads();
+        let threads = crate::parallel::worker_threads();
         std::thread::scope(|scope| -> Result<(), StoreError> {
             let (senders, workers): (Vec<_>, Vec<_>) = (0..threads)
                 .map(|_| {

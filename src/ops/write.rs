@@ -600,17 +600,14 @@ fn write_views(store: &Store, views: &[Written<'_>]) -> Result<(), StoreError> {
             .rev()
             .filter(|(rel, _)| seen.insert(rel.as_str()))
             .collect();
-        let threads = crate::worker_threads();
-        return std::thread::scope(|scope| {
-            let workers: Vec<_> = last
-                .chunks(last.len().div_ceil(threads))
-                .map(|part| scope.spawn(move || part.iter().try_for_each(|v| write(v))))
-                .collect();
-            workers.into_iter().try_for_each(|w| {
-                w.join()
-                    .unwrap_or_else(|_| Err(crate::index::refresh::thread_failed(store)))
-            })
-        });
+        let threads = crate::parallel::worker_threads();
+        let parts = last.chunks(last.len().div_ceil(threads));
+        let written = crate::parallel::each(
+            parts,
+            |part| part.iter().try_for_each(|v| write(v)),
+            || crate::index::refresh::thread_failed(store),
+        );
+        return written.map(drop);
     }
     for (i, view) in views.iter().enumerate() {
         if i > 0 {
