@@ -1,4 +1,5 @@
-//! Recall: which memories are relevant to a query, and in what order.
+//! Relevance and ranking: which memories are relevant to a query, and in
+//! what order. (`recall` and `context`, in `ops::recall`, search with it.)
 //!
 //! Two separate decisions. **Relevance** is a normalized measure that does
 //! not grow with query length or store size: the IDF-weighted share of the
@@ -14,6 +15,8 @@ use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::text::words;
 use crate::model::time::Date;
+use std::cmp::Ordering;
+use std::collections::HashSet;
 
 /// Field weights: name, description, tags, body.
 pub const FIELD_WEIGHTS: [u16; 4] = [3, 2, 2, 1];
@@ -27,6 +30,8 @@ const K1: f64 = 1.2;
 const B: f64 = 0.75;
 /// Days over which the recency boost decays by a factor e.
 const RECENCY_DAYS: f64 = 180.0;
+/// Milliseconds in a day: `updated` is in ms, dates in days.
+const DAY_MS: i64 = 86_400_000;
 
 /// Terms with their weighted frequency and field mask.
 pub type Terms = std::collections::HashMap<String, (u16, u8), crate::model::fingerprint::FnvBuild>;
@@ -128,11 +133,48 @@ pub struct Hit {
     pub stale: bool,
 }
 
+/// Finds the memories relevant to `query`, most relevant first. Expired
+/// memories and files that do not parse are never returned.
+pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Vec<Hit> {
+    let terms = query_terms(query);
+    if terms.is_empty() {
+        return Vec::new();
+    }
+    let view = &corpus.view;
+    let ids: Vec<Option<u32>> = terms.iter().map(|t| view.lookup(t)).collect();
+    // Each query term's posting list, read where it lies: a query never
+    // touches the postings of the terms it does not have.
+    let postings = Postings::of(view, &ids);
+    let fresh_found = fresh_found(&corpus.fresh, &terms);
+    let live = Live::of(corpus, &postings, &fresh_found, terms.len(), opts.today);
+    let weights = Weights::of(&terms, &live);
+    let ranked = rank_relevant(view, live.matched, &weights, opts);
+    first_shown(view, ranked, opts)
+}
+
+/// A query's distinct terms, sorted.
+fn query_terms(query: &str) -> Vec<String> {
+    let mut terms = words(query);
+    terms.sort();
+    terms.dedup();
+    terms
+}
+
 /// A document of a [`Corpus`]: an index position or a fresh file.
 #[derive(Clone, Copy)]
 enum Doc<'a> {
     Indexed(usize),
     Fresh(&'a Fresh),
+}
+
+impl<'a> Doc<'a> {
+    /// Its file's path.
+    fn path(self, view: &'a View) -> &'a str {
+        match self {
+            Doc::Indexed(i) => view.path(i),
+            Doc::Fresh(f) => &f.path,
+        }
+    }
 }
 
 /// A query term a document has: its position in the query, weighted tf and
@@ -188,26 +230,13 @@ impl Postings {
     }
 }
 
-/// Finds the memories relevant to `query`, most relevant first. Expired
-/// memories and files that do not parse are never returned.
-pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
-    let mut q: Vec<String> = words(query);
-    q.sort();
-    q.dedup();
-    if q.is_empty() {
-        return Vec::new();
-    }
-    let view = &corpus.view;
-    let ids: Vec<Option<u32>> = q.iter().map(|t| view.lookup(t)).collect();
-    // Each query term's posting list, read where it lies: a query never
-    // touches the postings of the terms it does not have.
-    let postings = Postings::of(view, &ids);
-    // Fresh files' query terms, as the index's postings give them.
-    let fresh_found: Vec<Vec<Found>> = corpus
-        .fresh
+/// Fresh files' query terms, as the index's postings give them.
+fn fresh_found(fresh: &[Fresh], terms: &[String]) -> Vec<Vec<Found>> {
+    fresh
         .iter()
         .map(|f| {
-            q.iter()
+            terms
+                .iter()
                 .enumerate()
                 .filter_map(|(term, t)| {
                     let &(tf, mask) = f.terms.get(t)?;
@@ -219,55 +248,156 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
                 })
                 .collect()
         })
-        .collect();
-    let indexed = (0..view.len()).filter_map(|i| {
-        let r = view.rec(i);
-        let live = !corpus.skip[i] && r.valid && r.expires >= opts.today.0;
-        live.then(|| (Doc::Indexed(i), r.len, postings.of_doc(i)))
-    });
-    let fresh = corpus
-        .fresh
-        .iter()
-        .zip(&fresh_found)
-        .filter_map(|(f, found)| {
-            let expires = f.summary.as_ref()?.expires;
-            let live = expires.is_none_or(|d| d >= opts.today.0);
-            live.then_some((Doc::Fresh(f), f.len, found.as_slice()))
+        .collect()
+}
+
+/// A live document that has some query term.
+#[derive(Clone, Copy)]
+struct Candidate<'a> {
+    doc: Doc<'a>,
+    /// Its weighted length.
+    len: u32,
+    /// The query terms it has.
+    found: &'a [Found],
+}
+
+/// The live documents (parsed, not expired, not replaced by a fresh read),
+/// as BM25 counts them: how many and their total weighted length, in how
+/// many each query term occurs, and those that have some query term.
+struct Live<'a> {
+    docs: usize,
+    total_len: u64,
+    /// Document frequency of each query term.
+    df: Vec<usize>,
+    /// Indexed documents first, then fresh ones, each in corpus order.
+    matched: Vec<Candidate<'a>>,
+}
+
+impl<'a> Live<'a> {
+    fn of(
+        corpus: &'a Corpus,
+        postings: &'a Postings,
+        fresh_found: &'a [Vec<Found>],
+        terms: usize,
+        today: Date,
+    ) -> Live<'a> {
+        let view = &corpus.view;
+        let indexed = (0..view.len()).filter_map(|i| {
+            let r = view.rec(i);
+            let live = !corpus.skip[i] && r.valid && r.expires >= today.0;
+            live.then(|| Candidate {
+                doc: Doc::Indexed(i),
+                len: r.len,
+                found: postings.of_doc(i),
+            })
         });
-    let mut n_docs = 0usize;
-    let mut total_len = 0u64;
-    let mut df = vec![0usize; q.len()];
-    // The documents matching some term: weighted length and terms found.
-    let mut matched: Vec<(Doc<'c>, u32, &[Found])> = Vec::new();
-    for (doc, len, found) in indexed.chain(fresh) {
-        n_docs += 1;
-        total_len += u64::from(len);
-        if found.is_empty() {
-            continue;
+        let fresh = corpus
+            .fresh
+            .iter()
+            .zip(fresh_found)
+            .filter_map(|(f, found)| {
+                let expires = f.summary.as_ref()?.expires;
+                let live = expires.is_none_or(|d| d >= today.0);
+                live.then_some(Candidate {
+                    doc: Doc::Fresh(f),
+                    len: f.len,
+                    found: found.as_slice(),
+                })
+            });
+        let mut live = Live {
+            docs: 0,
+            total_len: 0,
+            df: vec![0; terms],
+            matched: Vec::new(),
+        };
+        for c in indexed.chain(fresh) {
+            live.docs += 1;
+            live.total_len += u64::from(c.len);
+            if c.found.is_empty() {
+                continue;
+            }
+            for f in c.found {
+                live.df[f.term as usize] += 1;
+            }
+            live.matched.push(c);
         }
-        for f in found {
-            df[f.term as usize] += 1;
-        }
-        matched.push((doc, len, found));
+        live
     }
-    let n = n_docs.max(1) as f64;
-    let idf: Vec<f64> = df
-        .iter()
-        .map(|&d| (1.0 + (n - d as f64 + 0.5) / (d as f64 + 0.5)).ln())
-        .collect();
+}
+
+/// What the query's terms weigh in the live documents.
+struct Weights {
+    /// Each query term's IDF.
+    idf: Vec<f64>,
+    /// The IDF of the terms that count toward relevance: its denominator.
+    idf_total: f64,
+    /// The average weighted document length (at least 1).
+    avg_len: f64,
+}
+
+impl Weights {
+    fn of(terms: &[String], live: &Live) -> Weights {
+        let n = live.docs.max(1) as f64;
+        let idf: Vec<f64> = live
+            .df
+            .iter()
+            .map(|&d| (1.0 + (n - d as f64 + 0.5) / (d as f64 + 0.5)).ln())
+            .collect();
+        let counts = counted(terms, &live.df);
+        let idf_total: f64 = idf
+            .iter()
+            .zip(&counts)
+            .filter(|(_, c)| **c)
+            .map(|(i, _)| i)
+            .sum();
+        Weights {
+            idf,
+            idf_total,
+            avg_len: (live.total_len as f64 / n).max(1.0),
+        }
+    }
+
+    /// Relevance, 0..1: the IDF-weighted share of the query's terms that a
+    /// document with these terms has.
+    fn relevance(&self, found: &[Found]) -> f64 {
+        let mut covered = 0.0;
+        for f in found {
+            covered += self.idf[f.term as usize] * if f.mask == 8 { BODY_ONLY } else { 1.0 };
+        }
+        if self.idf_total > 0.0 {
+            covered / self.idf_total
+        } else {
+            0.0
+        }
+    }
+
+    /// BM25F of a document of weighted length `len` with these terms.
+    fn bm25(&self, len: u32, found: &[Found]) -> f64 {
+        let norm = K1 * (1.0 - B + B * f64::from(len) / self.avg_len);
+        let mut bm25 = 0.0;
+        for f in found {
+            let tf = f64::from(f.tf);
+            bm25 += self.idf[f.term as usize] * tf * (K1 + 1.0) / (tf + norm);
+        }
+        bm25
+    }
+}
+
+/// Which query terms count toward relevance: all but the CJK seams.
+fn counted(terms: &[String], df: &[usize]) -> Vec<bool> {
     // A CJK query is cut into overlapping bigrams, so a bigram spanning two
     // words ("五可" in "周五可以") matches nothing. An unseen bigram sharing a
     // character with a bigram the store does have is such a seam: it does
     // not count against relevance.
-    let seen_cjk: Vec<char> = q
+    let seen_cjk: Vec<char> = terms
         .iter()
-        .zip(&df)
+        .zip(df)
         .filter(|(t, d)| **d > 0 && t.chars().all(crate::model::text::is_cjk))
         .flat_map(|(t, _)| t.chars())
         .collect();
-    let counts: Vec<bool> = q
+    terms
         .iter()
-        .zip(&df)
+        .zip(df)
         .map(|(t, d)| {
             let seam = *d == 0
                 && t.chars().count() == 2
@@ -275,111 +405,116 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
                 && t.chars().any(|c| seen_cjk.contains(&c));
             !seam
         })
-        .collect();
-    let idf_total: f64 = idf
-        .iter()
-        .zip(&counts)
-        .filter(|(_, c)| **c)
-        .map(|(i, _)| i)
-        .sum();
-    let avg_len = (total_len as f64 / n).max(1.0);
-    let today_ms = opts.today.0 * 86_400_000;
-    let conflicts: std::collections::HashSet<&str> =
-        view.head.conflicts.iter().map(String::as_str).collect();
-    // Score and rank from what the index records; decode summaries only
-    // for the memories shown.
-    struct Ranked<'c> {
-        doc: Doc<'c>,
-        score: f64,
-        rank: f64,
-        stale: bool,
-    }
-    let mut ranked = Vec::new();
-    for (doc, len, found) in matched {
-        let mut covered = 0.0;
-        let mut bm25 = 0.0;
-        let norm = K1 * (1.0 - B + B * f64::from(len) / avg_len);
-        for f in found {
-            let idf = idf[f.term as usize];
-            covered += idf * if f.mask == 8 { BODY_ONLY } else { 1.0 };
-            let tf = f64::from(f.tf);
-            bm25 += idf * tf * (K1 + 1.0) / (tf + norm);
-        }
-        let score = if idf_total > 0.0 {
-            covered / idf_total
-        } else {
-            0.0
-        };
-        if score <= 0.0 || score + 1e-9 < opts.min_score {
-            continue;
-        }
-        let (confidence, updated, review_by) = match doc {
+        .collect()
+}
+
+/// What the boosts read of a memory.
+struct Standing {
+    confidence: f64,
+    /// Last change, ms since the epoch (0: unknown).
+    updated: i64,
+    /// `review_by`, days since the epoch (`i64::MAX`: none).
+    review_by: i64,
+}
+
+impl Standing {
+    /// A document's standing: from the index's record, or from the
+    /// summary of a fresh file (absent fields as the record has them).
+    fn of(doc: Doc, view: &View) -> Standing {
+        match doc {
             Doc::Indexed(i) => {
                 let r = view.rec(i);
-                (r.confidence, r.updated, r.review_by)
+                Standing {
+                    confidence: r.confidence,
+                    updated: r.updated,
+                    review_by: r.review_by,
+                }
             }
-            Doc::Fresh(f) => f.summary.as_ref().map_or((1.0, 0, i64::MAX), |s| {
-                (s.confidence, s.updated, s.review_by.unwrap_or(i64::MAX))
-            }),
-        };
-        let stale = review_by < opts.today.0;
-        let age_days = ((today_ms - updated).max(0) as f64) / 86_400_000.0;
-        let recency = if updated > 0 {
+            Doc::Fresh(f) => f.summary.as_ref().map_or(
+                Standing {
+                    confidence: 1.0,
+                    updated: 0,
+                    review_by: i64::MAX,
+                },
+                |s| Standing {
+                    confidence: s.confidence,
+                    updated: s.updated,
+                    review_by: s.review_by.unwrap_or(i64::MAX),
+                },
+            ),
+        }
+    }
+
+    /// Past its `review_by` date.
+    fn stale(&self, today: Date) -> bool {
+        self.review_by < today.0
+    }
+
+    /// What BM25F is multiplied by: boosts for confidence and recency, and
+    /// the penalty past `review_by`.
+    fn boost(&self, today: Date) -> f64 {
+        let age_days = ((today.0 * DAY_MS - self.updated).max(0) as f64) / DAY_MS as f64;
+        let recency = if self.updated > 0 {
             (-age_days / RECENCY_DAYS).exp()
         } else {
             0.0
         };
-        let boost =
-            (0.75 + 0.25 * confidence) * (1.0 + 0.1 * recency) * if stale { 0.8 } else { 1.0 };
-        ranked.push(Ranked {
-            doc,
-            score,
-            rank: bm25 * boost,
-            stale,
-        });
+        let stale = if self.stale(today) { 0.8 } else { 1.0 };
+        (0.75 + 0.25 * self.confidence) * (1.0 + 0.1 * recency) * stale
     }
-    let path_of = |d: &Doc<'c>| -> &'c str {
-        match *d {
-            Doc::Indexed(i) => view.path(i),
-            Doc::Fresh(f) => &f.path,
-        }
-    };
-    let order = |a: &Ranked<'c>, b: &Ranked<'c>| {
-        // A total order, as sorting and selecting need (a NaN rank, were
-        // there one, would otherwise make the order inconsistent).
-        b.rank
-            .total_cmp(&a.rank)
-            .then_with(|| path_of(&a.doc).cmp(path_of(&b.doc)))
-    };
-    // The hit a ranked memory makes, unless the filters pass over it.
-    let shown = |r: &Ranked<'c>| -> Option<Hit> {
-        let path = path_of(&r.doc);
-        let key = Key::from_rel_path(path)?;
-        if opts.scope.as_ref().is_some_and(|s| *s != key.scope) {
-            return None;
-        }
-        let summary = match r.doc {
-            Doc::Indexed(i) => view.entry(i).0,
-            Doc::Fresh(f) => f.summary.clone(),
-        }?;
-        if opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
-            || opts
-                .tag
-                .as_ref()
-                .is_some_and(|t| !summary.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
-        {
-            return None;
-        }
-        Some(Hit {
-            conflict: conflicts.contains(key.to_string().as_str()),
-            path: path.to_string(),
-            summary,
-            score: r.score,
-            rank: r.rank,
-            stale: r.stale,
-            key,
+}
+
+/// A relevant memory, scored and ranked from what the index records: its
+/// summary is decoded only if it is shown.
+struct Ranked<'a> {
+    doc: Doc<'a>,
+    score: f64,
+    rank: f64,
+    stale: bool,
+}
+
+/// The candidates relevant enough, with their ranking scores, in
+/// candidate order.
+fn rank_relevant<'a>(
+    view: &View,
+    matched: Vec<Candidate<'a>>,
+    weights: &Weights,
+    opts: &Options,
+) -> Vec<Ranked<'a>> {
+    matched
+        .into_iter()
+        .filter_map(|c| {
+            let score = weights.relevance(c.found);
+            // A hair of tolerance: a share equal to the threshold but for
+            // rounding reaches it.
+            if score <= 0.0 || score + 1e-9 < opts.min_score {
+                return None;
+            }
+            let standing = Standing::of(c.doc, view);
+            Some(Ranked {
+                doc: c.doc,
+                score,
+                rank: weights.bm25(c.len, c.found) * standing.boost(opts.today),
+                stale: standing.stale(opts.today),
+            })
         })
-    };
+        .collect()
+}
+
+/// Best rank first, then by path. A total order, as sorting and selecting
+/// need (a NaN rank, were there one, would otherwise make the order
+/// inconsistent).
+fn best_first(view: &View, a: &Ranked, b: &Ranked) -> Ordering {
+    b.rank
+        .total_cmp(&a.rank)
+        .then_with(|| a.doc.path(view).cmp(b.doc.path(view)))
+}
+
+/// The first `opts.limit` hits, best first, among the ranked memories the
+/// filters keep.
+fn first_shown(view: &View, mut ranked: Vec<Ranked>, opts: &Options) -> Vec<Hit> {
+    let conflicts: HashSet<&str> = view.head.conflicts.iter().map(String::as_str).collect();
+    let order = |a: &Ranked, b: &Ranked| best_first(view, a, b);
     let mut hits = Vec::new();
     // Only the first hits are shown, but filters can pass over ranked
     // memories: sort a batch of the best at a time rather than them all.
@@ -396,13 +531,42 @@ pub fn search<'c>(corpus: &'c Corpus, query: &str, opts: &Options) -> Vec<Hit> {
             if hits.len() >= opts.limit {
                 break;
             }
-            if let Some(hit) = shown(r) {
-                hits.push(hit);
-            }
+            hits.extend(shown(view, r, opts, &conflicts));
         }
         rest = after;
     }
     hits
+}
+
+/// The hit a ranked memory makes, unless the filters pass over it.
+fn shown(view: &View, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>) -> Option<Hit> {
+    let path = r.doc.path(view);
+    let key = Key::from_rel_path(path)?;
+    // The scope is in the path: no summary decoded for another scope.
+    if opts.scope.as_ref().is_some_and(|s| *s != key.scope) {
+        return None;
+    }
+    let summary = match r.doc {
+        Doc::Indexed(i) => view.entry(i).0,
+        Doc::Fresh(f) => f.summary.clone(),
+    }?;
+    if opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
+        || opts
+            .tag
+            .as_ref()
+            .is_some_and(|t| !summary.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
+    {
+        return None;
+    }
+    Some(Hit {
+        conflict: conflicts.contains(key.to_string().as_str()),
+        path: path.to_string(),
+        summary,
+        score: r.score,
+        rank: r.rank,
+        stale: r.stale,
+        key,
+    })
 }
 
 /// A rough token count for budgets: a quarter token per ASCII character,
@@ -416,4 +580,438 @@ pub fn estimate_tokens(text: &str) -> usize {
         }
     });
     ascii.div_ceil(4) + other
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::cache::{Cache, CACHE_VERSION};
+    use crate::log::transition::KeyState;
+    use crate::model::stamp::Stamp;
+    use proptest::prelude::*;
+
+    /// A memory file's text: `front` holds the frontmatter lines after the
+    /// description (`type:` among them).
+    fn file(name: &str, description: &str, front: &str, body: &str) -> String {
+        format!("---\nname: {name}\ndescription: {description}\n{front}---\n{body}\n")
+    }
+
+    /// A project memory with nothing but a description and a body.
+    fn plain(name: &str, description: &str, body: &str) -> String {
+        file(name, description, "type: project\n", body)
+    }
+
+    /// A corpus as `recall` builds one: `indexed` files encoded into a
+    /// persistent index and read back in place, `fresh` files read now
+    /// (each replacing the indexed file of its path), and keys in conflict.
+    fn corpus(indexed: &[(&str, String)], fresh: &[(&str, String)], conflicts: &[&str]) -> Corpus {
+        let mut cache = Cache::default();
+        for (path, text) in indexed {
+            let stamp = Stamp { size: 1, mtime: 1 };
+            let entry = crate::index::refresh::entry_for(text, stamp, path, &mut cache.dict);
+            assert!(entry.error.is_none(), "{path}: {:?}", entry.error);
+            cache.files.insert(path.to_string(), entry);
+        }
+        for key in conflicts {
+            let state = KeyState {
+                heads: vec!["a".into(), "b".into()],
+                view: None,
+                view_hash: None,
+                conflict: true,
+            };
+            cache.keys.insert(key.to_string(), state);
+        }
+        let bytes = crate::index::layout::encode(&cache, CACHE_VERSION);
+        let view = View::parse(bytes, CACHE_VERSION).expect("an index view");
+        let mut corpus = Corpus::of(view);
+        for (path, text) in fresh {
+            if let Some(i) = (0..corpus.view.len()).find(|&i| corpus.view.path(i) == *path) {
+                corpus.skip[i] = true;
+            }
+            let m = crate::store::validate_file(text, path).expect("a valid memory");
+            let (terms, len) = term_counts(&m);
+            corpus.fresh.push(Fresh {
+                path: path.to_string(),
+                summary: Some(Summary::of(&m)),
+                error: None,
+                terms,
+                len,
+            });
+        }
+        corpus
+    }
+
+    fn opts(limit: usize, min_score: f64) -> Options {
+        Options {
+            limit,
+            min_score,
+            scope: None,
+            kind: None,
+            tag: None,
+            today: Date::parse("2026-11-29").expect("a date"),
+        }
+    }
+
+    fn keys(hits: &[Hit]) -> Vec<String> {
+        hits.iter().map(|h| h.key.to_string()).collect()
+    }
+
+    fn small_store() -> Corpus {
+        corpus(
+            &[
+                (
+                    "memory/project/pnpm-test.md",
+                    plain(
+                        "pnpm-test",
+                        "Run the test suite with pnpm test, never npm test",
+                        "The lockfile is pnpm's; npm would rewrite it.",
+                    ),
+                ),
+                (
+                    "memory/project/test-data.md",
+                    plain(
+                        "test-data",
+                        "Test data lives in fixtures",
+                        "Run the suite after changing them.",
+                    ),
+                ),
+                (
+                    "memory/project/npm-publish.md",
+                    plain("npm-publish", "Publish with npm from CI", "Never by hand."),
+                ),
+                (
+                    "memory/user/editor.md",
+                    file(
+                        "editor",
+                        "Prefers vim keybindings",
+                        "type: user\n",
+                        "Everywhere.",
+                    ),
+                ),
+            ],
+            &[],
+            &[],
+        )
+    }
+
+    #[test]
+    fn an_exact_description_ranks_first() {
+        let c = small_store();
+        let query = "Run the test suite with pnpm test, never npm test";
+        let hits = search(&c, query, &opts(10, DEFAULT_MIN_SCORE));
+        assert_eq!(keys(&hits)[0], "project/pnpm-test");
+        assert!((hits[0].score - 1.0).abs() < 1e-9, "{}", hits[0].score);
+        // Memories sharing only some of its words rank below it.
+        assert!(hits[1..].iter().all(|h| h.rank < hits[0].rank));
+    }
+
+    #[test]
+    fn a_query_the_store_has_no_word_of_finds_nothing() {
+        let c = small_store();
+        for min_score in [0.0, DEFAULT_MIN_SCORE] {
+            let o = opts(10, min_score);
+            assert!(search(&c, "configure kafka on kubernetes", &o).is_empty());
+            // Stop words only: no term at all.
+            assert!(search(&c, "the of with", &o).is_empty());
+            assert!(search(&c, "", &o).is_empty());
+        }
+        // Sharing one common word is not enough to be relevant: the
+        // unknown terms weigh most.
+        let query = "configure kafka test";
+        assert!(search(&c, query, &opts(10, DEFAULT_MIN_SCORE)).is_empty());
+        assert!(!search(&c, query, &opts(10, 0.0)).is_empty());
+    }
+
+    #[test]
+    fn the_min_score_cuts_below_it_and_keeps_what_reaches_it() {
+        let c = corpus(
+            &[
+                (
+                    "memory/project/in-body.md",
+                    plain(
+                        "in-body",
+                        "Deploys go through the pipeline",
+                        "Ask zeta first.",
+                    ),
+                ),
+                (
+                    "memory/project/in-description.md",
+                    plain("in-description", "zeta owns the cache", "Nothing more."),
+                ),
+                (
+                    "memory/project/unrelated.md",
+                    plain("unrelated", "The cache warms up nightly", "Nothing more."),
+                ),
+            ],
+            &[],
+            &[],
+        );
+        // A term found only in the body counts BODY_ONLY toward relevance.
+        let hits = search(&c, "zeta", &opts(10, 0.0));
+        let score = |k: &str| {
+            hits.iter()
+                .find(|h| h.key.to_string() == k)
+                .map(|h| h.score)
+        };
+        assert_eq!(score("project/in-description"), Some(1.0));
+        assert_eq!(score("project/in-body"), Some(BODY_ONLY));
+        let at = |min| keys(&search(&c, "zeta", &opts(10, min)));
+        assert_eq!(at(BODY_ONLY), ["project/in-description", "project/in-body"]);
+        assert_eq!(at(BODY_ONLY + 0.01), ["project/in-description"]);
+        // Whatever the threshold, exactly the hits that reach it are kept.
+        let all = search(&c, "zeta cache", &opts(10, 0.0));
+        assert!(all.len() >= 3);
+        for h in &all {
+            let kept = search(&c, "zeta cache", &opts(10, h.score));
+            let want: Vec<String> = all
+                .iter()
+                .filter(|x| x.score + 1e-9 >= h.score)
+                .map(|x| x.key.to_string())
+                .collect();
+            assert_eq!(keys(&kept), want, "min_score {}", h.score);
+        }
+    }
+
+    #[test]
+    fn cjk_queries_match_cjk_memories_by_bigrams() {
+        let c = corpus(
+            &[
+                (
+                    "memory/project/test-command.md",
+                    plain("test-command", "测试命令用 pnpm test", "不要用 npm。"),
+                ),
+                (
+                    "memory/project/friday.md",
+                    plain("friday", "周五 部署 要先通知", "值班的人确认。"),
+                ),
+                (
+                    "memory/project/editor.md",
+                    plain("editor", "Prefers vim keybindings", "Everywhere."),
+                ),
+            ],
+            &[],
+            &[],
+        );
+        let o = opts(10, DEFAULT_MIN_SCORE);
+        let hits = search(&c, "我们的测试命令是什么", &o);
+        assert_eq!(keys(&hits), ["project/test-command"]);
+        assert!((hits[0].score - 1.0).abs() < 1e-9);
+        // 五部 spans the two words: a seam, which does not count against
+        // relevance.
+        let hits = search(&c, "周五部署", &o);
+        assert_eq!(keys(&hits), ["project/friday"]);
+        assert!((hits[0].score - 1.0).abs() < 1e-9, "{}", hits[0].score);
+        assert!(search(&c, "数据库迁移", &opts(10, 0.0)).is_empty());
+    }
+
+    /// Three memories alike but for their names and `front`, searched for
+    /// what they all say: their keys in rank order.
+    fn order_of(fronts: [&str; 3]) -> Vec<String> {
+        let names = ["xqa", "xqb", "xqc"];
+        let files: Vec<(String, String)> = names
+            .iter()
+            .zip(fronts)
+            .map(|(n, f)| {
+                let text = file(n, "cache warmup runs nightly", f, "Check the cron.");
+                (format!("memory/project/{n}.md"), text)
+            })
+            .collect();
+        let files: Vec<(&str, String)> =
+            files.iter().map(|(p, t)| (p.as_str(), t.clone())).collect();
+        keys(&search(
+            &corpus(&files, &[], &[]),
+            "cache warmup",
+            &opts(10, DEFAULT_MIN_SCORE),
+        ))
+    }
+
+    #[test]
+    fn confidence_then_recency_then_review_break_a_tie() {
+        // Equal in everything: by key.
+        let same = "type: project\n";
+        assert_eq!(
+            order_of([same; 3]),
+            ["project/xqa", "project/xqb", "project/xqc"]
+        );
+        // Higher confidence first.
+        let by_confidence = order_of([
+            "type: project\nconfidence: 0.5\n",
+            "type: project\nconfidence: 0.9\n",
+            "type: project\nconfidence: 0.7\n",
+        ]);
+        assert_eq!(by_confidence, ["project/xqb", "project/xqc", "project/xqa"]);
+        // The more recent change first; no date at all, last.
+        let by_recency = order_of([
+            "type: project\nupdated: 2026-01-01T00:00:00Z\n",
+            "type: project\n",
+            "type: project\nupdated: 2026-11-28T00:00:00Z\n",
+        ]);
+        assert_eq!(by_recency, ["project/xqc", "project/xqa", "project/xqb"]);
+        // Past review_by: after the rest.
+        let by_review = order_of([
+            "type: project\nreview_by: 2026-01-01\n",
+            "type: project\nreview_by: 2027-01-01\n",
+            "type: project\n",
+        ]);
+        assert_eq!(by_review, ["project/xqb", "project/xqc", "project/xqa"]);
+    }
+
+    #[test]
+    fn filters_flags_expiry_and_fresh_files() {
+        let c = corpus(
+            &[
+                (
+                    "memory/project/cache-a.md",
+                    file(
+                        "cache-a",
+                        "cache rules",
+                        "type: project\ntags: [Ops]\n",
+                        "x",
+                    ),
+                ),
+                (
+                    "memory/user/cache-b.md",
+                    file(
+                        "cache-b",
+                        "cache rules",
+                        "type: feedback\nreview_by: 2026-01-01\n",
+                        "x",
+                    ),
+                ),
+                (
+                    "memory/project/cache-gone.md",
+                    file(
+                        "cache-gone",
+                        "cache rules",
+                        "type: project\nexpires: 2026-11-28\n",
+                        "x",
+                    ),
+                ),
+                (
+                    "memory/project/cache-old.md",
+                    plain("cache-old", "nothing relevant", "x"),
+                ),
+            ],
+            &[
+                (
+                    "memory/project/cache-old.md",
+                    plain("cache-old", "cache rules now", "x"),
+                ),
+                (
+                    "memory/task/cache-new.md",
+                    file(
+                        "cache-new",
+                        "cache rules",
+                        "type: project\nexpires: 2026-11-28\n",
+                        "x",
+                    ),
+                ),
+            ],
+            &["project/cache-a"],
+        );
+        let all = search(&c, "cache rules", &opts(10, DEFAULT_MIN_SCORE));
+        let mut found = keys(&all);
+        found.sort();
+        // Expired memories are never returned, indexed or fresh; a fresh
+        // file replaces what the index says of it.
+        assert_eq!(
+            found,
+            ["project/cache-a", "project/cache-old", "user/cache-b"]
+        );
+        let hit = |k: &str| all.iter().find(|h| h.key.to_string() == k).expect(k);
+        assert!(hit("project/cache-a").conflict && !hit("project/cache-a").stale);
+        assert!(hit("user/cache-b").stale && !hit("user/cache-b").conflict);
+        assert_eq!(
+            hit("project/cache-old").summary.description,
+            "cache rules now"
+        );
+        let with = |f: &dyn Fn(&mut Options)| {
+            let mut o = opts(10, DEFAULT_MIN_SCORE);
+            f(&mut o);
+            keys(&search(&c, "cache rules", &o))
+        };
+        assert_eq!(with(&|o| o.scope = Some("user".into())), ["user/cache-b"]);
+        assert_eq!(
+            with(&|o| o.kind = Some("feedback".into())),
+            ["user/cache-b"]
+        );
+        assert_eq!(with(&|o| o.tag = Some("ops".into())), ["project/cache-a"]);
+    }
+
+    #[test]
+    fn tokens_are_estimated_a_quarter_per_ascii_character_one_per_other() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("测试命令"), 4);
+        assert_eq!(estimate_tokens("a测"), 2);
+    }
+
+    const VOCAB: [&str; 8] = [
+        "cache", "deploy", "queue", "token", "build", "测试", "部署", "vault",
+    ];
+
+    /// A generated memory: description and body words (indexes into
+    /// VOCAB), confidence in tenths, updated day of 2026-11.
+    fn arb_memory() -> impl Strategy<Value = (Vec<usize>, Vec<usize>, u8, u8)> {
+        (
+            proptest::collection::vec(0..VOCAB.len(), 1..5),
+            proptest::collection::vec(0..VOCAB.len(), 0..6),
+            0..=10u8,
+            1..=28u8,
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        #[test]
+        fn results_are_ranked_distinct_relevant_and_within_the_limit(
+            memories in proptest::collection::vec(arb_memory(), 1..12),
+            fresh in 0usize..3,
+            query in proptest::collection::vec(0..VOCAB.len() + 1, 1..4),
+            limit in 0usize..8,
+            min_score in prop_oneof![Just(0.0), Just(0.3), Just(0.6), Just(1.0)],
+        ) {
+            let files: Vec<(String, String)> = memories
+                .iter()
+                .enumerate()
+                .map(|(i, (desc, body, conf, day))| {
+                    let w = |ws: &[usize]| ws.iter().map(|&w| VOCAB[w]).collect::<Vec<_>>().join(" ");
+                    let front = format!(
+                        "type: project\nconfidence: {}\nupdated: 2026-11-{day:02}T00:00:00Z\n",
+                        f64::from(*conf) / 10.0
+                    );
+                    let name = format!("m{i}");
+                    (format!("memory/project/{name}.md"), file(&name, &w(desc), &front, &w(body)))
+                })
+                .collect();
+            let all: Vec<(&str, String)> = files.iter().map(|(p, t)| (p.as_str(), t.clone())).collect();
+            // The last few are read fresh, as files changed since the index.
+            let split = all.len().saturating_sub(fresh);
+            let c = corpus(&all[..split], &all[split..], &[]);
+            // One more than the vocabulary: a word no memory has.
+            let query: Vec<&str> = query.iter().map(|&w| VOCAB.get(w).copied().unwrap_or("kafka")).collect();
+            let query = query.join(" ");
+            let hits = search(&c, &query, &opts(limit, min_score));
+            prop_assert!(hits.len() <= limit);
+            let mut paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
+            paths.sort();
+            paths.dedup();
+            prop_assert_eq!(paths.len(), hits.len());
+            for h in &hits {
+                prop_assert!(h.score > 0.0 && h.score <= 1.0 + 1e-9, "{}", h.score);
+                prop_assert!(h.score + 1e-9 >= min_score);
+            }
+            for w in hits.windows(2) {
+                prop_assert!(
+                    w[0].rank > w[1].rank || (w[0].rank == w[1].rank && w[0].path < w[1].path),
+                    "{} {} / {} {}", w[0].path, w[0].rank, w[1].path, w[1].rank
+                );
+            }
+            // The limit cuts the full ranking, nothing else.
+            let more = search(&c, &query, &opts(64, min_score));
+            prop_assert_eq!(keys(&hits), keys(&more[..hits.len()]));
+            prop_assert!(hits.len() == limit || hits.len() == more.len());
+        }
+    }
 }
