@@ -628,7 +628,7 @@ mod tests {
             if let Some(i) = (0..corpus.view.len()).find(|&i| corpus.view.path(i) == *path) {
                 corpus.skip[i] = true;
             }
-            let m = crate::store::validate_file(text, path).expect("a valid memory");
+            let m = crate::policy::memory::validate_file(text, path).expect("a valid memory");
             let (terms, len) = term_counts(&m);
             corpus.fresh.push(Fresh {
                 path: path.to_string(),
