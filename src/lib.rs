@@ -19,3 +19,5 @@ pub mod policy;
 pub mod render;
 pub mod search;
 pub mod store;
+#[cfg(test)]
+mod testing;

@@ -365,3 +365,63 @@ pub(crate) fn write_index_from(store: &Store, snap: &Snapshot) -> Result<bool, S
     let block = snap.index_block(store.config.index_budget);
     store.write_index_block(&block.text)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::layout::Load;
+    use crate::testing::TempStore;
+
+    #[test]
+    fn a_snapshot_is_the_saved_index_and_its_tail_as_a_replay_says() {
+        let mut t = TempStore::new();
+        t.write("project/a", "alpha one")
+            .write("project/b", "beta two");
+        // A reader saves the index; later writes are its tail.
+        let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
+        crate::index::refresh::save_cache(&t.store, &cache);
+        t.write("project/c", "gamma three")
+            .replace("project/a", "alpha changed");
+        let snap = snapshot(&t.store, Load::Write).expect("a snapshot");
+        let tail: Vec<&String> = snap.tail.keys.keys().collect();
+        assert_eq!(
+            tail,
+            ["project/a", "project/c"],
+            "only what came after the save"
+        );
+        let (replay, _) = crate::log::read::replay(&t.store).expect("replayed");
+        for (k, state) in crate::index::refresh::key_states(&replay) {
+            let key = Key::parse(&k).expect("a key").0;
+            assert_eq!(snap.key(&key), Some(state), "{k}");
+        }
+        let block = snap.index_block(100);
+        for d in ["alpha changed", "beta two", "gamma three"] {
+            assert!(block.text.contains(d), "{d} in {}", block.text);
+        }
+        assert!(!block.text.contains("alpha one"));
+    }
+
+    #[test]
+    fn a_tail_past_its_bound_is_none_and_the_index_is_rebuilt() {
+        let mut t = TempStore::new();
+        t.write("project/a", "alpha");
+        let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
+        crate::index::refresh::save_cache(&t.store, &cache);
+        for i in 0..=MAX_TAIL_VERSIONS {
+            t.write(&format!("project/m{i}"), &format!("memory number {i}"));
+        }
+        let (view, _) =
+            crate::index::file::open_view(&t.store.state, Load::Write).expect("the saved index");
+        assert!(
+            tail(&t.store, &view).expect("read").is_none(),
+            "past the bound"
+        );
+        // A snapshot then compacts: its tail is empty and it knows them all.
+        let snap = snapshot(&t.store, Load::Write).expect("a snapshot");
+        assert!(snap.tail.keys.is_empty());
+        let last = Key::parse(&format!("project/m{MAX_TAIL_VERSIONS}"))
+            .expect("a key")
+            .0;
+        assert!(snap.key(&last).is_some());
+    }
+}

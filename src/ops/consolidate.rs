@@ -1213,3 +1213,126 @@ impl From<crate::git::GitError> for ConsolidateError {
         ConsolidateError::Store(StoreError::Git(e))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::TempStore;
+
+    fn options() -> Options {
+        Options {
+            author: Some(("Ada".into(), "ada@example.com".into())),
+            ..Options::default()
+        }
+    }
+
+    fn actions(plan: &Plan) -> Vec<(String, Action)> {
+        plan.steps
+            .iter()
+            .map(|s| (s.key.to_string(), s.action.clone()))
+            .collect()
+    }
+
+    fn key(text: &str) -> Key {
+        Key::parse(text).expect("a key").0
+    }
+
+    #[test]
+    fn a_proposal_for_a_new_memory_is_added_and_committed() {
+        let mut t = TempStore::new();
+        t.propose("project/db", "the database is postgres 16");
+        assert_eq!(t.file("project/db"), None, "a proposal writes no file");
+        let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
+        assert_eq!(actions(&plan), [("project/db".to_string(), Action::Add)]);
+        assert!(plan.commit.is_some() && plan.event.is_some());
+        let file = t.file("project/db").expect("written");
+        assert!(file.contains("the database is postgres 16"), "{file}");
+        // The proposal is consumed: nothing is left to do.
+        let again = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
+        assert!(again.steps.is_empty() && again.commit.is_none());
+    }
+
+    #[test]
+    fn a_proposal_saying_what_the_memory_says_joins_its_source() {
+        let mut t = TempStore::new();
+        t.write("project/db", "the database is postgres 16");
+        let mut req = TempStore::request("project/db", "the database is postgres 16");
+        req.source = "the ops runbook".into();
+        req.collision = crate::ops::write::Collision::Propose;
+        t.remember(&req);
+        let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
+        assert_eq!(actions(&plan), [("project/db".to_string(), Action::Merge)]);
+        let file = t.file("project/db").expect("kept");
+        assert!(file.contains("a test; the ops runbook"), "{file}");
+    }
+
+    #[test]
+    fn a_proposal_that_differs_waits_for_a_human_and_changes_nothing() {
+        let mut t = TempStore::new();
+        t.write("project/db", "the database is postgres 16");
+        let before = t.file("project/db");
+        t.propose("project/db", "the database is mysql 8");
+        let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
+        assert!(matches!(
+            actions(&plan).as_slice(),
+            [(k, Action::Conflict { .. })] if k == "project/db"
+        ));
+        assert_eq!(t.file("project/db"), before);
+        // Still pending: the next consolidation sees it again.
+        let again = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
+        assert_eq!(again.conflicts().count(), 1);
+    }
+
+    #[test]
+    fn an_expired_memory_is_forgotten_and_a_dry_run_changes_nothing() {
+        let mut t = TempStore::new();
+        let mut req = TempStore::request("project/freeze", "the code freeze lasts a week");
+        req.expires = Some(t.ctx.now.date());
+        t.remember(&req);
+        t.later(3 * 86_400);
+        let dry = Options {
+            dry_run: true,
+            ..options()
+        };
+        let plan = consolidate(&t.store, &t.ctx, &dry).expect("planned");
+        assert_eq!(
+            actions(&plan),
+            [("project/freeze".to_string(), Action::Expire)]
+        );
+        assert!(
+            t.file("project/freeze").is_some(),
+            "a dry run writes nothing"
+        );
+        let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
+        assert_eq!(
+            actions(&plan),
+            [("project/freeze".to_string(), Action::Expire)]
+        );
+        assert_eq!(t.file("project/freeze"), None);
+        let (replay, _) = crate::log::read::replay(&t.store).expect("replayed");
+        assert_eq!(replay.view(&key("project/freeze")), None);
+    }
+
+    #[test]
+    fn a_proposal_nearly_repeating_another_memory_is_a_conflict() {
+        let mut t = TempStore::new();
+        t.write(
+            "project/deploy",
+            "deploys run from the main branch every friday",
+        );
+        t.propose(
+            "project/deploys",
+            "deploys run from the main branch every friday afternoon",
+        );
+        let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
+        let steps = actions(&plan);
+        let [(k, Action::Conflict { reason })] = steps.as_slice() else {
+            panic!("one conflict, not {steps:?}");
+        };
+        assert_eq!(k, "project/deploys");
+        assert!(
+            reason.contains("nearly duplicates project/deploy"),
+            "{reason}"
+        );
+    }
+}
