@@ -6,6 +6,15 @@
 //! it never prints, never reads the environment or the clock (time and
 //! identity come in through [`store::Ctx`]), and returns data for the CLI to
 //! render.
+//!
+//! The modules are layered, each using only those below it: `ops` (one
+//! module per operation) and `integration` (what git's hooks do) over
+//! `policy`, `search`, `render`, `index` (the persistent index), `log` (the
+//! logs, replay and the one transition), `store`, `local` and `git`, over
+//! the pure `model`. `docs/architecture.md` draws them, defines each word,
+//! and walks a `remember` and a `consolidate` through them.
+
+#![deny(missing_docs)]
 
 pub mod git;
 pub mod index;
@@ -16,7 +25,7 @@ pub mod model;
 pub mod ops;
 mod parallel;
 pub mod policy;
-pub mod render;
+pub(crate) mod render;
 pub mod search;
 pub mod store;
 #[cfg(test)]

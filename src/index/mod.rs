@@ -2,8 +2,8 @@
 //! every memory's heads, saved in local state so that reads and writes need
 //! not replay the logs or read every file.
 
-pub mod cache;
-pub mod file;
-pub mod layout;
+pub(crate) mod cache;
+pub(crate) mod file;
+pub(crate) mod layout;
 pub mod refresh;
-pub mod snapshot;
+pub(crate) mod snapshot;

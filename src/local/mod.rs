@@ -3,4 +3,4 @@
 //! journal, the persistent index's file).
 
 pub mod lock;
-pub mod state;
+pub(crate) mod state;

@@ -19,7 +19,9 @@ pub fn log_path(writer: &str, day: crate::model::time::Date) -> String {
 /// A log file found on disk.
 #[derive(Debug, Clone)]
 pub struct LogFile {
+    /// Store-relative path.
     pub rel: String,
+    /// Its size and modification time when listed.
     pub stamp: Stamp,
 }
 

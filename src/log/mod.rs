@@ -1,7 +1,7 @@
 //! The log: the daily files that are memoir's source of truth, and replay,
 //! which turns their events into the state of every memory.
 
-pub mod files;
+pub(crate) mod files;
 pub mod read;
 pub mod replay;
-pub mod transition;
+pub(crate) mod transition;

@@ -1,4 +1,4 @@
 //! Rendering what the store holds for readers: the generated block of
 //! `MEMORY.md`.
 
-pub mod memory_md;
+pub(crate) mod memory_md;

@@ -1,4 +1,4 @@
 //! Search: which memories are relevant to a query, and in what order.
 
-pub mod nearest;
+pub(crate) mod nearest;
 pub mod rank;
