@@ -632,15 +632,12 @@ fn preflight(store: &Store, events: &[Event]) -> Result<(), StoreError> {
     for scope in folders {
         let rel = format!("memory/{scope}");
         match std::fs::symlink_metadata(store.path(&rel)) {
+            Ok(m) if m.file_type().is_symlink() => return Err(StoreError::link(&rel)),
             Ok(m) if !m.is_dir() => {
                 return Err(StoreError::Invalid {
                     path: rel,
                     line: None,
-                    message: if m.file_type().is_symlink() {
-                        "is a symbolic link; memoir never follows links in a store".into()
-                    } else {
-                        "is not a folder".into()
-                    },
+                    message: "is not a folder".into(),
                 })
             }
             _ => {}
