@@ -37,7 +37,7 @@ impl Repo {
         let range = index
             .prefixed_entries_range(dir.as_bytes().as_bstr())
             .unwrap_or(0..0);
-        let store = Store {
+        let store = StoreEntries {
             file,
             dir,
             index: &index,
@@ -96,7 +96,7 @@ impl Repo {
     fn scan(
         &self,
         tree: Option<&gix::Tree<'_>>,
-        store: &Store<'_>,
+        store: &StoreEntries<'_>,
         keep: Keep<'_>,
     ) -> Result<Scan, GitError> {
         let workdir = self.workdir.as_path();
@@ -132,9 +132,9 @@ impl Repo {
     }
 }
 
-/// The store's paths, `file` and the folder `dir`, in git's index.
-struct Store<'i> {
-    /// The store's index file (MEMORY.md), work-tree-relative.
+/// The store's entries in git's index: its file `file` and the folder `dir`.
+struct StoreEntries<'i> {
+    /// The store's MEMORY.md, work-tree-relative.
     file: &'i str,
     /// The store's folder, work-tree-relative, ending in `/`.
     dir: &'i str,
@@ -145,7 +145,7 @@ struct Store<'i> {
     file_entry: Option<&'i Entry>,
 }
 
-impl Store<'_> {
+impl StoreEntries<'_> {
     /// A sparse checkout leaves such files out of the work tree: committed
     /// from what is there, they would be deleted.
     fn refuse_sparse(&self) -> Result<(), GitError> {
@@ -217,7 +217,7 @@ impl Compare<'_> {
     /// data vouches for).
     fn folder(
         &self,
-        store: &Store<'_>,
+        store: &StoreEntries<'_>,
         listed: &[String],
         fresh: &[bool],
     ) -> Result<Vec<String>, GitError> {
@@ -380,7 +380,7 @@ impl HeadFiles {
     fn of(
         repo: &Repo,
         tree: Option<&gix::Tree<'_>>,
-        store: &Store<'_>,
+        store: &StoreEntries<'_>,
     ) -> Result<HeadFiles, GitError> {
         let Some(tree) = tree else {
             return Ok(HeadFiles::Unborn);
