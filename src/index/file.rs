@@ -10,14 +10,14 @@ use std::io;
 
 /// Opens the persistent index for reading in place, with its file's
 /// modification time; `None` if it is missing, damaged or another version's.
-pub fn open_view(
+pub fn open(
     state: &StateDir,
     load: crate::index::layout::Load,
-) -> Option<(crate::index::layout::View, i128)> {
+) -> Option<(crate::index::layout::OpenIndex, i128)> {
     let path = state.index_path();
     let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
     Some((
-        crate::index::layout::View::open(&path, CACHE_VERSION, load)?,
+        crate::index::layout::OpenIndex::open(&path, CACHE_VERSION, load)?,
         mtime,
     ))
 }
@@ -27,7 +27,7 @@ pub fn load(state: &StateDir) -> Cache {
     let path = state.index_path();
     let load = || {
         let mtime = Stamp::of(&fs::metadata(&path).ok()?).mtime;
-        let view = crate::index::layout::View::open(
+        let view = crate::index::layout::OpenIndex::open(
             &path,
             CACHE_VERSION,
             crate::index::layout::Load::Decode,

@@ -177,7 +177,7 @@ pub enum Load {
     /// proposals (it looks up many keys: a read per probe would be tens of
     /// thousands of reads).
     Plan,
-    /// Decoding it all ([`View::into_cache`]): everything but the postings
+    /// Decoding it all ([`OpenIndex::into_cache`]): everything but the postings
     /// and the proposals, which are read a part at a time.
     Decode,
 }
@@ -186,7 +186,7 @@ impl Load {
     /// Does this load read section `s` into memory?
     fn wants(self, s: Section) -> bool {
         use Section::*;
-        // `View::check` reads these, whatever the load.
+        // `OpenIndex::check` reads these, whatever the load.
         let checked = matches!(
             s,
             Head | KeyOffsets | DictOffsets | Terms | Sorted | Docs | Paths
@@ -684,9 +684,10 @@ impl Rec {
     }
 }
 
-/// An index file, read in place.
+/// The persistent index's file opened and read in place (not a "view":
+/// views are the memory files and MEMORY.md).
 #[derive(Debug)]
-pub struct View {
+pub struct OpenIndex {
     /// The file's bytes where a section was loaded; zero pages elsewhere
     /// (allocated, never touched, so they cost no memory).
     bytes: Vec<u8>,
@@ -701,10 +702,10 @@ pub struct View {
     recs: Vec<Rec>,
 }
 
-impl View {
+impl OpenIndex {
     /// Opens an index file, loading the sections `load` names. `None` if it
     /// is not one this version wrote, or damaged.
-    pub fn open(path: &std::path::Path, version: u32, load: Load) -> Option<View> {
+    pub fn open(path: &std::path::Path, version: u32, load: Load) -> Option<OpenIndex> {
         let file = std::fs::File::open(path).ok()?;
         let total = usize::try_from(file.metadata().ok()?.len()).ok()?;
         if total < HEADER {
@@ -734,14 +735,14 @@ impl View {
         if let Some((a, b)) = run {
             read_at(&file, bytes.get_mut(a..b)?, a as u64).ok()?;
         }
-        View::check(bytes, loaded, sec, Some(file))
+        OpenIndex::check(bytes, loaded, sec, Some(file))
     }
 
     /// Checks a whole index file and opens it; `None` if it is not one this
     /// version wrote, or is damaged anywhere.
-    pub fn parse(bytes: Vec<u8>, version: u32) -> Option<View> {
+    pub fn parse(bytes: Vec<u8>, version: u32) -> Option<OpenIndex> {
         let sec = section_table(&bytes, bytes.len(), version)?;
-        View::check(bytes, PerSection([true; Section::COUNT]), sec, None)
+        OpenIndex::check(bytes, PerSection([true; Section::COUNT]), sec, None)
     }
 
     /// Decodes the head and the records and checks what readers rely on
@@ -751,11 +752,11 @@ impl View {
         loaded: PerSection<bool>,
         sec: PerSection<Span>,
         file: Option<std::fs::File>,
-    ) -> Option<View> {
+    ) -> Option<OpenIndex> {
         let slice = |s: Section| bytes.get(sec[s].at..sec[s].at + sec[s].len);
         let head: Head = postcard::from_bytes(slice(Section::Head)?).ok()?;
         let recs = records(slice(Section::Docs)?, &sec)?;
-        let view = View {
+        let view = OpenIndex {
             bytes,
             loaded,
             file,
@@ -1256,7 +1257,7 @@ mod tests {
     #[test]
     fn encodes_and_decodes_losslessly() {
         let cache = sample();
-        let view = View::parse(encode(&cache, 9), 9).expect("parses");
+        let view = OpenIndex::parse(encode(&cache, 9), 9).expect("parses");
         assert_eq!(view.len(), 3);
         assert_eq!(view.head.conflicts, ["project/m0"]);
         let beta = view.lookup("beta").expect("beta");
@@ -1268,7 +1269,7 @@ mod tests {
         assert_eq!(back.keys, cache.keys);
         assert_eq!(back.dict.terms, cache.dict.terms);
         assert!(
-            View::parse(encode(&cache, 9), 10).is_none(),
+            OpenIndex::parse(encode(&cache, 9), 10).is_none(),
             "another version is refused"
         );
     }
@@ -1279,7 +1280,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("index.bin");
         std::fs::write(&path, encode(&cache, 9)).expect("write");
-        let view = View::open(&path, 9, Load::Write).expect("opens");
+        let view = OpenIndex::open(&path, 9, Load::Write).expect("opens");
         assert_eq!(
             view.key_state("project/m0"),
             cache.keys.get("project/m0").cloned()
@@ -1295,7 +1296,7 @@ mod tests {
         assert!(view.postings(beta).is_empty());
         assert_eq!(view.entry(2).0, cache.files["memory/project/m2.md"].summary);
         // A query reads its terms' postings from the file.
-        let query = View::open(&path, 9, Load::Query).expect("opens");
+        let query = OpenIndex::open(&path, 9, Load::Query).expect("opens");
         assert_eq!(query.postings(beta).len(), 2);
         assert_eq!(query.description_terms(1).count(), 0);
     }
@@ -1305,7 +1306,7 @@ mod tests {
         let bytes = encode(&sample(), 1);
         for cut in 0..bytes.len() {
             assert!(
-                View::parse(bytes[..cut].to_vec(), 1).is_none(),
+                OpenIndex::parse(bytes[..cut].to_vec(), 1).is_none(),
                 "truncated at {cut}"
             );
         }
@@ -1317,7 +1318,7 @@ mod tests {
             let mut b = bytes.clone();
             let at = (state % b.len() as u64) as usize;
             b[at] ^= (state >> 32) as u8 | 1;
-            if let Some(v) = View::parse(b, 1) {
+            if let Some(v) = OpenIndex::parse(b, 1) {
                 // Whatever survives the checks must be safe to read.
                 for i in 0..v.len() {
                     let _ = (v.path(i), v.entry(i), v.postings(i as u32));
@@ -1337,7 +1338,7 @@ mod tests {
 
     /// Reads everything a view offers (what survives the checks must be
     /// safe to read).
-    fn read_all(v: View) {
+    fn read_all(v: OpenIndex) {
         for i in 0..v.len() {
             let _ = (v.path(i), v.entry(i), v.rec(i), v.postings(i as u32));
             let _ = v.description_terms(i).count();
@@ -1381,7 +1382,7 @@ mod tests {
         let mut physical: Vec<usize> = Section::PHYSICAL.iter().map(|s| *s as usize).collect();
         physical.sort_unstable();
         assert_eq!(physical, (0..Section::COUNT).collect::<Vec<_>>());
-        // `View::check` reads these whatever the load.
+        // `OpenIndex::check` reads these whatever the load.
         for load in LOADS {
             for s in Section::TABLE[..=Section::Paths as usize].iter() {
                 assert!(load.wants(*s), "{load:?} {s:?}");
@@ -1477,7 +1478,7 @@ mod tests {
     #[test]
     fn a_cache_round_trips_through_the_file() {
         let cache = fixture();
-        let view = View::parse(encode(&cache, 9), 9).expect("parses");
+        let view = OpenIndex::parse(encode(&cache, 9), 9).expect("parses");
         assert_eq!(view.len(), cache.files.len());
         assert_eq!(view.head.logs, cache.logs);
         let ids: Vec<_> = cache.pending.iter().map(|e| e.id.clone()).collect();
@@ -1529,13 +1530,13 @@ mod tests {
     #[test]
     fn each_load_reads_the_same_file() {
         let cache = fixture();
-        let whole = View::parse(encode(&cache, 9), 9).expect("parses");
+        let whole = OpenIndex::parse(encode(&cache, 9), 9).expect("parses");
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("index.bin");
         std::fs::write(&path, encode(&cache, 9)).expect("write");
         for load in LOADS {
             // What a load leaves out is read from the file on use.
-            let view = View::open(&path, 9, load).expect("opens");
+            let view = OpenIndex::open(&path, 9, load).expect("opens");
             assert_eq!(view.recs, whole.recs, "{load:?}");
             for i in 0..view.len() {
                 assert_eq!(view.path(i), whole.path(i));
@@ -1552,7 +1553,7 @@ mod tests {
     #[test]
     fn a_file_cut_at_a_section_boundary_is_refused() {
         let bytes = encode(&fixture(), 9);
-        let sec = View::parse(bytes.clone(), 9).expect("parses").sec;
+        let sec = OpenIndex::parse(bytes.clone(), 9).expect("parses").sec;
         let mut cuts = vec![0, MAGIC.len(), TABLE_AT, HEADER - 1, HEADER];
         for s in Section::TABLE {
             cuts.extend([sec[s].at, sec[s].at + sec[s].len]);
@@ -1562,13 +1563,13 @@ mod tests {
         let path = dir.path().join("index.bin");
         for cut in cuts {
             assert!(
-                View::parse(bytes[..cut].to_vec(), 9).is_none(),
+                OpenIndex::parse(bytes[..cut].to_vec(), 9).is_none(),
                 "cut at {cut}"
             );
             std::fs::write(&path, &bytes[..cut]).expect("write");
             for load in LOADS {
                 assert!(
-                    View::open(&path, 9, load).is_none(),
+                    OpenIndex::open(&path, 9, load).is_none(),
                     "cut at {cut}, {load:?}"
                 );
             }
@@ -1586,7 +1587,7 @@ mod tests {
             b[entry + 8..entry + 16].copy_from_slice(&len.to_le_bytes());
             b
         };
-        let sec = View::parse(bytes.clone(), 9).expect("parses").sec;
+        let sec = OpenIndex::parse(bytes.clone(), 9).expect("parses").sec;
         for s in Section::TABLE {
             let (at, len) = (sec[s].at as u64, sec[s].len as u64);
             // Out of the file, in the header, or overflowing.
@@ -1598,7 +1599,10 @@ mod tests {
                 (u64::MAX, 1),
                 (at, u64::MAX),
             ] {
-                assert!(View::parse(with(s, a, l), 9).is_none(), "{s:?} at {a}, {l}");
+                assert!(
+                    OpenIndex::parse(with(s, a, l), 9).is_none(),
+                    "{s:?} at {a}, {l}"
+                );
             }
             // Shifted, resized or pointing at another section: whatever
             // passes the checks reads safely.
@@ -1607,7 +1611,7 @@ mod tests {
                 .into_iter()
                 .chain(others)
             {
-                if let Some(v) = View::parse(with(s, a, l), 9) {
+                if let Some(v) = OpenIndex::parse(with(s, a, l), 9) {
                     read_all(v);
                 }
             }
@@ -1624,13 +1628,13 @@ mod tests {
         });
         for s in checked {
             let (at, len) = (sec[s].at as u64, sec[s].len as u64);
-            assert!(View::parse(with(s, at, len - 1), 9).is_none(), "{s:?}");
+            assert!(OpenIndex::parse(with(s, at, len - 1), 9).is_none(), "{s:?}");
         }
         // The magic, the version and the section count.
         for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 12), (COUNT_AT, 14)] {
             let mut b = bytes.clone();
             b[at] = byte;
-            assert!(View::parse(b, 9).is_none(), "byte {at}");
+            assert!(OpenIndex::parse(b, 9).is_none(), "byte {at}");
         }
     }
 

@@ -15,7 +15,7 @@
 //! refresh (any `recall`, `list` or `check` does one). The file a write
 //! replaces is always read, so a hand edit of it is never overwritten.
 
-use crate::index::layout::{Load, View};
+use crate::index::layout::{Load, OpenIndex};
 use crate::log::transition::KeyState;
 use crate::log::transition::{advance_by, after_write};
 use crate::model::event::Event;
@@ -48,7 +48,7 @@ pub struct Tail {
 impl Tail {
     /// Moves the tail forward by one event; `false` if the event does not
     /// only move its memory forward (a fork, an unknown `prev`).
-    pub(crate) fn push(&mut self, view: &View, e: &Event) -> bool {
+    pub(crate) fn push(&mut self, view: &OpenIndex, e: &Event) -> bool {
         self.track_pending(e);
         if !e.op.is_version() {
             return true;
@@ -89,7 +89,7 @@ impl Tail {
 #[derive(Debug)]
 pub struct Snapshot {
     /// The index as saved.
-    pub view: View,
+    pub index: OpenIndex,
     /// What the logs added since.
     pub tail: Tail,
 }
@@ -100,7 +100,7 @@ impl Snapshot {
         let k = key.to_string();
         match self.tail.keys.get(&k) {
             Some(s) => Some(s.clone()),
-            None => self.view.key_state(&k),
+            None => self.index.key_state(&k),
         }
     }
 
@@ -120,7 +120,7 @@ impl Snapshot {
     /// tail's. `None` if the index's are damaged.
     pub fn pending_events(&self) -> Option<Vec<Event>> {
         let mut by_id: std::collections::HashMap<String, Event> = self
-            .view
+            .index
             .proposals()?
             .into_iter()
             .chain(self.tail.proposals.iter().cloned())
@@ -157,14 +157,14 @@ impl Snapshot {
     ) -> Option<(Key, f64)> {
         let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
         let mut nearest = crate::search::nearest::Nearest::new(words.len(), except, threshold)?;
-        let mine: BTreeSet<u32> = words.iter().filter_map(|w| self.view.lookup(w)).collect();
-        for i in self.view.prefixed(&format!("memory/{scope}/")) {
-            let path = self.view.path(i);
+        let mine: BTreeSet<u32> = words.iter().filter_map(|w| self.index.lookup(w)).collect();
+        for i in self.index.prefixed(&format!("memory/{scope}/")) {
+            let path = self.index.path(i);
             if self.tail.views.contains_key(path) {
                 continue;
             }
             let (mut n, mut common) = (0, 0);
-            for id in self.view.description_terms(i) {
+            for id in self.index.description_terms(i) {
                 n += 1;
                 common += usize::from(mine.contains(&id));
             }
@@ -189,11 +189,11 @@ impl Snapshot {
     /// questions (see `store::Descriptions`); the tail's are tokenized now.
     pub(crate) fn descriptions(&self, scope: &str) -> crate::search::nearest::Descriptions<'_> {
         let indexed = self
-            .view
+            .index
             .prefixed(&format!("memory/{scope}/"))
-            .map(|i| (self.view.path(i), i))
+            .map(|i| (self.index.path(i), i))
             .filter(|(path, _)| !self.tail.views.contains_key(*path))
-            .map(|(path, i)| (path, self.view.description_terms(i).collect(), None));
+            .map(|(path, i)| (path, self.index.description_terms(i).collect(), None));
         // Words the index has not seen yet get ids past its dictionary's.
         let mut extra: std::collections::HashMap<String, u32> = Default::default();
         let mut tail = Vec::new();
@@ -213,7 +213,7 @@ impl Snapshot {
             let ids = words
                 .iter()
                 .map(|w| {
-                    self.view.lookup(w).unwrap_or_else(|| {
+                    self.index.lookup(w).unwrap_or_else(|| {
                         let next = u32::MAX - extra.len() as u32;
                         *extra.entry(w.clone()).or_insert(next)
                     })
@@ -234,9 +234,9 @@ impl Snapshot {
         type Rank<'a> = crate::render::memory_md::Rank<(&'a str, &'a str)>;
         let tail = self.tail_summaries();
         let mut ranked: Vec<(Rank<'_>, Source)> = Vec::new();
-        for i in 0..self.view.len() {
-            let r = self.view.rec(i);
-            let path = self.view.path(i);
+        for i in 0..self.index.len() {
+            let r = self.index.rec(i);
+            let path = self.index.path(i);
             if !r.valid || self.tail.views.contains_key(path) {
                 continue;
             }
@@ -270,8 +270,8 @@ impl Snapshot {
             .iter()
             .filter_map(|(_, source)| match source {
                 Source::Indexed(i) => Some((
-                    Key::from_rel_path(self.view.path(*i))?,
-                    self.view.entry(*i).0?,
+                    Key::from_rel_path(self.index.path(*i))?,
+                    self.index.entry(*i).0?,
                 )),
                 Source::Tail(j) => tail.get(*j).cloned(),
             })
@@ -296,7 +296,7 @@ pub(crate) fn split_key(path: &str) -> Option<(&str, &str)> {
 /// The log entries appended since `view` was saved, replayed on top of
 /// it; `None` when they do not only move memories forward, a log was
 /// rewritten or removed, or the tail is past its bound.
-pub(crate) fn tail(store: &Store, view: &View) -> Result<Option<Tail>, StoreError> {
+pub(crate) fn tail(store: &Store, view: &OpenIndex) -> Result<Option<Tail>, StoreError> {
     let files = crate::log::files::log_files(store)?;
     let Some(grown) = crate::log::files::log_growth(&files, &view.head.logs) else {
         return Ok(None);
@@ -336,16 +336,16 @@ pub(crate) fn tail(store: &Store, view: &View) -> Result<Option<Tail>, StoreErro
 /// the tail cannot be replayed on it, refreshes and saves the index
 /// first (the one time a write reads the whole store).
 pub(crate) fn snapshot(store: &Store, load: Load) -> Result<Snapshot, StoreError> {
-    if let Some((view, _)) = crate::index::file::open_view(&store.state, load) {
+    if let Some((view, _)) = crate::index::file::open(&store.state, load) {
         if let Some(tail) = tail(store, &view)? {
-            return Ok(Snapshot { view, tail });
+            return Ok(Snapshot { index: view, tail });
         }
     }
     let cache = crate::index::refresh::refreshed_cache(store)?;
     let saved = crate::index::file::save(&store.state, &cache).is_ok();
-    let view = match crate::index::file::open_view(&store.state, load) {
+    let view = match crate::index::file::open(&store.state, load) {
         Some((view, _)) if saved => Some(view),
-        _ => View::parse(
+        _ => OpenIndex::parse(
             crate::index::layout::encode(&cache, crate::index::cache::CACHE_VERSION),
             crate::index::cache::CACHE_VERSION,
         ),
@@ -357,7 +357,7 @@ pub(crate) fn snapshot(store: &Store, load: Load) -> Result<Snapshot, StoreError
         pending: view.head.pending.clone(),
         ..Tail::default()
     };
-    Ok(Snapshot { view, tail })
+    Ok(Snapshot { index: view, tail })
 }
 
 /// Regenerates MEMORY.md from a snapshot; `true` if it changed.
@@ -411,7 +411,7 @@ mod tests {
             t.write(&format!("project/m{i}"), &format!("memory number {i}"));
         }
         let (view, _) =
-            crate::index::file::open_view(&t.store.state, Load::Write).expect("the saved index");
+            crate::index::file::open(&t.store.state, Load::Write).expect("the saved index");
         assert!(
             tail(&t.store, &view).expect("read").is_none(),
             "past the bound"

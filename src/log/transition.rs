@@ -124,7 +124,7 @@ mod tests {
 
     use super::*;
     use crate::index::cache::{Cache, CACHE_VERSION};
-    use crate::index::layout::{encode, View};
+    use crate::index::layout::{encode, OpenIndex};
     use crate::index::refresh::{apply_events, key_states};
     use crate::index::snapshot::Tail;
     use crate::log::replay::{Builder, Keep, Replay};
@@ -307,7 +307,7 @@ mod tests {
             pending: replay.pending_events(),
             ..Cache::default()
         };
-        let Some(view) = View::parse(encode(&cache, CACHE_VERSION), CACHE_VERSION) else {
+        let Some(view) = OpenIndex::parse(encode(&cache, CACHE_VERSION), CACHE_VERSION) else {
             panic!("the index of a replay parses");
         };
         let mut tail = Tail {

@@ -244,7 +244,7 @@ impl Basis<'_> {
                 })
                 .collect(),
             Basis::Index(_, snap) => {
-                let view = &snap.view;
+                let view = &snap.index;
                 let mut out: Vec<Standing> = (0..view.len())
                     .filter(|&i| view.rec(i).valid && !snap.tail.views.contains_key(view.path(i)))
                     .filter_map(|i| {
@@ -462,7 +462,7 @@ impl<'a> Planner<'a> {
             .entry(p.key.scope.clone())
             .or_insert_with(|| snap.descriptions(&p.key.scope))
             .nearest(
-                |w| snap.view.lookup(w),
+                |w| snap.index.lookup(w),
                 Some(&p.key),
                 &p.memory.description,
                 self.store.config.near_duplicate,

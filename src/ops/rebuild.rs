@@ -237,8 +237,7 @@ fn unsave_index(store: &Store, n: usize) -> Option<crate::index::cache::Cache> {
         return None;
     }
     let cache = (n <= MAX_PATCHED
-        && crate::index::file::open_view(&store.state, crate::index::layout::Load::Query)
-            .is_some())
+        && crate::index::file::open(&store.state, crate::index::layout::Load::Query).is_some())
     .then(|| crate::index::file::load(&store.state));
     let _ = crate::index::file::remove(&store.state);
     cache

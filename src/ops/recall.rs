@@ -6,7 +6,7 @@
 //! within a token budget (format in `docs/search.md`).
 
 use crate::index::cache::Cache;
-use crate::index::layout::View;
+use crate::index::layout::OpenIndex;
 use crate::index::refresh::summaries;
 use crate::model::event::Op;
 use crate::model::key::Key;
@@ -172,7 +172,7 @@ pub fn corpus(store: &Store) -> Result<(Corpus, Vec<String>), StoreError> {
     // memory only if it could not be written.
     let encoded = |cache: &Cache| {
         let version = crate::index::cache::CACHE_VERSION;
-        View::parse(crate::index::layout::encode(cache, version), version)
+        OpenIndex::parse(crate::index::layout::encode(cache, version), version)
     };
     let (cache, warnings) = read_index(store)?;
     let view = if cache.dirty {
@@ -180,7 +180,7 @@ pub fn corpus(store: &Store) -> Result<(Corpus, Vec<String>), StoreError> {
     } else {
         // Let go of the decoded index before reading the file back.
         drop(cache);
-        match crate::index::file::open_view(&store.state, crate::index::layout::Load::Query) {
+        match crate::index::file::open(&store.state, crate::index::layout::Load::Query) {
             Some((view, _)) => Some(view),
             // Replaced or removed by another process meanwhile.
             None => encoded(&read_index(store)?.0),
@@ -198,7 +198,7 @@ fn corpus_in_place(store: &Store) -> Result<Option<(Corpus, Vec<String>)>, Store
     // index is read.
     let (files, view) = std::thread::scope(|s| {
         let files = s.spawn(|| crate::index::refresh::memory_files(store));
-        let view = crate::index::file::open_view(&store.state, crate::index::layout::Load::Query);
+        let view = crate::index::file::open(&store.state, crate::index::layout::Load::Query);
         (files.join(), view)
     });
     let files = files.map_err(|_| StoreError::Io {
@@ -244,7 +244,7 @@ impl Changes {
     /// parse. `None` when more files changed than are worth reading one
     /// by one.
     fn of(
-        view: &View,
+        view: &OpenIndex,
         files: &[(String, Stamp)],
         index_mtime: i128,
         warnings: &mut Vec<String>,

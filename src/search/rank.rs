@@ -10,7 +10,7 @@
 //! confidence and recency and a penalty past `review_by`. All of it is
 //! documented in `docs/search.md`.
 
-use crate::index::layout::View;
+use crate::index::layout::OpenIndex;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::text::words;
@@ -79,7 +79,7 @@ pub struct Fresh {
 #[derive(Debug)]
 pub struct Corpus {
     /// The persistent index, read in place.
-    pub view: View,
+    pub index: OpenIndex,
     /// Index entries to ignore (changed or gone), by position.
     pub skip: Vec<bool>,
     /// Files read now.
@@ -88,10 +88,10 @@ pub struct Corpus {
 
 impl Corpus {
     /// A corpus of the index alone.
-    pub fn of(view: View) -> Corpus {
+    pub fn of(index: OpenIndex) -> Corpus {
         Corpus {
-            skip: vec![false; view.len()],
-            view,
+            skip: vec![false; index.len()],
+            index,
             fresh: Vec::new(),
         }
     }
@@ -140,7 +140,7 @@ pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Vec<Hit> {
     if terms.is_empty() {
         return Vec::new();
     }
-    let view = &corpus.view;
+    let view = &corpus.index;
     let ids: Vec<Option<u32>> = terms.iter().map(|t| view.lookup(t)).collect();
     // Each query term's posting list, read where it lies: a query never
     // touches the postings of the terms it does not have.
@@ -169,7 +169,7 @@ enum Doc<'a> {
 
 impl<'a> Doc<'a> {
     /// Its file's path.
-    fn path(self, view: &'a View) -> &'a str {
+    fn path(self, view: &'a OpenIndex) -> &'a str {
         match self {
             Doc::Indexed(i) => view.path(i),
             Doc::Fresh(f) => &f.path,
@@ -196,7 +196,7 @@ struct Postings {
 }
 
 impl Postings {
-    fn of(view: &View, ids: &[Option<u32>]) -> Postings {
+    fn of(view: &OpenIndex, ids: &[Option<u32>]) -> Postings {
         let lists: Vec<Vec<(u32, u16, u8)>> = ids
             .iter()
             .map(|id| id.map(|id| view.postings(id)).unwrap_or_default())
@@ -281,7 +281,7 @@ impl<'a> Live<'a> {
         terms: usize,
         today: Date,
     ) -> Live<'a> {
-        let view = &corpus.view;
+        let view = &corpus.index;
         let indexed = (0..view.len()).filter_map(|i| {
             let r = view.rec(i);
             let live = !corpus.skip[i] && r.valid && r.expires >= today.0;
@@ -420,7 +420,7 @@ struct Standing {
 impl Standing {
     /// A document's standing: from the index's record, or from the
     /// summary of a fresh file (absent fields as the record has them).
-    fn of(doc: Doc, view: &View) -> Standing {
+    fn of(doc: Doc, view: &OpenIndex) -> Standing {
         match doc {
             Doc::Indexed(i) => {
                 let r = view.rec(i);
@@ -476,7 +476,7 @@ struct Ranked<'a> {
 /// The candidates relevant enough, with their ranking scores, in
 /// candidate order.
 fn rank_relevant<'a>(
-    view: &View,
+    view: &OpenIndex,
     matched: Vec<Candidate<'a>>,
     weights: &Weights,
     opts: &Options,
@@ -504,7 +504,7 @@ fn rank_relevant<'a>(
 /// Best rank first, then by path. A total order, as sorting and selecting
 /// need (a NaN rank, were there one, would otherwise make the order
 /// inconsistent).
-fn best_first(view: &View, a: &Ranked, b: &Ranked) -> Ordering {
+fn best_first(view: &OpenIndex, a: &Ranked, b: &Ranked) -> Ordering {
     b.rank
         .total_cmp(&a.rank)
         .then_with(|| a.doc.path(view).cmp(b.doc.path(view)))
@@ -512,7 +512,7 @@ fn best_first(view: &View, a: &Ranked, b: &Ranked) -> Ordering {
 
 /// The first `opts.limit` hits, best first, among the ranked memories the
 /// filters keep.
-fn first_shown(view: &View, mut ranked: Vec<Ranked>, opts: &Options) -> Vec<Hit> {
+fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Vec<Hit> {
     let conflicts: HashSet<&str> = view.head.conflicts.iter().map(String::as_str).collect();
     let order = |a: &Ranked, b: &Ranked| best_first(view, a, b);
     let mut hits = Vec::new();
@@ -539,7 +539,7 @@ fn first_shown(view: &View, mut ranked: Vec<Ranked>, opts: &Options) -> Vec<Hit>
 }
 
 /// The hit a ranked memory makes, unless the filters pass over it.
-fn shown(view: &View, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>) -> Option<Hit> {
+fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>) -> Option<Hit> {
     let path = r.doc.path(view);
     let key = Key::from_rel_path(path)?;
     // The scope is in the path: no summary decoded for another scope.
@@ -622,10 +622,10 @@ mod tests {
             cache.keys.insert(key.to_string(), state);
         }
         let bytes = crate::index::layout::encode(&cache, CACHE_VERSION);
-        let view = View::parse(bytes, CACHE_VERSION).expect("an index view");
+        let view = OpenIndex::parse(bytes, CACHE_VERSION).expect("an index view");
         let mut corpus = Corpus::of(view);
         for (path, text) in fresh {
-            if let Some(i) = (0..corpus.view.len()).find(|&i| corpus.view.path(i) == *path) {
+            if let Some(i) = (0..corpus.index.len()).find(|&i| corpus.index.path(i) == *path) {
                 corpus.skip[i] = true;
             }
             let m = crate::policy::memory::validate_file(text, path).expect("a valid memory");
