@@ -13,9 +13,9 @@
 use crate::log::replay::{Keep, Replay};
 use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
-use crate::model::memory::{self};
+use crate::model::memory;
 use crate::ops::write::check_memory;
-use crate::render::memory_md::{self};
+use crate::render::memory_md;
 use crate::store::{validate_file, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
@@ -110,6 +110,23 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// A finding of `severity` at `path` (and `line`) under `rule`.
+    pub(crate) fn new(
+        severity: Severity,
+        path: &str,
+        line: Option<usize>,
+        rule: &str,
+        message: String,
+    ) -> Problem {
+        Problem {
+            severity,
+            path: path.to_string(),
+            line,
+            rule: rule.to_string(),
+            message,
+        }
+    }
+
     /// The error a memory file's format or the write policy gives it.
     fn of_file(path: &str, e: &StoreError) -> Problem {
         let (line, rule, message) = match e {
@@ -122,13 +139,7 @@ impl Problem {
             } => (*line, format!("policy:{rule}"), message.clone()),
             e => (None, "format".into(), e.to_string()),
         };
-        Problem {
-            severity: Severity::Error,
-            path: path.to_string(),
-            line,
-            rule,
-            message,
-        }
+        Problem::new(Severity::Error, path, line, &rule, message)
     }
 }
 
@@ -136,9 +147,13 @@ impl Problem {
 /// Files are kept as fingerprints and summaries, not contents, so that a
 /// scan of a large store stays small; what needs a file's text reads it.
 pub(crate) struct Scan {
+    /// The logs replayed.
     pub(crate) replay: Replay,
+    /// What reading the logs skipped.
     pub(crate) issues: Vec<crate::log::files::LogIssue>,
+    /// Every memory file by path, or why it could not be read.
     pub(crate) files: BTreeMap<String, Result<Seen, StoreError>>,
+    /// What memoir last wrote to each path (see `local::state`).
     pub(crate) journal: HashMap<String, Option<u64>>,
     /// Format and policy problems of the files (when asked for).
     pub(crate) problems: Vec<Problem>,
@@ -158,6 +173,7 @@ pub(crate) struct Seen {
 }
 
 impl Scan {
+    /// Every memory file that is not what replay says, in path order.
     pub(crate) fn drifts(&self) -> Vec<Drift> {
         let mut paths: BTreeSet<String> = self.files.keys().cloned().collect();
         paths.extend(
@@ -240,6 +256,15 @@ pub(crate) fn unknown_scopes(store: &Store) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// What `check` and `record` say of a folder under `memory/` that is no
+/// configured scope (see [`unknown_scopes`]).
+pub(crate) fn unknown_scope_message(store: &Store, name: &str) -> String {
+    format!(
+        "unknown scope `{name}` (configured: {})",
+        store.config.scopes.join(", ")
+    )
+}
+
 /// Every memory file that differs from what replaying the logs gives,
 /// with the replay itself: one read of the whole store.
 pub fn drifts(store: &Store) -> Result<(Replay, Vec<Drift>), StoreError> {
@@ -277,6 +302,15 @@ pub(crate) fn scan(store: &Store, police: bool, keep: Keep) -> Result<Scan, Stor
         journal: store.state.journal(),
         problems,
     })
+}
+
+/// A [`scan`] for a command that writes from the logs (`rebuild`,
+/// `record`): refused unless every log was read in full (see
+/// `log::files::all_logs_read`).
+pub(crate) fn scan_to_write(store: &Store) -> Result<Scan, StoreError> {
+    let scan = scan(store, false, Keep::Prints)?;
+    crate::log::files::all_logs_read(&scan.issues)?;
+    Ok(scan)
 }
 
 /// Every memory file, as a scan keeps it (see [`scan`]).
@@ -325,13 +359,16 @@ pub(crate) fn scan_files(
 pub(crate) struct Rewritten {
     /// Paths written or removed.
     pub(crate) changed: std::collections::HashSet<String>,
+    /// The most valuable written, with what they say.
     pub(crate) best: Vec<(Key, memory::Summary)>,
     /// Written files that parse.
     pub(crate) valid: usize,
+    /// MEMORY.md's budget: how many of `best` it can show.
     pub(crate) budget: usize,
 }
 
 impl Rewritten {
+    /// Nothing rewritten yet, for a MEMORY.md of `budget` lines.
     pub(crate) fn new(budget: usize) -> Rewritten {
         Rewritten {
             changed: Default::default(),
@@ -341,6 +378,7 @@ impl Rewritten {
         }
     }
 
+    /// Adds the file `rel` written for `key` (with its summary, if it parses).
     pub(crate) fn written(&mut self, rel: &str, key: &Key, summary: Option<memory::Summary>) {
         self.changed.insert(rel.to_string());
         let Some(summary) = summary else { return };
