@@ -404,3 +404,54 @@ fn entries_added(
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{check, check_against, Severity};
+    use crate::ops::drift::testing::TestStore;
+
+    /// The (severity, path, rule) of each finding.
+    fn findings(report: &super::CheckReport) -> Vec<(Severity, String, String)> {
+        let p = &report.problems;
+        p.iter()
+            .map(|p| (p.severity, p.path.clone(), p.rule.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_store_memoir_wrote_passes_and_a_hand_edit_fails() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        let report = check(&t.store).expect("check");
+        assert!(!report.failed(), "{:?}", report.problems);
+        assert_eq!((report.memories, report.events), (1, 1));
+        t.edit(&rel, "from CI", "by hand");
+        let report = check(&t.store).expect("check");
+        assert!(report.failed());
+        let edited = (Severity::Error, rel, "drift:edited".to_string());
+        assert_eq!(findings(&report), [edited]);
+    }
+
+    #[test]
+    fn a_log_rewritten_since_base_fails_and_one_grown_passes() {
+        let t = TestStore::new();
+        t.remember("deploy", "Deploys run from CI.");
+        t.commit_all("base");
+        t.remember("review", "Two reviewers approve each change.");
+        let report = check_against(&t.store, Some("HEAD")).expect("check");
+        assert!(!report.failed(), "{:?}", report.problems);
+        let log = t.log();
+        t.edit(&log, "from CI", "by hand");
+        let report = check_against(&t.store, Some("HEAD")).expect("check");
+        let rewritten = |report: &super::CheckReport| {
+            report.problems.iter().any(|p| {
+                (p.severity, &p.path, p.rule.as_str()) == (Severity::Error, &log, "append-only")
+                    && p.message.starts_with("rewritten since")
+                    && p.line.is_some()
+            })
+        };
+        assert!(rewritten(&report), "{:?}", report.problems);
+        let report = check(&t.store).expect("check");
+        assert!(!rewritten(&report), "only with a base");
+    }
+}

@@ -19,6 +19,9 @@ use crate::render::memory_md;
 use crate::store::{validate_file, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
+#[cfg(test)]
+pub(crate) mod testing;
+
 /// How a memory file differs from what replaying the logs gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DriftKind {
@@ -442,4 +445,38 @@ pub(crate) fn index_block(scan: &Scan, rewritten: &Rewritten, budget: usize) -> 
         .chain(rewritten.best.iter().map(|(k, s)| (k, s)))
         .collect();
     memory_md::render_chosen(now, total, budget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::TestStore;
+    use super::DriftKind;
+
+    #[test]
+    fn a_memory_memoir_wrote_is_no_drift_and_a_hand_edit_is_edited() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        assert_eq!(t.drifts(), []);
+        t.edit(&rel, "from CI", "by hand");
+        assert_eq!(t.drifts(), [(rel, DriftKind::Edited)]);
+    }
+
+    #[test]
+    fn a_file_deleted_after_memoir_wrote_it_is_deleted() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        t.remove(&rel);
+        assert_eq!(t.drifts(), [(rel, DriftKind::Deleted)]);
+    }
+
+    #[test]
+    fn a_view_the_logs_moved_past_is_stale() {
+        let t = TestStore::new();
+        let key = t.remember("deploy", "Deploys run from CI.");
+        let rel = key.rel_path();
+        let old = t.read(&rel).expect("the view");
+        t.append_only(&key, &old.replace("from CI", "from the release branch"));
+        assert_eq!(t.read(&rel).as_deref(), Some(old.as_str()));
+        assert_eq!(t.drifts(), [(rel, DriftKind::Stale)]);
+    }
 }

@@ -328,3 +328,71 @@ fn write_views<'a>(
     }
     (done, rewritten, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::rebuild;
+    use crate::ops::drift::testing::TestStore;
+    use crate::ops::drift::DriftKind;
+
+    #[test]
+    fn a_view_deleted_after_memoir_wrote_it_is_restored() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        let view = t.read(&rel);
+        t.remove(&rel);
+        let dry = rebuild(&t.store, false, true).expect("rebuild --check");
+        assert_eq!((dry.written, t.read(&rel)), (vec![rel.clone()], None));
+        let report = rebuild(&t.store, false, false).expect("rebuild");
+        assert_eq!(report.written, std::slice::from_ref(&rel));
+        assert_eq!(t.read(&rel), view);
+        assert_eq!(t.drifts(), []);
+    }
+
+    #[test]
+    fn views_memoir_left_stale_or_never_wrote_are_repaired() {
+        let t = TestStore::new();
+        let key = t.remember("deploy", "Deploys run from CI.");
+        let rel = key.rel_path();
+        let view = t.read(&rel).expect("the view");
+        let new = view.replace("from CI", "from the release branch");
+        t.append_only(&key, &new);
+        // A memory whose first version was logged and never written: its
+        // file is nowhere, so nothing of it is in the logs either.
+        let (other, _) = crate::model::key::Key::parse("project/review").expect("key");
+        let first = view.replace("deploy", "review");
+        t.append_only(&other, &first);
+        let missing = other.rel_path();
+        assert_eq!(
+            t.drifts(),
+            [
+                (rel.clone(), DriftKind::Stale),
+                (missing.clone(), DriftKind::Missing)
+            ]
+        );
+        let report = rebuild(&t.store, false, false).expect("rebuild");
+        assert_eq!(report.written, [rel.clone(), missing.clone()]);
+        assert_eq!(t.read(&rel), Some(new));
+        assert_eq!(t.read(&missing), Some(first));
+        assert_eq!(t.drifts(), []);
+    }
+
+    #[test]
+    fn a_hand_edit_is_left_alone_unless_forced() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        let view = t.read(&rel);
+        t.edit(&rel, "from CI", "by hand");
+        let edited = t.read(&rel);
+        let report = rebuild(&t.store, false, false).expect("rebuild");
+        let refused: Vec<_> = report.refused.iter().map(|d| (&d.path, d.kind)).collect();
+        assert_eq!(refused, [(&rel, DriftKind::Edited)]);
+        assert!(report.written.is_empty());
+        assert_eq!(t.read(&rel), edited);
+        assert_eq!(t.drifts(), [(rel.clone(), DriftKind::Edited)]);
+        let report = rebuild(&t.store, true, false).expect("rebuild --force");
+        assert_eq!(report.written, std::slice::from_ref(&rel));
+        assert_eq!(t.read(&rel), view);
+        assert_eq!(t.drifts(), []);
+    }
+}

@@ -200,3 +200,39 @@ fn missing_fields(m: &Memory, ctx: &Ctx) -> Vec<(&'static str, Value)> {
     }
     add
 }
+
+#[cfg(test)]
+mod tests {
+    use super::record;
+    use crate::model::event::Op;
+    use crate::ops::drift::testing::TestStore;
+    use crate::ops::drift::DriftKind;
+
+    #[test]
+    fn a_hand_edit_is_recorded_once() {
+        let t = TestStore::new();
+        let key = t.remember("deploy", "Deploys run from CI.");
+        let rel = key.rel_path();
+        t.edit(&rel, "from CI", "by hand");
+        let edited = t.read(&rel);
+        let recorded = record(&t.store, &t.ctx()).expect("record");
+        let seen: Vec<_> = recorded.iter().map(|r| (&r.key, r.kind, r.op)).collect();
+        assert_eq!(seen, [(&key, DriftKind::Edited, Op::Remember)]);
+        assert!(recorded[0].filled.is_empty(), "every field was there");
+        assert_eq!(t.read(&rel), edited, "the edit is kept");
+        assert_eq!(t.drifts(), []);
+        assert_eq!(record(&t.store, &t.ctx()).expect("record"), []);
+    }
+
+    #[test]
+    fn a_hand_deletion_is_recorded_as_a_forget() {
+        let t = TestStore::new();
+        let key = t.remember("deploy", "Deploys run from CI.");
+        t.remove(&key.rel_path());
+        let recorded = record(&t.store, &t.ctx()).expect("record");
+        let seen: Vec<_> = recorded.iter().map(|r| (&r.key, r.kind, r.op)).collect();
+        assert_eq!(seen, [(&key, DriftKind::Deleted, Op::Forget)]);
+        assert_eq!(t.drifts(), []);
+        assert_eq!(record(&t.store, &t.ctx()).expect("record"), []);
+    }
+}
