@@ -5,7 +5,11 @@
 
 use crate::log::replay::Keep;
 use crate::model::event::Op;
-use crate::ops::drift::*;
+use crate::ops::drift::{
+    index_block, scan, unknown_scope_message, unknown_scopes, DriftKind, Problem, Rewritten, Scan,
+    Severity,
+};
+use crate::policy::secrets::Finding;
 use crate::render::memory_md::{self, INDEX_PATH};
 use crate::store::{Store, StoreError};
 use std::collections::{BTreeSet, HashMap};
@@ -28,167 +32,6 @@ impl CheckReport {
     }
 }
 
-/// The append-only and secrets checks of the logs since `base`.
-fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
-    let repo = crate::git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
-    let (commit, at_base) = repo.files_at(
-        base,
-        &format!("{prefix}{INDEX_PATH}"),
-        &format!("{prefix}memory/log/"),
-        &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-    )?;
-    let short = &commit[..commit.len().min(12)];
-    let mut out = Vec::new();
-    let mut problem = |path: &str, line: Option<usize>, rule: &str, message: String| {
-        out.push(Problem {
-            severity: Severity::Error,
-            path: path.to_string(),
-            line,
-            rule: rule.to_string(),
-            message,
-        });
-    };
-    let mut seen = BTreeSet::new();
-    let mut listing: Option<HashMap<String, String>> = None;
-    for (path, old) in &at_base {
-        let Some(rel) = path
-            .strip_prefix(&prefix)
-            .filter(|r| r.starts_with("memory/log/"))
-        else {
-            continue;
-        };
-        seen.insert(rel.to_string());
-        let now = match std::fs::read(store.path(rel)) {
-            Ok(b) => b,
-            Err(_) => {
-                problem(
-                    rel,
-                    None,
-                    "append-only",
-                    format!("deleted since {short}; logs are never deleted"),
-                );
-                continue;
-            }
-        };
-        let mut from = old.len();
-        if !now.starts_with(old) {
-            // The one rewrite allowed: exactly what a `redact` event lists.
-            if listing.is_none() {
-                listing = Some(crate::ops::redact::redaction_listing(store)?);
-            }
-            let redacted = crate::ops::redact::accepts(
-                &String::from_utf8_lossy(old),
-                &String::from_utf8_lossy(&now),
-                listing.as_ref().unwrap_or(&HashMap::new()),
-            );
-            match redacted {
-                Some(at) => from = at,
-                None => {
-                    let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
-                    let line = old[..same].iter().filter(|&&b| b == b'\n').count() + 1;
-                    problem(
-                        rel,
-                        Some(line),
-                        "append-only",
-                        format!("rewritten since {short} (logs only grow); a git revert or an edit? use `memoir rollback`"),
-                    );
-                    continue;
-                }
-            }
-        }
-        let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
-        let offset = now[..from.min(now.len())]
-            .iter()
-            .filter(|&&b| b == b'\n')
-            .count();
-        for f in crate::policy::secrets::find_secrets(&added) {
-            problem(
-                rel,
-                Some(offset + f.line),
-                &format!("policy:secret:{}", f.rule),
-                format!(
-                    "looks like a secret ({}) added since {short} (value not shown)",
-                    f.rule
-                ),
-            );
-        }
-        let now_text = String::from_utf8_lossy(&now);
-        for (line, rule) in parsed_secrets_after(store, rel, &now_text, offset)? {
-            problem(rel, Some(line), &format!("policy:{rule}"), format!("an entry added since {short} holds a secret once its YAML is read (value not shown)"));
-        }
-        for line in malformed_after(store, rel, &now_text, offset)? {
-            problem(rel, Some(line), "log", format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"));
-        }
-    }
-    for f in crate::log::files::log_files(store)? {
-        if seen.contains(&f.rel) {
-            continue;
-        }
-        let text = store.read(&f.rel, None)?.unwrap_or_default();
-        for (line, rule) in parsed_secrets_after(store, &f.rel, &text, 0)? {
-            problem(&f.rel, Some(line), &format!("policy:{rule}"), format!("an entry added since {short} holds a secret once its YAML is read (value not shown)"));
-        }
-        for line in malformed_after(store, &f.rel, &text, 0)? {
-            problem(&f.rel, Some(line), "log", format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"));
-        }
-        for s in crate::policy::secrets::find_secrets(&text) {
-            problem(
-                &f.rel,
-                Some(s.line),
-                &format!("policy:secret:{}", s.rule),
-                format!(
-                    "looks like a secret ({}) added since {short} (value not shown)",
-                    s.rule
-                ),
-            );
-        }
-    }
-    Ok(out)
-}
-
-/// The first lines of the entries of the log `text` that start after
-/// line `after` whose memory holds a secret once its YAML is read (the
-/// scan of the text cannot see through every escape), with the rule.
-fn parsed_secrets_after(
-    store: &Store,
-    rel: &str,
-    text: &str,
-    after: usize,
-) -> Result<Vec<(usize, String)>, StoreError> {
-    let parsed = crate::log::files::parse_log(store, rel, text)?;
-    let mut out = Vec::new();
-    for (e, span) in parsed.events.iter().zip(&parsed.spans) {
-        let line = text[..span.start].matches('\n').count() + 1;
-        if line <= after || !matches!(e.op, Op::Remember | Op::Propose | Op::Resolve) {
-            continue;
-        }
-        if let Err(StoreError::Refused { rule, .. }) =
-            crate::policy::memory::check_content_secrets(&e.body, rel)
-        {
-            out.push((line, rule));
-        }
-    }
-    Ok(out)
-}
-
-/// The first lines of the quarantined entries of the log `text` that
-/// start after line `after`: a change must not add one (a reader skips
-/// it for ever).
-fn malformed_after(
-    store: &Store,
-    rel: &str,
-    text: &str,
-    after: usize,
-) -> Result<Vec<usize>, StoreError> {
-    Ok(crate::log::files::parse_log(store, rel, text)?
-        .quarantined
-        .iter()
-        .map(|q| q.line.max(q.error.line))
-        .filter(|&line| line > after)
-        .collect())
-}
-
 /// Checks the whole store: logs, memory files, drift, index, budget.
 pub fn check(store: &Store) -> Result<CheckReport, StoreError> {
     check_against(store, None)
@@ -200,15 +43,6 @@ pub fn check(store: &Store) -> Result<CheckReport, StoreError> {
 /// since holds no secret.
 pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, StoreError> {
     let mut report = CheckReport::default();
-    let mut push = |severity, path: &str, line, rule: &str, message: String| {
-        report.problems.push(Problem {
-            severity,
-            path: path.to_string(),
-            line,
-            rule: rule.to_string(),
-            message,
-        })
-    };
     let mut scan = match scan(store, true, Keep::Prints) {
         Ok(s) => s,
         Err(StoreError::Invalid {
@@ -216,148 +50,408 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
             line,
             message,
         }) => {
-            push(Severity::Error, &path, line, "format", message);
+            let p = Problem::new(Severity::Error, &path, line, "format", message);
+            report.problems.push(p);
             return Ok(report);
         }
         Err(e) => return Err(e),
     };
-    let repo = crate::git::Repo::discover(&store.root).ok();
-    if let Some(reverted) = repo.and_then(|r| r.head_reverts_a_version()) {
-        push(
-            Severity::Error,
-            "memory/log",
-            None,
-            "git-revert",
-            format!(
-                "HEAD is a `git revert` of memoir version {}, which deleted log entries (logs are append-only); \
-                 undo the revert and use `memoir rollback {}^` instead",
-                &reverted[..reverted.len().min(12)],
-                &reverted[..reverted.len().min(12)]
-            ),
-        );
+    let problems = &mut report.problems;
+    problems.extend(reverted_version(store));
+    problems.extend(log_issues(&scan));
+    problems.extend(scope_problems(store));
+    problems.append(&mut scan.problems);
+    problems.extend(drift_problems(&scan));
+    problems.extend(conflicts(&scan));
+    problems.extend(index_problems(store, &scan)?);
+    if let Some(base) = base {
+        problems.extend(logs_since(store, base)?);
     }
-    for issue in &scan.issues {
+    report.memories = scan.files.len();
+    report.events = scan.replay.event_count();
+    report
+        .problems
+        .sort_by(|a, b| b.severity.cmp(&a.severity).then(a.path.cmp(&b.path)));
+    Ok(report)
+}
+
+/// The short form of a commit id, as output shows one.
+fn short_id(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+/// How many lines end in `bytes`.
+fn newlines(bytes: &[u8]) -> usize {
+    bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// The error of a secret the policy scan found in `path`, at `line`:
+/// the finding's rule and what it says, never the value.
+fn secret_found(path: &str, line: usize, f: &Finding, what: &str) -> Problem {
+    Problem::new(
+        Severity::Error,
+        path,
+        Some(line),
+        &format!("policy:secret:{}", f.rule),
+        format!("looks like a secret ({}){what} (value not shown)", f.rule),
+    )
+}
+
+/// The error of a HEAD that is a `git revert` of a memoir version.
+fn reverted_version(store: &Store) -> Option<Problem> {
+    let repo = crate::git::Repo::discover(&store.root).ok()?;
+    let reverted = repo.head_reverts_a_version()?;
+    let short = short_id(&reverted);
+    Some(Problem::new(
+        Severity::Error,
+        "memory/log",
+        None,
+        "git-revert",
+        format!(
+            "HEAD is a `git revert` of memoir version {short}, which deleted log entries (logs are append-only); \
+             undo the revert and use `memoir rollback {short}^` instead"
+        ),
+    ))
+}
+
+/// What reading the logs skipped: an error or a warning, as the reader says.
+fn log_issues(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
+    scan.issues.iter().map(|issue| {
         let severity = if issue.error {
             Severity::Error
         } else {
             Severity::Warning
         };
-        push(
+        Problem::new(
             severity,
             &issue.path,
             issue.line,
             "log",
             issue.message.clone(),
-        );
-    }
+        )
+    })
+}
+
+/// An error for each file in a folder that is no configured scope; for
+/// the folder itself when it holds none (so that it is still said).
+fn scope_problems(store: &Store) -> Vec<Problem> {
+    let mut out = Vec::new();
     for (name, files) in unknown_scopes(store) {
-        let message = format!(
-            "unknown scope `{name}` (configured: {})",
-            store.config.scopes.join(", ")
-        );
+        let message = unknown_scope_message(store, &name);
         if files.is_empty() {
-            push(
+            let folder = format!("memory/{name}");
+            out.push(Problem::new(
                 Severity::Error,
-                &format!("memory/{name}"),
+                &folder,
                 None,
                 "scope",
                 message.clone(),
-            );
+            ));
         }
         for f in files {
-            push(Severity::Error, &f, None, "scope", message.clone());
+            out.push(Problem::new(
+                Severity::Error,
+                &f,
+                None,
+                "scope",
+                message.clone(),
+            ));
         }
     }
-    for p in std::mem::take(&mut scan.problems) {
-        push(p.severity, &p.path, p.line, &p.rule, p.message);
-    }
-    report.memories = scan.files.len();
-    report.events = scan.replay.event_count();
-    for d in scan.drifts() {
-        let message = match d.kind {
-            DriftKind::Stale => "stale view left by an interrupted write; `memoir rebuild` repairs it".to_string(),
-            DriftKind::Missing => "missing: an interrupted write never created it; `memoir rebuild` repairs it".to_string(),
-            DriftKind::Leftover => "should be gone (forgotten) but an interrupted write left it; `memoir rebuild` removes it".to_string(),
-            DriftKind::Edited => "edited by hand; `memoir record` keeps the edit, `memoir rebuild --force` discards it".to_string(),
-            DriftKind::Added => "added by hand; `memoir record` adopts it".to_string(),
-            DriftKind::Deleted => "deleted by hand; `memoir record` forgets it, `memoir rebuild` restores it".to_string(),
-            DriftKind::Merged => "merged as text by git (a merge without memoir's merge driver); `memoir rebuild` settles it from the merged logs".to_string(),
-            DriftKind::Converted => "line endings converted by git (core.autocrlf, and the store's .gitattributes not committed yet); `memoir rebuild` restores it".to_string(),
-        };
-        push(
+    out
+}
+
+/// An error for each memory file that is not what replay says.
+fn drift_problems(scan: &Scan) -> impl Iterator<Item = Problem> {
+    scan.drifts().into_iter().map(|d| {
+        Problem::new(
             Severity::Error,
             &d.path,
             None,
             &format!("drift:{}", d.kind.as_str()),
-            message,
-        );
+            drift_advice(d.kind).to_string(),
+        )
+    })
+}
+
+/// What a drift of this kind is, and which command settles it.
+fn drift_advice(kind: DriftKind) -> &'static str {
+    match kind {
+        DriftKind::Stale => "stale view left by an interrupted write; `memoir rebuild` repairs it",
+        DriftKind::Missing => "missing: an interrupted write never created it; `memoir rebuild` repairs it",
+        DriftKind::Leftover => "should be gone (forgotten) but an interrupted write left it; `memoir rebuild` removes it",
+        DriftKind::Edited => "edited by hand; `memoir record` keeps the edit, `memoir rebuild --force` discards it",
+        DriftKind::Added => "added by hand; `memoir record` adopts it",
+        DriftKind::Deleted => "deleted by hand; `memoir record` forgets it, `memoir rebuild` restores it",
+        DriftKind::Merged => "merged as text by git (a merge without memoir's merge driver); `memoir rebuild` settles it from the merged logs",
+        DriftKind::Converted => "line endings converted by git (core.autocrlf, and the store's .gitattributes not committed yet); `memoir rebuild` restores it",
     }
-    for (key, v) in &scan.replay.memories {
-        if v.conflict {
-            push(
+}
+
+/// A warning for each memory whose versions disagree.
+fn conflicts(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
+    scan.replay
+        .memories
+        .iter()
+        .filter(|(_, v)| v.conflict)
+        .map(|(key, v)| {
+            Problem::new(
                 Severity::Warning,
                 &key.rel_path(),
                 None,
                 "conflict",
                 format!("{} versions disagree; the file shows their common ancestor until `memoir resolve {key}` decides", v.heads.len()),
-            );
-        }
-    }
+            )
+        })
+}
+
+/// MEMORY.md's problems: a secret in it, missing or out of date with the
+/// memory files as scanned, memories beyond its budget.
+fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError> {
     let budget = store.config.index_budget;
-    let block = index_block(&scan, &Rewritten::new(budget), budget);
+    let block = index_block(scan, &Rewritten::new(budget), budget);
     let current = store.read(INDEX_PATH, None)?;
+    let mut out = Vec::new();
     // The team's text around the generated block is committed with the
     // store: held to the same policy.
     if let Some(text) = &current {
         for f in crate::policy::secrets::find_secrets(text) {
-            push(
-                Severity::Error,
+            out.push(secret_found(
                 INDEX_PATH,
-                Some(f.line),
-                &format!("policy:secret:{}", f.rule),
-                format!(
-                    "looks like a secret ({}); memory must never hold one (value not shown)",
-                    f.rule
-                ),
-            );
+                f.line,
+                &f,
+                "; memory must never hold one",
+            ));
         }
     }
+    let error =
+        |message: &str| Problem::new(Severity::Error, INDEX_PATH, None, "index", message.into());
     match &current {
-        None => push(
-            Severity::Error,
-            INDEX_PATH,
-            None,
-            "index",
-            "missing; `memoir reindex` writes it".into(),
-        ),
-        Some(text) if *text != memory_md::splice(text, &block.text) => push(
-            Severity::Error,
-            INDEX_PATH,
-            None,
-            "index",
-            "out of date with the memory files; `memoir reindex` regenerates it".into(),
-        ),
+        None => out.push(error("missing; `memoir reindex` writes it")),
+        Some(text) if *text != memory_md::splice(text, &block.text) => out.push(error(
+            "out of date with the memory files; `memoir reindex` regenerates it",
+        )),
         _ => {}
     }
     if block.omitted > 0 {
-        push(
+        out.push(Problem::new(
             Severity::Warning,
             INDEX_PATH,
             None,
             "budget",
             format!(
-                "{} memories do not fit the index budget of {} lines; consolidate, or raise `index_budget`",
-                block.omitted, store.config.index_budget
+                "{} memories do not fit the index budget of {budget} lines; consolidate, or raise `index_budget`",
+                block.omitted
             ),
-        );
+        ));
     }
-    if let Some(base) = base {
-        for p in logs_since(store, base)? {
-            report.problems.push(p);
+    Ok(out)
+}
+
+/// The append-only and secrets checks of the logs since `base`.
+fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
+    let repo = crate::git::Repo::discover(&store.root)?;
+    let prefix = store.workdir_prefix(repo.workdir());
+    let (commit, at_base) = repo.files_at(
+        base,
+        &format!("{prefix}{INDEX_PATH}"),
+        &format!("{prefix}memory/log/"),
+        &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
+    )?;
+    let short = short_id(&commit);
+    let mut out = Vec::new();
+    let mut seen = BTreeSet::new();
+    // The redactions the logs list, read once, and only if a log was
+    // rewritten.
+    let mut listing = None;
+    for (path, old) in &at_base {
+        let Some(rel) = path
+            .strip_prefix(&prefix)
+            .filter(|r| r.starts_with("memory/log/"))
+        else {
+            continue;
+        };
+        seen.insert(rel.to_string());
+        out.extend(log_grown(store, rel, old, short, &mut listing)?);
+    }
+    for f in crate::log::files::log_files(store)? {
+        if !seen.contains(&f.rel) {
+            out.extend(log_added(store, &f.rel, short)?);
         }
     }
-    report
-        .problems
-        .sort_by(|a, b| b.severity.cmp(&a.severity).then(a.path.cmp(&b.path)));
-    Ok(report)
+    Ok(out)
+}
+
+/// The problems of a log that was `old` at base (commit `short`): gone,
+/// rewritten, or grown by what a change must not add.
+fn log_grown(
+    store: &Store,
+    rel: &str,
+    old: &[u8],
+    short: &str,
+    listing: &mut Option<HashMap<String, String>>,
+) -> Result<Vec<Problem>, StoreError> {
+    let append_only = |line, message| {
+        vec![Problem::new(
+            Severity::Error,
+            rel,
+            line,
+            "append-only",
+            message,
+        )]
+    };
+    let Ok(now) = std::fs::read(store.path(rel)) else {
+        return Ok(append_only(
+            None,
+            format!("deleted since {short}; logs are never deleted"),
+        ));
+    };
+    let Some(from) = appended_from(store, old, &now, listing)? else {
+        let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+        return Ok(append_only(
+            Some(newlines(&old[..same]) + 1),
+            format!("rewritten since {short} (logs only grow); a git revert or an edit? use `memoir rollback`"),
+        ));
+    };
+    let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
+    let offset = newlines(&now[..from.min(now.len())]);
+    let mut out: Vec<Problem> = crate::policy::secrets::find_secrets(&added)
+        .iter()
+        .map(|f| secret_found(rel, offset + f.line, f, &format!(" added since {short}")))
+        .collect();
+    let now_text = String::from_utf8_lossy(&now);
+    out.extend(entries_added(store, rel, &now_text, offset, short)?);
+    Ok(out)
+}
+
+/// Where what a log gained since base starts in `now`: the end of `old`,
+/// or where the redaction that rewrote it ends; `None` if it was
+/// rewritten otherwise.
+fn appended_from(
+    store: &Store,
+    old: &[u8],
+    now: &[u8],
+    listing: &mut Option<HashMap<String, String>>,
+) -> Result<Option<usize>, StoreError> {
+    if now.starts_with(old) {
+        return Ok(Some(old.len()));
+    }
+    // The one rewrite allowed: exactly what a `redact` event lists.
+    if listing.is_none() {
+        *listing = Some(crate::ops::redact::redaction_listing(store)?);
+    }
+    Ok(crate::ops::redact::accepts(
+        &String::from_utf8_lossy(old),
+        &String::from_utf8_lossy(now),
+        listing.as_ref().unwrap_or(&HashMap::new()),
+    ))
+}
+
+/// The problems of a log created since base (commit `short`): what it
+/// holds that a change must not add.
+fn log_added(store: &Store, rel: &str, short: &str) -> Result<Vec<Problem>, StoreError> {
+    let text = store.read(rel, None)?.unwrap_or_default();
+    let mut out = entries_added(store, rel, &text, 0, short)?;
+    out.extend(
+        crate::policy::secrets::find_secrets(&text)
+            .iter()
+            .map(|f| secret_found(rel, f.line, f, &format!(" added since {short}"))),
+    );
+    Ok(out)
+}
+
+/// The entries of the log `text` that start after line `after` and that
+/// a change (since commit `short`) must not add: one whose memory holds a
+/// secret once its YAML is read (the scan of the text cannot see through
+/// every escape), and a quarantined one (a reader skips it for ever).
+fn entries_added(
+    store: &Store,
+    rel: &str,
+    text: &str,
+    after: usize,
+    short: &str,
+) -> Result<Vec<Problem>, StoreError> {
+    let parsed = crate::log::files::parse_log(store, rel, text)?;
+    let mut out = Vec::new();
+    for (e, span) in parsed.events.iter().zip(&parsed.spans) {
+        let line = newlines(&text.as_bytes()[..span.start]) + 1;
+        if line <= after || !matches!(e.op, Op::Remember | Op::Propose | Op::Resolve) {
+            continue;
+        }
+        if let Err(StoreError::Refused { rule, .. }) =
+            crate::policy::memory::check_content_secrets(&e.body, rel)
+        {
+            out.push(Problem::new(
+                Severity::Error,
+                rel,
+                Some(line),
+                &format!("policy:{rule}"),
+                format!("an entry added since {short} holds a secret once its YAML is read (value not shown)"),
+            ));
+        }
+    }
+    for q in &parsed.quarantined {
+        let line = q.line.max(q.error.line);
+        if line > after {
+            out.push(Problem::new(
+                Severity::Error,
+                rel,
+                Some(line),
+                "log",
+                format!("a malformed entry added since {short}: every reader skips it (`memoir check` says why)"),
+            ));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{check, check_against, Severity};
+    use crate::ops::drift::testing::TestStore;
+
+    /// The (severity, path, rule) of each finding.
+    fn findings(report: &super::CheckReport) -> Vec<(Severity, String, String)> {
+        let p = &report.problems;
+        p.iter()
+            .map(|p| (p.severity, p.path.clone(), p.rule.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_store_memoir_wrote_passes_and_a_hand_edit_fails() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        let report = check(&t.store).expect("check");
+        assert!(!report.failed(), "{:?}", report.problems);
+        assert_eq!((report.memories, report.events), (1, 1));
+        t.edit(&rel, "from CI", "by hand");
+        let report = check(&t.store).expect("check");
+        assert!(report.failed());
+        let edited = (Severity::Error, rel, "drift:edited".to_string());
+        assert_eq!(findings(&report), [edited]);
+    }
+
+    #[test]
+    fn a_log_rewritten_since_base_fails_and_one_grown_passes() {
+        let t = TestStore::new();
+        t.remember("deploy", "Deploys run from CI.");
+        t.commit_all("base");
+        t.remember("review", "Two reviewers approve each change.");
+        let report = check_against(&t.store, Some("HEAD")).expect("check");
+        assert!(!report.failed(), "{:?}", report.problems);
+        let log = t.log();
+        t.edit(&log, "from CI", "by hand");
+        let report = check_against(&t.store, Some("HEAD")).expect("check");
+        let rewritten = |report: &super::CheckReport| {
+            report.problems.iter().any(|p| {
+                (p.severity, &p.path, p.rule.as_str()) == (Severity::Error, &log, "append-only")
+                    && p.message.starts_with("rewritten since")
+                    && p.line.is_some()
+            })
+        };
+        assert!(rewritten(&report), "{:?}", report.problems);
+        let report = check(&t.store).expect("check");
+        assert!(!rewritten(&report), "only with a base");
+    }
 }

@@ -13,12 +13,15 @@
 use crate::log::replay::{Keep, Replay};
 use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
-use crate::model::memory::{self};
+use crate::model::memory;
 use crate::policy::memory::check_memory;
 use crate::policy::memory::validate_file;
-use crate::render::memory_md::{self};
+use crate::render::memory_md;
 use crate::store::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+
+#[cfg(test)]
+pub(crate) mod testing;
 
 /// How a memory file differs from what replaying the logs gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -111,6 +114,23 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// A finding of `severity` at `path` (and `line`) under `rule`.
+    pub(crate) fn new(
+        severity: Severity,
+        path: &str,
+        line: Option<usize>,
+        rule: &str,
+        message: String,
+    ) -> Problem {
+        Problem {
+            severity,
+            path: path.to_string(),
+            line,
+            rule: rule.to_string(),
+            message,
+        }
+    }
+
     /// The error a memory file's format or the write policy gives it.
     fn of_file(path: &str, e: &StoreError) -> Problem {
         let (line, rule, message) = match e {
@@ -123,13 +143,7 @@ impl Problem {
             } => (*line, format!("policy:{rule}"), message.clone()),
             e => (None, "format".into(), e.to_string()),
         };
-        Problem {
-            severity: Severity::Error,
-            path: path.to_string(),
-            line,
-            rule,
-            message,
-        }
+        Problem::new(Severity::Error, path, line, &rule, message)
     }
 }
 
@@ -137,9 +151,13 @@ impl Problem {
 /// Files are kept as fingerprints and summaries, not contents, so that a
 /// scan of a large store stays small; what needs a file's text reads it.
 pub(crate) struct Scan {
+    /// The logs replayed.
     pub(crate) replay: Replay,
+    /// What reading the logs skipped.
     pub(crate) issues: Vec<crate::log::files::LogIssue>,
+    /// Every memory file by path, or why it could not be read.
     pub(crate) files: BTreeMap<String, Result<Seen, StoreError>>,
+    /// What memoir last wrote to each path (see `local::state`).
     pub(crate) journal: HashMap<String, Option<u64>>,
     /// Format and policy problems of the files (when asked for).
     pub(crate) problems: Vec<Problem>,
@@ -159,6 +177,7 @@ pub(crate) struct Seen {
 }
 
 impl Scan {
+    /// Every memory file that is not what replay says, in path order.
     pub(crate) fn drifts(&self) -> Vec<Drift> {
         let mut paths: BTreeSet<String> = self.files.keys().cloned().collect();
         paths.extend(
@@ -241,6 +260,15 @@ pub(crate) fn unknown_scopes(store: &Store) -> Vec<(String, Vec<String>)> {
         .collect()
 }
 
+/// What `check` and `record` say of a folder under `memory/` that is no
+/// configured scope (see [`unknown_scopes`]).
+pub(crate) fn unknown_scope_message(store: &Store, name: &str) -> String {
+    format!(
+        "unknown scope `{name}` (configured: {})",
+        store.config.scopes.join(", ")
+    )
+}
+
 /// Every memory file that differs from what replaying the logs gives,
 /// with the replay itself: one read of the whole store.
 pub fn drifts(store: &Store) -> Result<(Replay, Vec<Drift>), StoreError> {
@@ -278,6 +306,15 @@ pub(crate) fn scan(store: &Store, police: bool, keep: Keep) -> Result<Scan, Stor
         journal: store.state.journal(),
         problems,
     })
+}
+
+/// A [`scan`] for a command that writes from the logs (`rebuild`,
+/// `record`): refused unless every log was read in full (see
+/// `log::files::all_logs_read`).
+pub(crate) fn scan_to_write(store: &Store) -> Result<Scan, StoreError> {
+    let scan = scan(store, false, Keep::Prints)?;
+    crate::log::files::all_logs_read(&scan.issues)?;
+    Ok(scan)
 }
 
 /// Every memory file, as a scan keeps it (see [`scan`]).
@@ -326,13 +363,16 @@ pub(crate) fn scan_files(
 pub(crate) struct Rewritten {
     /// Paths written or removed.
     pub(crate) changed: std::collections::HashSet<String>,
+    /// The most valuable written, with what they say.
     pub(crate) best: Vec<(Key, memory::Summary)>,
     /// Written files that parse.
     pub(crate) valid: usize,
+    /// MEMORY.md's budget: how many of `best` it can show.
     pub(crate) budget: usize,
 }
 
 impl Rewritten {
+    /// Nothing rewritten yet, for a MEMORY.md of `budget` lines.
     pub(crate) fn new(budget: usize) -> Rewritten {
         Rewritten {
             changed: Default::default(),
@@ -342,6 +382,7 @@ impl Rewritten {
         }
     }
 
+    /// Adds the file `rel` written for `key` (with its summary, if it parses).
     pub(crate) fn written(&mut self, rel: &str, key: &Key, summary: Option<memory::Summary>) {
         self.changed.insert(rel.to_string());
         let Some(summary) = summary else { return };
@@ -405,4 +446,38 @@ pub(crate) fn index_block(scan: &Scan, rewritten: &Rewritten, budget: usize) -> 
         .chain(rewritten.best.iter().map(|(k, s)| (k, s)))
         .collect();
     memory_md::render_chosen(now, total, budget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testing::TestStore;
+    use super::DriftKind;
+
+    #[test]
+    fn a_memory_memoir_wrote_is_no_drift_and_a_hand_edit_is_edited() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        assert_eq!(t.drifts(), []);
+        t.edit(&rel, "from CI", "by hand");
+        assert_eq!(t.drifts(), [(rel, DriftKind::Edited)]);
+    }
+
+    #[test]
+    fn a_file_deleted_after_memoir_wrote_it_is_deleted() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        t.remove(&rel);
+        assert_eq!(t.drifts(), [(rel, DriftKind::Deleted)]);
+    }
+
+    #[test]
+    fn a_view_the_logs_moved_past_is_stale() {
+        let t = TestStore::new();
+        let key = t.remember("deploy", "Deploys run from CI.");
+        let rel = key.rel_path();
+        let old = t.read(&rel).expect("the view");
+        t.append_only(&key, &old.replace("from CI", "from the release branch"));
+        assert_eq!(t.read(&rel).as_deref(), Some(old.as_str()));
+        assert_eq!(t.drifts(), [(rel, DriftKind::Stale)]);
+    }
 }

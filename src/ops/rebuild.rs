@@ -3,10 +3,9 @@
 //! append and the view write) and never destroying a hand change whose
 //! content is nowhere in the logs (unless `--force`).
 
-use crate::log::replay::Keep;
 use crate::model::key::Key;
-use crate::model::memory::{self};
-use crate::ops::drift::*;
+use crate::model::memory;
+use crate::ops::drift::{index_block, scan_to_write, Drift, DriftKind, Rewritten, Scan};
 use crate::policy::memory::validate_file;
 use crate::render::memory_md::INDEX_PATH;
 use crate::store::{Store, StoreError};
@@ -65,53 +64,95 @@ pub(crate) fn rebuild_locked(
     if !dry_run {
         remove_temporary_files(store);
     }
-    let scan = scan(store, false, Keep::Prints)?;
-    crate::log::files::all_logs_read(&scan.issues)?;
+    let scan = scan_to_write(store)?;
     let mut report = RebuildReport::default();
-    let drifts: HashMap<String, Drift> = scan
-        .drifts()
-        .into_iter()
-        .map(|d| (d.path.clone(), d))
-        .collect();
-    // Each view to write, by path and key.
-    let mut writes: Vec<(&str, &Key)> = Vec::new();
-    for (rel, d) in &drifts {
-        let safe = force || d.kind.is_memoirs() || d.kind == DriftKind::Deleted || d.in_logs;
-        if !safe {
-            report.refused.push(d.clone());
-            continue;
-        }
-        writes.push((rel, &d.key));
-    }
-    // A file that could not be read at all (a link, bad UTF-8) is replaced only with --force.
-    let unreadable: Vec<(&str, Key, String)> = scan
-        .files
-        .iter()
-        .filter_map(|(rel, content)| {
-            let why = content.as_ref().err()?.to_string();
-            Some((rel.as_str(), Key::from_rel_path(rel)?, why))
-        })
-        .collect();
-    for (rel, key, why) in &unreadable {
-        if force {
-            writes.push((rel, key));
-        } else {
-            report.unreadable.push((rel.to_string(), why.clone()));
-        }
-    }
-    writes.sort();
+    let writes = views_to_write(&scan, force, &mut report);
     let patch = if dry_run {
         None
     } else {
         unsave_index(store, writes.len())
     };
+    // What is written, as MEMORY.md weighs it.
+    let mut rewritten = Rewritten::new(store.config.index_budget);
+    let by_version = remove_gone(store, &scan, &writes, dry_run, &mut report, &mut rewritten)?;
+    // With nothing to write, the logs are not read again.
+    if !by_version.is_empty() {
+        write_from_logs(store, by_version, dry_run, &mut report, &mut rewritten)?;
+    }
+    report.written.sort();
+    report.refused.sort_by(|a, b| a.path.cmp(&b.path));
+    report.unreadable.sort();
+    // The paths written are not held beside MEMORY.md's ranking (after
+    // every view was deleted, tens of thousands).
+    drop(writes);
+    let block = index_block(&scan, &rewritten, store.config.index_budget);
+    let (current, wanted) = store.index_with(&block.text)?;
+    report.index_changed = current.as_deref() != Some(wanted.as_str());
+    if dry_run {
+        return Ok(report);
+    }
+    if report.index_changed {
+        store.write_view(INDEX_PATH, &wanted)?;
+    }
+    // The persistent index is not rebuilt here: it is a cache that every
+    // reader checks against the logs' and files' stamps, and the next
+    // one brings it up to date reading only what changed. (Rebuilding
+    // it here would hold it beside what the replay leaves behind.)
+    reset_journal(store, &scan, &report);
+    if let Some(cache) = patch {
+        let mut changed = report.written.clone();
+        changed.extend(report.removed.iter().cloned());
+        if patch_index(store, cache, &changed).is_err() {
+            let _ = crate::index::file::remove(&store.state);
+        }
+    }
+    Ok(report)
+}
+
+/// Each view to write, by path and key, sorted: the drifts it is safe to
+/// overwrite (and with `force`, every drift and unreadable file). Those
+/// left alone go into `report`.
+fn views_to_write(scan: &Scan, force: bool, report: &mut RebuildReport) -> Vec<(String, Key)> {
+    let mut writes = Vec::new();
+    for d in scan.drifts() {
+        let safe = force || d.kind.is_memoirs() || d.kind == DriftKind::Deleted || d.in_logs;
+        if !safe {
+            report.refused.push(d);
+            continue;
+        }
+        writes.push((d.path, d.key));
+    }
+    // A file that could not be read at all (a link, bad UTF-8) is replaced only with --force.
+    for (rel, content) in &scan.files {
+        let (Err(why), Some(key)) = (content, Key::from_rel_path(rel)) else {
+            continue;
+        };
+        if force {
+            writes.push((rel.clone(), key));
+        } else {
+            report.unreadable.push((rel.clone(), why.to_string()));
+        }
+    }
+    writes.sort();
+    writes
+}
+
+/// Removes (unless `dry_run`) each file of `writes` whose memory has no
+/// view now; returns the others grouped by the version whose text they
+/// get.
+fn remove_gone<'a>(
+    store: &Store,
+    scan: &'a Scan,
+    writes: &'a [(String, Key)],
+    dry_run: bool,
+    report: &mut RebuildReport,
+    rewritten: &mut Rewritten,
+) -> Result<ByVersion<'a>, StoreError> {
     // The views' texts are read back from the logs and written as they
     // are found, never all held at once (a rebuild after every view was
     // deleted writes tens of thousands).
-    let mut by_version: HashMap<&str, Vec<(&str, &Key)>> = HashMap::new();
-    // What is written, as MEMORY.md weighs it.
-    let mut rewritten = Rewritten::new(store.config.index_budget);
-    for &(rel, key) in &writes {
+    let mut by_version: ByVersion<'a> = HashMap::new();
+    for (rel, key) in writes {
         match scan
             .replay
             .memories
@@ -128,76 +169,76 @@ pub(crate) fn rebuild_locked(
             }
         }
     }
-    // With nothing to write, the logs are not read again. Writing is
-    // most of a rebuild after every view was deleted, nearly all of it
-    // in the kernel: the views are parsed (for MEMORY.md) and written on
-    // worker threads while this one reads the logs.
-    if !by_version.is_empty() {
-        let threads = crate::parallel::worker_threads();
-        std::thread::scope(|scope| -> Result<(), StoreError> {
-            let (senders, workers): (Vec<_>, Vec<_>) = (0..threads)
-                .map(|_| {
-                    let (tx, rx) = std::sync::mpsc::sync_channel(256);
-                    let budget = store.config.index_budget;
-                    (
-                        tx,
-                        scope.spawn(move || write_views(store, rx, dry_run, budget)),
-                    )
-                })
-                .unzip();
-            let mut next = 0;
-            let read = crate::log::read::each_event(store, |e| {
-                // The first copy of a version only.
-                let Some(targets) = by_version.remove(e.id.as_str()) else {
-                    return Ok(());
-                };
-                let Some(content) = crate::log::transition::version_content(&e) else {
-                    return Ok(());
-                };
-                for (rel, key) in targets {
-                    // A worker that failed has stopped: its error is
-                    // the one reported.
-                    let _ = senders[next % threads].send((rel, key, content.to_string()));
-                    next += 1;
-                }
-                Ok(())
-            });
-            drop(senders);
-            let mut failed = read.err();
-            for worker in workers {
-                let (done, part, error) = worker.join().unwrap_or_else(|_| {
-                    let nothing = Rewritten::new(store.config.index_budget);
-                    (
-                        Vec::new(),
-                        nothing,
-                        Some(crate::index::refresh::thread_failed(store)),
-                    )
-                });
-                report.written.extend(done.into_iter().map(str::to_string));
-                rewritten.merge(part);
-                failed = failed.or(error);
+    Ok(by_version)
+}
+
+/// The views to write, by the id of the version whose text they get.
+type ByVersion<'a> = HashMap<&'a str, Vec<(&'a str, &'a Key)>>;
+
+/// Writes (unless `dry_run`) each view of `by_version` with its text, as
+/// one read of the logs finds it; what is written goes into `report` and
+/// `rewritten`.
+fn write_from_logs(
+    store: &Store,
+    mut by_version: ByVersion<'_>,
+    dry_run: bool,
+    report: &mut RebuildReport,
+    rewritten: &mut Rewritten,
+) -> Result<(), StoreError> {
+    // Writing is most of a rebuild after every view was deleted, nearly
+    // all of it in the kernel: the views are parsed (for MEMORY.md) and
+    // written on worker threads while this one reads the logs.
+    let threads = crate::parallel::worker_threads();
+    let budget = store.config.index_budget;
+    std::thread::scope(|scope| -> Result<(), StoreError> {
+        let (senders, workers): (Vec<_>, Vec<_>) = (0..threads)
+            .map(|_| {
+                let (tx, rx) = std::sync::mpsc::sync_channel(256);
+                (
+                    tx,
+                    scope.spawn(move || write_views(store, rx, dry_run, budget)),
+                )
+            })
+            .unzip();
+        let mut next = 0;
+        let read = crate::log::read::each_event(store, |e| {
+            // The first copy of a version only.
+            let Some(targets) = by_version.remove(e.id.as_str()) else {
+                return Ok(());
+            };
+            let Some(content) = crate::log::transition::version_content(&e) else {
+                return Ok(());
+            };
+            for (rel, key) in targets {
+                // A worker that failed has stopped: its error is
+                // the one reported.
+                let _ = senders[next % threads].send((rel, key, content.to_string()));
+                next += 1;
             }
-            failed.map_or(Ok(()), Err)
-        })?;
-    }
-    report.written.sort();
-    report.refused.sort_by(|a, b| a.path.cmp(&b.path));
-    report.unreadable.sort();
-    drop(writes);
-    drop(unreadable);
-    let block = index_block(&scan, &rewritten, store.config.index_budget);
-    let (current, wanted) = store.index_with(&block.text)?;
-    report.index_changed = current.as_deref() != Some(wanted.as_str());
-    if dry_run {
-        return Ok(report);
-    }
-    if report.index_changed {
-        store.write_view(INDEX_PATH, &wanted)?;
-    }
-    // The persistent index is not rebuilt here: it is a cache that every
-    // reader checks against the logs' and files' stamps, and the next
-    // one brings it up to date reading only what changed. (Rebuilding
-    // it here would hold it beside what the replay leaves behind.)
+            Ok(())
+        });
+        drop(senders);
+        let mut failed = read.err();
+        for worker in workers {
+            let (done, part, error) = worker.join().unwrap_or_else(|_| {
+                let nothing = Rewritten::new(budget);
+                (
+                    Vec::new(),
+                    nothing,
+                    Some(crate::index::refresh::thread_failed(store)),
+                )
+            });
+            report.written.extend(done.into_iter().map(str::to_string));
+            rewritten.merge(part);
+            failed = failed.or(error);
+        }
+        failed.map_or(Ok(()), Err)
+    })
+}
+
+/// Rewrites the journal: every view the logs give is what memoir wrote,
+/// but for the files left alone.
+fn reset_journal(store: &Store, scan: &Scan, report: &RebuildReport) {
     // Files left alone keep no journal entry (a set: after a hand edit
     // of every file, that is tens of thousands of paths).
     let left_alone: HashSet<&str> = report
@@ -213,14 +254,6 @@ pub(crate) fn rebuild_locked(
         .filter_map(|k| Some((k.rel_path(), scan.replay.view_print(k)?)))
         .filter(|(rel, _)| !left_alone.contains(rel.as_str()));
     store.journal_reset(views);
-    if let Some(cache) = patch {
-        let mut changed = report.written.clone();
-        changed.extend(report.removed.iter().cloned());
-        if patch_index(store, cache, &changed).is_err() {
-            let _ = crate::index::file::remove(&store.state);
-        }
-    }
-    Ok(report)
 }
 
 /// Before a rebuild writes `n` views: the persistent index, taken off
@@ -294,4 +327,72 @@ fn write_views<'a>(
         }
     }
     (done, rewritten, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rebuild;
+    use crate::ops::drift::testing::TestStore;
+    use crate::ops::drift::DriftKind;
+
+    #[test]
+    fn a_view_deleted_after_memoir_wrote_it_is_restored() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        let view = t.read(&rel);
+        t.remove(&rel);
+        let dry = rebuild(&t.store, false, true).expect("rebuild --check");
+        assert_eq!((dry.written, t.read(&rel)), (vec![rel.clone()], None));
+        let report = rebuild(&t.store, false, false).expect("rebuild");
+        assert_eq!(report.written, std::slice::from_ref(&rel));
+        assert_eq!(t.read(&rel), view);
+        assert_eq!(t.drifts(), []);
+    }
+
+    #[test]
+    fn views_memoir_left_stale_or_never_wrote_are_repaired() {
+        let t = TestStore::new();
+        let key = t.remember("deploy", "Deploys run from CI.");
+        let rel = key.rel_path();
+        let view = t.read(&rel).expect("the view");
+        let new = view.replace("from CI", "from the release branch");
+        t.append_only(&key, &new);
+        // A memory whose first version was logged and never written: its
+        // file is nowhere, so nothing of it is in the logs either.
+        let (other, _) = crate::model::key::Key::parse("project/review").expect("key");
+        let first = view.replace("deploy", "review");
+        t.append_only(&other, &first);
+        let missing = other.rel_path();
+        assert_eq!(
+            t.drifts(),
+            [
+                (rel.clone(), DriftKind::Stale),
+                (missing.clone(), DriftKind::Missing)
+            ]
+        );
+        let report = rebuild(&t.store, false, false).expect("rebuild");
+        assert_eq!(report.written, [rel.clone(), missing.clone()]);
+        assert_eq!(t.read(&rel), Some(new));
+        assert_eq!(t.read(&missing), Some(first));
+        assert_eq!(t.drifts(), []);
+    }
+
+    #[test]
+    fn a_hand_edit_is_left_alone_unless_forced() {
+        let t = TestStore::new();
+        let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
+        let view = t.read(&rel);
+        t.edit(&rel, "from CI", "by hand");
+        let edited = t.read(&rel);
+        let report = rebuild(&t.store, false, false).expect("rebuild");
+        let refused: Vec<_> = report.refused.iter().map(|d| (&d.path, d.kind)).collect();
+        assert_eq!(refused, [(&rel, DriftKind::Edited)]);
+        assert!(report.written.is_empty());
+        assert_eq!(t.read(&rel), edited);
+        assert_eq!(t.drifts(), [(rel.clone(), DriftKind::Edited)]);
+        let report = rebuild(&t.store, true, false).expect("rebuild --force");
+        assert_eq!(report.written, std::slice::from_ref(&rel));
+        assert_eq!(t.read(&rel), view);
+        assert_eq!(t.drifts(), []);
+    }
 }
