@@ -1,5 +1,6 @@
 //! `memoir check`
 
+use super::output::{diagnostic, problem, severity};
 use super::{error::code, error::CliError, App};
 use memoir::ops::drift::Severity;
 use serde_json::json;
@@ -19,36 +20,22 @@ pub struct Args {
     base: Option<String>,
 }
 
+/// Checks the store; prints the report; exit 1 when it found an error.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let report = memoir::ops::check::check_against(&store, args.base.as_deref())?;
-    let sev = |s: Severity| {
-        if s == Severity::Error {
-            "error"
-        } else {
-            "warning"
-        }
-    };
     app.out.json(&json!({
         "ok": !report.failed(),
         "memories": report.memories,
         "events": report.events,
         "problems": report.problems.iter().map(|p| json!({
-            "severity": sev(p.severity), "path": p.path, "line": p.line, "rule": p.rule, "message": p.message,
+            "severity": severity(p.severity), "path": p.path, "line": p.line, "rule": p.rule, "message": p.message,
         })).collect::<Vec<_>>(),
     }))?;
     for p in &report.problems {
-        let line = p.line.map(|l| format!(":{l}")).unwrap_or_default();
-        let text = format!(
-            "{}{line}: {}[{}]: {}",
-            p.path,
-            sev(p.severity),
-            p.rule,
-            p.message
-        );
         // Errors are printed even with -q: they are why the command fails.
         if p.severity == Severity::Error || !app.quiet() {
-            super::output::diagnostic(&text);
+            diagnostic(&problem(p));
         }
     }
     Ok(if report.failed() {

@@ -12,6 +12,7 @@ use serde_json::json;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
+/// Prints each conflict with its candidate versions as diffs.
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let conflicts = memoir::ops::resolve::conflicts(&store)?;

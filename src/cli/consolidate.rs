@@ -1,13 +1,19 @@
 //! `memoir consolidate`
 
+use super::output::{short_id, strings};
 use super::{error::code, error::CliError, parse_key, App};
 use memoir::model::memory::MemoryType;
 use memoir::model::time::Date;
-use memoir::ops::consolidate::{Action, Options};
+use memoir::ops::consolidate::{Action, Options, Plan};
 use memoir::ops::resolve::Decision;
 use memoir::ops::write::Remember;
-use serde_json::json;
-use std::io::IsTerminal;
+use serde_json::{json, Value};
+use std::collections::HashSet;
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+use std::process::ExitStatus;
+use std::sync::mpsc::Receiver;
+use std::time::Duration;
 
 /// Turn pending proposals into memory and commit the store as one version.
 ///
@@ -72,13 +78,18 @@ struct Candidate {
     notes: Vec<String>,
 }
 
+/// A candidate's type when it names none.
 fn default_type() -> String {
     "project".into()
 }
 
+/// A candidate's confidence when it gives none.
 fn default_confidence() -> f64 {
     0.8
 }
+
+/// The most an extractor may print: an endless output (`yes`) is refused.
+const MAX_OUTPUT: u64 = 64 << 20;
 
 /// Runs the extractor on the pending notes; returns its candidates and the
 /// notes it answered for (those a candidate names as drawn from, and those
@@ -88,7 +99,6 @@ fn extract(
     cmd: &str,
     store: &memoir::store::Store,
 ) -> Result<(Vec<Remember>, Vec<String>), CliError> {
-    use std::io::{Read, Write};
     let notes = memoir::ops::consolidate::pending_notes(store)?;
     let mut input = String::new();
     for n in &notes {
@@ -98,10 +108,25 @@ fn extract(
         );
         input.push('\n');
     }
+    let bytes = run_extractor(cmd, &store.root, input)?;
+    let text = String::from_utf8(bytes)
+        .map_err(|_| CliError::Failed("the extractor's output is not UTF-8".into()))?;
+    let given: HashSet<&str> = notes.iter().map(|n| n.id.as_str()).collect();
+    answers(&text, &given)
+}
+
+/// The extractor failed: nothing is consolidated.
+fn failed(cmd: &str, why: &str) -> CliError {
+    CliError::Failed(format!("the extractor `{cmd}` {why}; nothing consolidated"))
+}
+
+/// Runs `cmd` with `sh -c` in `dir`, `input` on its stdin; returns its
+/// output once it has exited successfully.
+fn run_extractor(cmd: &str, dir: &Path, input: String) -> Result<Vec<u8>, CliError> {
     let mut child = std::process::Command::new("sh")
         .arg("-c")
         .arg(cmd)
-        .current_dir(&store.root)
+        .current_dir(dir)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .spawn()
@@ -115,65 +140,88 @@ fn extract(
             let _ = stdin.write_all(input.as_bytes());
         })
     });
-    // Its output, read on a thread up to a cap: an endless one (`yes`) is
-    // refused, and one left open by a process it started in the background
-    // is not waited for once it has exited.
-    const MAX_OUTPUT: u64 = 64 << 20;
+    let output = read_output(child.stdout.take());
+    let (status, bytes) = wait(cmd, &mut child, &output)?;
+    if let Some(writer) = writer {
+        let _ = writer.join();
+    }
+    if !status.success() {
+        return Err(failed(cmd, &format!("failed ({status})")));
+    }
+    let bytes = match bytes {
+        Some(bytes) => bytes,
+        None => match output.recv_timeout(Duration::from_secs(5)) {
+            Ok(read) => read?,
+            Err(_) => {
+                return Err(failed(
+                    cmd,
+                    "exited with its output still open (a process it left in the background?)",
+                ))
+            }
+        },
+    };
+    if bytes.len() as u64 > MAX_OUTPUT {
+        return Err(failed(cmd, "printed more than 64 MiB"));
+    }
+    Ok(bytes)
+}
+
+/// What the extractor printed, as a thread reads it.
+type Printed = Receiver<std::io::Result<Vec<u8>>>;
+
+/// Reads the extractor's output on a thread up to a cap: an endless one
+/// (`yes`) is refused, and one left open by a process it started in the
+/// background is not waited for once it has exited.
+fn read_output(stdout: Option<std::process::ChildStdout>) -> Printed {
     let (tx, rx) = std::sync::mpsc::channel();
-    if let Some(stdout) = child.stdout.take() {
+    if let Some(stdout) = stdout {
         std::thread::spawn(move || {
             let mut bytes = Vec::new();
             let read = stdout.take(MAX_OUTPUT + 1).read_to_end(&mut bytes);
             let _ = tx.send(read.map(|_| bytes));
         });
     }
-    let failed = |why: String| {
-        CliError::Failed(format!("the extractor `{cmd}` {why}; nothing consolidated"))
-    };
-    let mut output = None;
-    let status = loop {
-        if output.is_none() {
-            if let Ok(read) = rx.recv_timeout(std::time::Duration::from_millis(50)) {
-                let bytes = read?;
-                if bytes.len() as u64 > MAX_OUTPUT {
+    rx
+}
+
+/// Waits for the extractor to exit, taking its output when it comes;
+/// kills it once it has printed more than the cap.
+fn wait(
+    cmd: &str,
+    child: &mut std::process::Child,
+    output: &Printed,
+) -> Result<(ExitStatus, Option<Vec<u8>>), CliError> {
+    let mut bytes = None;
+    loop {
+        if bytes.is_none() {
+            if let Ok(read) = output.recv_timeout(Duration::from_millis(50)) {
+                let read = read?;
+                if read.len() as u64 > MAX_OUTPUT {
                     let _ = child.kill();
                     let _ = child.wait();
-                    return Err(failed("printed more than 64 MiB".into()));
+                    return Err(failed(cmd, "printed more than 64 MiB"));
                 }
-                output = Some(bytes);
+                bytes = Some(read);
             }
         }
         if let Some(status) = child.try_wait()? {
-            break status;
+            return Ok((status, bytes));
         }
-        if output.is_some() {
-            std::thread::sleep(std::time::Duration::from_millis(20));
+        if bytes.is_some() {
+            std::thread::sleep(Duration::from_millis(20));
         }
-    };
-    if let Some(writer) = writer {
-        let _ = writer.join();
     }
-    if !status.success() {
-        return Err(failed(format!("failed ({status})")));
-    }
-    let bytes = match output {
-        Some(bytes) => bytes,
-        None => match rx.recv_timeout(std::time::Duration::from_secs(5)) {
-            Ok(read) => read?,
-            Err(_) => {
-                return Err(failed(
-                    "exited with its output still open (a process it left in the background?)"
-                        .into(),
-                ))
-            }
-        },
-    };
-    if bytes.len() as u64 > MAX_OUTPUT {
-        return Err(failed("printed more than 64 MiB".into()));
-    }
-    let text = String::from_utf8(bytes)
-        .map_err(|_| CliError::Failed("the extractor's output is not UTF-8".into()))?;
-    let given: std::collections::HashSet<&str> = notes.iter().map(|n| n.id.as_str()).collect();
+}
+
+/// An error in line `n` (1-based) of the extractor's output.
+fn at_line(n: usize, message: impl std::fmt::Display) -> CliError {
+    CliError::Failed(format!("extractor output line {n}: {message}"))
+}
+
+/// Parses the extractor's answers, one a line (blank lines skipped): the
+/// candidates as requests, and the notes answered for, each once, every
+/// one among those it was `given`.
+fn answers(text: &str, given: &HashSet<&str>) -> Result<(Vec<Remember>, Vec<String>), CliError> {
     let mut consumed: Vec<String> = Vec::new();
     let mut candidates = Vec::new();
     for (i, line) in text
@@ -181,61 +229,73 @@ fn extract(
         .enumerate()
         .filter(|(_, l)| !l.trim().is_empty())
     {
-        let at = |m: String| CliError::Failed(format!("extractor output line {}: {m}", i + 1));
-        // A candidate's own errors (a missing field) are worth naming.
-        let answer: Answer = serde_json::from_str(line).map_err(|e| {
-            at(match serde_json::from_str::<Candidate>(line) {
-                Err(c) if line.contains("\"key\"") => c.to_string(),
-                _ if e.is_data() => "neither a candidate ({\"key\", \"description\", \"source\", …}) nor {\"consumed\": [note ids]}".into(),
-                _ => e.to_string(),
-            })
-        })?;
+        let n = i + 1;
+        let answer = answer(line, n)?;
         let answered = match &answer {
             Answer::Candidate(c) => &c.notes,
             Answer::Consumed { consumed } => consumed,
         };
         for id in answered {
             if !given.contains(id.as_str()) {
-                return Err(at(format!("`{id}` is not a note it was given")));
+                return Err(at_line(n, format!("`{id}` is not a note it was given")));
             }
             if !consumed.contains(id) {
                 consumed.push(id.clone());
             }
         }
-        let Answer::Candidate(c) = answer else {
-            continue;
-        };
-        let (key, name) = parse_key(&c.key)?;
-        let kind = MemoryType::parse(&c.kind).ok_or_else(|| CliError::Refused {
-            rule: "type".into(),
-            input: format!("extractor output line {}", i + 1),
-            message: format!("unknown type `{}`", c.kind),
-        })?;
-        if !(0.0..=1.0).contains(&c.confidence) {
-            return Err(at("`confidence` must be between 0 and 1".into()));
+        if let Answer::Candidate(c) = answer {
+            candidates.push(request(*c, n)?);
         }
-        let date = |d: &Option<String>| {
-            d.as_deref()
-                .map(Date::parse)
-                .transpose()
-                .map_err(|e| at(e.to_string()))
-        };
-        candidates.push(Remember {
-            key,
-            name,
-            description: c.description,
-            kind,
-            tags: c.tags,
-            source: c.source,
-            confidence: c.confidence,
-            body: c.body,
-            review_by: date(&c.review_by)?,
-            expires: date(&c.expires)?,
-            collision: Default::default(),
-            expect: None,
-        });
     }
     Ok((candidates, consumed))
+}
+
+/// Line `n` of the extractor's output as an answer.
+fn answer(line: &str, n: usize) -> Result<Answer, CliError> {
+    // A candidate's own errors (a missing field) are worth naming.
+    serde_json::from_str(line).map_err(|e| {
+        at_line(n, match serde_json::from_str::<Candidate>(line) {
+            Err(c) if line.contains("\"key\"") => c.to_string(),
+            _ if e.is_data() => "neither a candidate ({\"key\", \"description\", \"source\", …}) nor {\"consumed\": [note ids]}".into(),
+            _ => e.to_string(),
+        })
+    })
+}
+
+/// A candidate (from line `n`) as a request, its fields checked as
+/// `remember` checks its flags.
+fn request(c: Candidate, n: usize) -> Result<Remember, CliError> {
+    let (key, name) = parse_key(&c.key)?;
+    let kind = MemoryType::parse(&c.kind).ok_or_else(|| {
+        CliError::refused(
+            "type",
+            &format!("extractor output line {n}"),
+            format!("unknown type `{}`", c.kind),
+        )
+    })?;
+    if !(0.0..=1.0).contains(&c.confidence) {
+        return Err(at_line(n, "`confidence` must be between 0 and 1"));
+    }
+    let date = |d: &Option<String>| {
+        d.as_deref()
+            .map(Date::parse)
+            .transpose()
+            .map_err(|e| at_line(n, e))
+    };
+    Ok(Remember {
+        key,
+        name,
+        description: c.description,
+        kind,
+        tags: c.tags,
+        source: c.source,
+        confidence: c.confidence,
+        body: c.body,
+        review_by: date(&c.review_by)?,
+        expires: date(&c.expires)?,
+        collision: Default::default(),
+        expect: None,
+    })
 }
 
 /// `MEMOIR_AUTHOR="Name <email>"`, if set.
@@ -262,7 +322,7 @@ pub fn author() -> Result<Option<(String, String)>, CliError> {
 
 /// Asks what to do with one conflict: keep, take, both or skip.
 fn ask(app: &mut App, step: &memoir::ops::consolidate::Step) -> Result<Option<Decision>, CliError> {
-    use std::io::{BufRead, Write};
+    use std::io::BufRead;
     loop {
         print!(
             "{}: [k]eep current, [t]ake new, keep [b]oth, [s]kip? ",
@@ -284,6 +344,8 @@ fn ask(app: &mut App, step: &memoir::ops::consolidate::Step) -> Result<Option<De
     }
 }
 
+/// Consolidates (after asking about each conflict, on a terminal) and
+/// shows the plan; exit 4 while conflicts stay pending.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
@@ -307,34 +369,53 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         && std::io::stdin().is_terminal()
         && std::io::stdout().is_terminal();
     if interactive {
-        let preview = memoir::ops::consolidate::consolidate(
-            &store,
-            &ctx,
-            &Options {
-                dry_run: true,
-                ..opts.clone()
-            },
-        )?;
-        for step in preview.conflicts() {
-            if opts.decisions.contains_key(&step.key) {
-                continue;
-            }
-            app.out.line(format!(
-                "conflict {}: {}",
-                step.key,
-                match &step.action {
-                    Action::Conflict { reason } => reason.as_str(),
-                    _ => "",
-                }
-            ))?;
-            app.out.diff(&step.diff())?;
-            if let Some(d) = ask(app, step)? {
-                opts.decisions.insert(step.key.clone(), d);
-            }
-        }
+        decide(app, &store, &ctx, &mut opts)?;
     }
     let plan = memoir::ops::consolidate::consolidate(&store, &ctx, &opts)?;
-    let name = |a: &Action| match a {
+    app.out.json(&plan_json(&plan, args.dry_run))?;
+    let conflicts = show_plan(app, &plan, args.dry_run)?;
+    Ok(if conflicts > 0 {
+        code::DECISION
+    } else {
+        code::OK
+    })
+}
+
+/// Shows each conflict a dry run finds and records what the user decides.
+fn decide(
+    app: &mut App,
+    store: &memoir::store::Store,
+    ctx: &memoir::store::Ctx,
+    opts: &mut Options,
+) -> Result<(), CliError> {
+    let preview = memoir::ops::consolidate::consolidate(
+        store,
+        ctx,
+        &Options {
+            dry_run: true,
+            ..opts.clone()
+        },
+    )?;
+    for step in preview.conflicts() {
+        if opts.decisions.contains_key(&step.key) {
+            continue;
+        }
+        app.out.line(format!(
+            "conflict {}: {}",
+            step.key,
+            conflict_reason(&step.action).unwrap_or("")
+        ))?;
+        app.out.diff(&step.diff())?;
+        if let Some(d) = ask(app, step)? {
+            opts.decisions.insert(step.key.clone(), d);
+        }
+    }
+    Ok(())
+}
+
+/// A step's action as text and JSON name it.
+fn action_name(a: &Action) -> &'static str {
+    match a {
         Action::Add => "add",
         Action::Merge => "merge",
         Action::Duplicate => "duplicate",
@@ -342,17 +423,34 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Action::Evict => "evict",
         Action::Conflict { .. } => "conflict",
         Action::Decided { .. } => "decided",
-    };
-    app.out.json(&json!({
-        "dry_run": args.dry_run,
+    }
+}
+
+/// Why a step is a conflict; nothing for any other step.
+fn conflict_reason(a: &Action) -> Option<&str> {
+    match a {
+        Action::Conflict { reason } => Some(reason),
+        _ => None,
+    }
+}
+
+/// The plan in JSON.
+fn plan_json(plan: &Plan, dry_run: bool) -> Value {
+    json!({
+        "dry_run": dry_run,
         "steps": plan.steps.iter().map(|s| json!({
-            "key": s.key.to_string(), "action": name(&s.action), "proposal": s.proposal,
-            "reason": match &s.action { Action::Conflict { reason } => Some(reason.clone()), _ => None },
+            "key": s.key.to_string(), "action": action_name(&s.action), "proposal": s.proposal,
+            "reason": conflict_reason(&s.action),
             "diff": s.diff(),
         })).collect::<Vec<_>>(),
-        "stale": plan.stale.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "stale": strings(&plan.stale),
         "event": plan.event, "commit": plan.commit,
-    }))?;
+    })
+}
+
+/// The plan as text: each step and its diff, the stale memories, the
+/// counts and the commit; returns how many conflicts stay pending.
+fn show_plan(app: &mut App, plan: &Plan, dry_run: bool) -> Result<usize, CliError> {
     for s in &plan.steps {
         match &s.action {
             Action::Conflict { reason } => app.out.line(format!(
@@ -360,7 +458,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                 s.key,
                 s.proposal.as_deref().unwrap_or("-")
             ))?,
-            a => app.out.line(format!("{} {}", name(a), s.key))?,
+            a => app.out.line(format!("{} {}", action_name(a), s.key))?,
         }
         if !matches!(s.action, Action::Duplicate) {
             app.out.diff(&s.diff())?;
@@ -370,7 +468,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         app.out.line(format!("stale {k}: past its review date"))?;
     }
     let (added, changed, forgotten, conflicts) = plan.counts();
-    let verb = if args.dry_run {
+    let verb = if dry_run {
         "would consolidate"
     } else {
         "consolidated"
@@ -379,12 +477,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         "{verb}: {added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
     ))?;
     if let Some(c) = &plan.commit {
-        app.out
-            .line(format!("committed {}", &c[..c.len().min(12)]))?;
+        app.out.line(format!("committed {}", short_id(c)))?;
     }
-    Ok(if conflicts > 0 {
-        code::DECISION
-    } else {
-        code::OK
-    })
+    Ok(conflicts)
 }

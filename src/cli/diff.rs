@@ -1,8 +1,9 @@
 //! `memoir diff`
 
+use super::output::{short_id, strings};
 use super::{error::CliError, App};
-use memoir::ops::diff::{ChangeKind, MemoryDiff};
-use serde_json::json;
+use memoir::ops::diff::{Change, ChangeKind, MemoryDiff};
+use serde_json::{json, Value};
 
 /// Show what memory an agent will believe differently between two revisions.
 ///
@@ -21,6 +22,7 @@ pub struct Args {
     format: String,
 }
 
+/// `<n> added, <n> changed, …`: the diff's counts, in text and markdown.
 fn counts(d: &MemoryDiff) -> String {
     let n = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
     format!(
@@ -34,122 +36,141 @@ fn counts(d: &MemoryDiff) -> String {
     )
 }
 
+/// ` (by <actors>)`, or nothing.
+fn by(c: &Change) -> String {
+    if c.actors.is_empty() {
+        String::new()
+    } else {
+        format!(" (by {})", c.actors.join(", "))
+    }
+}
+
 /// `: <why it was forgotten>`, or nothing.
-fn reason(c: &memoir::ops::diff::Change) -> String {
+fn reason(c: &Change) -> String {
     c.reason
         .as_deref()
         .map(|r| format!(": {r}"))
         .unwrap_or_default()
 }
 
-fn short(id: &str) -> &str {
+/// A revision as the diff names it: a commit id shortened, anything else
+/// (`work tree`) as it is.
+fn revision(id: &str) -> &str {
     if id.len() == 40 {
-        &id[..12]
+        short_id(id)
     } else {
         id
     }
 }
 
+/// A note's first line: what text and markdown show of it.
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or("")
+}
+
+/// Compares the two revisions' memory; prints it as text, markdown or JSON.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let d = memoir::ops::diff::diff(&store, args.from.as_deref(), args.to.as_deref())?;
-    let json_out = app.out.json || args.format == "json";
-    if json_out {
-        let value = json!({
-            "from": d.from, "to": d.to,
-            "changes": d.changes.iter().map(|c| json!({
-                "key": c.key.to_string(), "kind": c.kind.as_str(), "diff": c.diff, "reason": c.reason, "actors": c.actors,
-            })).collect::<Vec<_>>(),
-            "conflicts_opened": d.opened.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "conflicts_resolved": d.resolved.iter().map(ToString::to_string).collect::<Vec<_>>(),
-            "notes": d.notes.iter().map(|n| json!({"time": n.time.seconds(), "actor": n.actor, "text": n.text})).collect::<Vec<_>>(),
-        });
+    if app.out.json || args.format == "json" {
         app.out.raw(&format!(
             "{}\n",
-            serde_json::to_string_pretty(&value).unwrap_or_default()
+            serde_json::to_string_pretty(&to_json(&d)).unwrap_or_default()
         ))?;
-        return Ok(0);
+    } else if args.format == "markdown" {
+        app.out.raw(&to_markdown(&d))?;
+    } else {
+        print_text(app, &d)?;
     }
-    let by = |a: &[String]| {
-        if a.is_empty() {
-            String::new()
-        } else {
-            format!(" (by {})", a.join(", "))
-        }
-    };
-    if args.format == "markdown" {
-        let mut md = format!("### memoir: memory changes\n\n{}\n\n", counts(&d));
-        md.push_str(&format!(
-            "Compared `{}` → `{}`.\n\n",
-            short(&d.from),
-            short(&d.to)
-        ));
-        for c in &d.changes {
-            let reason = reason(c);
-            md.push_str(&format!(
-                "<details><summary><b>{}</b> <code>{}</code>{}{}</summary>\n\n```diff\n{}```\n\n</details>\n\n",
-                c.kind.as_str(),
-                c.key,
-                by(&c.actors),
-                reason.replace('<', "&lt;"),
-                c.diff.replace("```", "ʼʼʼ")
-            ));
-        }
-        for k in &d.opened {
-            md.push_str(&format!(
-                "- conflict opened on `{k}`: decide with `memoir resolve {k}`\n"
-            ));
-        }
-        for k in &d.resolved {
-            md.push_str(&format!("- conflict resolved on `{k}`\n"));
-        }
-        if !d.notes.is_empty() {
-            md.push_str(&format!(
-                "\n<details><summary>{} notes added</summary>\n\n",
-                d.notes.len()
-            ));
-            for n in &d.notes {
-                let first = n.text.lines().next().unwrap_or("").replace('<', "&lt;");
-                md.push_str(&format!(
-                    "- {} {}: {first}\n",
-                    n.time.seconds(),
-                    n.actor.replace('<', "&lt;")
-                ));
-            }
-            md.push_str("\n</details>\n");
-        }
-        app.out.raw(&md)?;
-        return Ok(0);
-    }
-    app.out.line(format!(
-        "memory {} → {}: {}",
-        short(&d.from),
-        short(&d.to),
-        counts(&d)
-    ))?;
+    Ok(0)
+}
+
+/// The diff in JSON.
+fn to_json(d: &MemoryDiff) -> Value {
+    json!({
+        "from": d.from, "to": d.to,
+        "changes": d.changes.iter().map(|c| json!({
+            "key": c.key.to_string(), "kind": c.kind.as_str(), "diff": c.diff, "reason": c.reason, "actors": c.actors,
+        })).collect::<Vec<_>>(),
+        "conflicts_opened": strings(&d.opened),
+        "conflicts_resolved": strings(&d.resolved),
+        "notes": d.notes.iter().map(|n| json!({"time": n.time.seconds(), "actor": n.actor, "text": n.text})).collect::<Vec<_>>(),
+    })
+}
+
+/// The diff as a pull-request comment: each change folded in a
+/// `<details>`, the notes folded together.
+fn to_markdown(d: &MemoryDiff) -> String {
+    let mut md = format!("### memoir: memory changes\n\n{}\n\n", counts(d));
+    md.push_str(&format!(
+        "Compared `{}` → `{}`.\n\n",
+        revision(&d.from),
+        revision(&d.to)
+    ));
     for c in &d.changes {
-        let reason = reason(c);
-        app.out.line(format!(
-            "{} {}{}{reason}",
+        md.push_str(&format!(
+            "<details><summary><b>{}</b> <code>{}</code>{}{}</summary>\n\n```diff\n{}```\n\n</details>\n\n",
             c.kind.as_str(),
             c.key,
-            by(&c.actors)
+            by(c),
+            reason(c).replace('<', "&lt;"),
+            c.diff.replace("```", "ʼʼʼ")
+        ));
+    }
+    for k in &d.opened {
+        md.push_str(&format!(
+            "- conflict opened on `{k}`: decide with `memoir resolve {k}`\n"
+        ));
+    }
+    for k in &d.resolved {
+        md.push_str(&format!("- conflict resolved on `{k}`\n"));
+    }
+    if !d.notes.is_empty() {
+        md.push_str(&format!(
+            "\n<details><summary>{} notes added</summary>\n\n",
+            d.notes.len()
+        ));
+        for n in &d.notes {
+            md.push_str(&format!(
+                "- {} {}: {}\n",
+                n.time.seconds(),
+                n.actor.replace('<', "&lt;"),
+                first_line(&n.text).replace('<', "&lt;")
+            ));
+        }
+        md.push_str("\n</details>\n");
+    }
+    md
+}
+
+/// The diff as text: a summary line, each change and its diff, the
+/// conflicts and the notes.
+fn print_text(app: &mut App, d: &MemoryDiff) -> Result<(), CliError> {
+    app.out.line(format!(
+        "memory {} → {}: {}",
+        revision(&d.from),
+        revision(&d.to),
+        counts(d)
+    ))?;
+    for c in &d.changes {
+        app.out.line(format!(
+            "{} {}{}{}",
+            c.kind.as_str(),
+            c.key,
+            by(c),
+            reason(c)
         ))?;
         app.out.diff(&c.diff)?;
     }
-    for k in &d.opened {
-        app.out.line(format!("conflict opened {k}"))?;
-    }
-    for k in &d.resolved {
-        app.out.line(format!("conflict resolved {k}"))?;
-    }
+    app.out.items("conflict opened ", &d.opened)?;
+    app.out.items("conflict resolved ", &d.resolved)?;
     for n in &d.notes {
         app.out.line(format!(
             "note {} {}: {}",
             n.time.seconds(),
             n.actor,
-            n.text.lines().next().unwrap_or("")
+            first_line(&n.text)
         ))?;
     }
-    Ok(0)
+    Ok(())
 }

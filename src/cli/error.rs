@@ -50,6 +50,7 @@ pub enum CliError {
     },
 }
 
+/// A consolidation error: the store's as they are, git's as failures (exit 1).
 impl From<memoir::ops::consolidate::ConsolidateError> for CliError {
     fn from(e: memoir::ops::consolidate::ConsolidateError) -> Self {
         match e {
@@ -59,19 +60,31 @@ impl From<memoir::ops::consolidate::ConsolidateError> for CliError {
     }
 }
 
+/// A core error, its exit code chosen by [`CliError::code`].
 impl From<StoreError> for CliError {
     fn from(e: StoreError) -> Self {
         CliError::Store(e)
     }
 }
 
+/// Reading input or writing output failed (a closed pipe is not an error).
 impl From<std::io::Error> for CliError {
     fn from(e: std::io::Error) -> Self {
         CliError::Io(e)
     }
 }
 
+/// What an error means to the user: its exit code and message.
 impl CliError {
+    /// Input given to the CLI broke the write-policy rule `rule` (exit 3).
+    pub fn refused(rule: &str, input: &str, message: String) -> CliError {
+        CliError::Refused {
+            rule: rule.into(),
+            input: input.into(),
+            message,
+        }
+    }
+
     /// The exit code for this error.
     pub fn code(&self) -> u8 {
         match self {

@@ -16,6 +16,7 @@ pub struct Args {
     reason: String,
 }
 
+/// Forgets the memory.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;

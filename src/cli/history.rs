@@ -1,5 +1,6 @@
 //! `memoir history`
 
+use super::output::{columns, short_id};
 use super::{error::CliError, parse_key, App};
 use serde_json::json;
 
@@ -17,6 +18,7 @@ pub struct Args {
     patch: bool,
 }
 
+/// Prints every version of the memory.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
@@ -30,19 +32,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         }))
         .collect::<Vec<_>>()))?;
     for v in &versions {
-        let commit = v
-            .commit
-            .as_deref()
-            .map(|c| &c[..c.len().min(12)])
-            .unwrap_or("(not committed)");
-        app.out.line(format!(
-            "{} {:<8} {}  {}  {}",
-            v.id,
-            v.op.as_str(),
-            v.time,
-            v.actor,
-            commit
-        ))?;
+        let commit = v.commit.as_deref().map_or("(not committed)", short_id);
+        app.out.line(columns(&[
+            &format!("{} {:<8} {}", v.id, v.op.as_str(), v.time),
+            &v.actor,
+            &commit,
+        ]))?;
         if let Some(s) = &v.source {
             app.out.line(format!("    source: {s}"))?;
         }

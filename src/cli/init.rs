@@ -15,6 +15,7 @@ pub struct Args {
     dir: Option<PathBuf>,
 }
 
+/// Creates the store (and a repository when there is none).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let dir = match args.dir.or_else(|| app.global.store.clone()) {
         Some(d) => d,

@@ -1,6 +1,6 @@
 //! `memoir list`
 
-use super::output::{day, memory_json};
+use super::output::{columns, day, flags, memory_json};
 use super::{error::CliError, App};
 use memoir::ops::query::Filter;
 use serde_json::json;
@@ -18,6 +18,7 @@ pub struct Args {
     kind: Option<String>,
 }
 
+/// Lists the memories the filters let through.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let listed = memoir::ops::query::list(
@@ -41,15 +42,13 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         .max()
         .unwrap_or(0);
     for l in &listed {
-        let key = l.key.to_string();
-        let pad = " ".repeat(width - key.chars().count());
-        let flag = if l.conflict { " [conflict]" } else { "" };
-        app.out.line(format!(
-            "{key}{pad}  {:<9}  {:<10}  {}{flag}",
-            l.summary.kind,
-            day(l.summary.updated),
-            l.summary.description
-        ))?;
+        let s = &l.summary;
+        app.out.line(columns(&[
+            &format!("{:<width$}", l.key.to_string()),
+            &format!("{:<9}", s.kind),
+            &format!("{:<10}", day(s.updated)),
+            &format!("{}{}", s.description, flags(l.conflict, false)),
+        ]))?;
     }
     Ok(0)
 }

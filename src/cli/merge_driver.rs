@@ -42,6 +42,7 @@ fn read(path: &std::path::Path) -> Result<String, CliError> {
         .map_err(|_| CliError::Failed(format!("{}: not valid UTF-8", path.display())))
 }
 
+/// Merges the three versions into %A.
 pub fn run(args: Args, _app: &mut App) -> Result<u8, CliError> {
     let (base, ours, theirs) = (read(&args.base)?, read(&args.ours)?, read(&args.theirs)?);
     let (merged, conflicted) = match args.kind.as_str() {

@@ -67,6 +67,7 @@ struct Global {
     quiet: bool,
 }
 
+/// The subcommands (each variant's help is its `Args`' doc comment).
 #[derive(Debug, Subcommand)]
 enum Command {
     Init(init::Args),
@@ -106,6 +107,7 @@ pub struct App {
     stats: std::cell::RefCell<Option<std::sync::Arc<store::Stats>>>,
 }
 
+/// The store, clock and actor as the environment and flags name them.
 impl App {
     /// Opens the store named by `--store`/`MEMOIR_STORE`, or the nearest one.
     pub fn store(&self) -> Result<Store, CliError> {
@@ -178,34 +180,9 @@ impl App {
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(e) => {
-            // clap quotes a bad argument back (a PEM key passed as a note
-            // that starts with `-` was printed twice): help and version go
-            // out as they are, every error through the redaction.
-            match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    let _ = e.print();
-                }
-                _ => output::diagnostic_lines(e.render().to_string().trim_end()),
-            }
-            return ExitCode::from(match e.kind() {
-                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
-                    code::OK
-                }
-                _ => code::USAGE,
-            });
-        }
+        Err(e) => return usage(&e),
     };
-    // git's own variables name the repository as for git itself (hooks,
-    // `git --git-dir`, scripted setups): GIT_DIR, and GIT_WORK_TREE or the
-    // current directory as the top of the work tree.
-    if let Some(git_dir) = std::env::var_os("GIT_DIR").filter(|d| !d.is_empty()) {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let work_tree = std::env::var_os("GIT_WORK_TREE")
-            .filter(|d| !d.is_empty())
-            .map_or_else(|| cwd.clone(), |w| cwd.join(w));
-        memoir::git::use_repository(cwd.join(git_dir), work_tree);
-    }
+    use_git_environment();
     let out = Output::new(
         cli.global.json,
         cli.global.quiet,
@@ -217,46 +194,9 @@ pub fn main() -> ExitCode {
         out,
         stats: Default::default(),
     };
-    let result = match cli.command {
-        Command::Init(a) => init::run(a, &mut app),
-        Command::Note(a) => note::run(a, &mut app),
-        Command::Remember(a) => remember::run(*a, &mut app),
-        Command::Forget(a) => forget::run(a, &mut app),
-        Command::Show(a) => show::run(a, &mut app),
-        Command::List(a) => list::run(a, &mut app),
-        Command::Reindex(a) => reindex::run(a, &mut app),
-        Command::Rebuild(a) => rebuild::run(a, &mut app),
-        Command::Recall(a) => recall::run(a, &mut app),
-        Command::Context(a) => context::run(a, &mut app),
-        Command::Record(a) => record::run(a, &mut app),
-        Command::Redact(a) => redact::run(a, &mut app),
-        Command::Check(a) => check::run(a, &mut app),
-        Command::Status(a) => status::run(a, &mut app),
-        Command::Consolidate(a) => consolidate::run(a, &mut app),
-        Command::Versions(a) => versions::run(a, &mut app),
-        Command::Conflicts(a) => conflicts::run(a, &mut app),
-        Command::Resolve(a) => resolve::run(a, &mut app),
-        Command::Rollback(a) => rollback::run(a, &mut app),
-        Command::History(a) => history::run(a, &mut app),
-        Command::Diff(a) => diff::run(a, &mut app),
-        Command::MergeDriver(a) => merge_driver::run(a, &mut app),
-        Command::Hooks(a) => hooks::run(a, &mut app),
-        Command::Hook(a) => hooks::run_hook(a, &mut app),
-    };
+    let result = dispatch(cli.command, &mut app);
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
-    // Lets tests check that per-write commands read a bounded number of files.
-    if std::env::var_os("MEMOIR_DEBUG_STATS").is_some() {
-        if let Some(stats) = app.stats.borrow().as_ref() {
-            let count =
-                |n: &std::sync::atomic::AtomicUsize| n.load(std::sync::atomic::Ordering::Relaxed);
-            eprintln!(
-                "memoir: stats: memory files read: {}, listed: {}, log replays: {}",
-                count(&stats.files_read),
-                count(&stats.files_listed),
-                count(&stats.replays)
-            );
-        }
-    }
+    print_stats(&app);
     match result {
         Ok(c) => ExitCode::from(c),
         Err(e) if e.is_broken_pipe() => ExitCode::from(code::OK),
@@ -267,20 +207,105 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Parses a `<scope>/<name>` argument.
-pub fn parse_key(text: &str) -> Result<(memoir::model::key::Key, String), CliError> {
-    memoir::model::key::Key::parse(text).map_err(|e| CliError::Refused {
-        rule: "name".into(),
-        input: text.to_string(),
-        message: e.to_string(),
-    })
+/// What clap stopped at: help and version (exit 0), or a usage error (exit 2).
+fn usage(e: &clap::Error) -> ExitCode {
+    let shown = matches!(
+        e.kind(),
+        clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion
+    );
+    // clap quotes a bad argument back (a PEM key passed as a note
+    // that starts with `-` was printed twice): help and version go
+    // out as they are, every error through the redaction.
+    if shown {
+        let _ = e.print();
+        return ExitCode::from(code::OK);
+    }
+    output::diagnostic_lines(e.render().to_string().trim_end());
+    ExitCode::from(code::USAGE)
 }
 
+/// git's own variables name the repository as for git itself (hooks,
+/// `git --git-dir`, scripted setups): GIT_DIR, and GIT_WORK_TREE or the
+/// current directory as the top of the work tree.
+fn use_git_environment() {
+    if let Some(git_dir) = std::env::var_os("GIT_DIR").filter(|d| !d.is_empty()) {
+        let cwd = std::env::current_dir().unwrap_or_default();
+        let work_tree = std::env::var_os("GIT_WORK_TREE")
+            .filter(|d| !d.is_empty())
+            .map_or_else(|| cwd.clone(), |w| cwd.join(w));
+        memoir::git::use_repository(cwd.join(git_dir), work_tree);
+    }
+}
+
+/// Runs the subcommand.
+fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
+    match command {
+        Command::Init(a) => init::run(a, app),
+        Command::Note(a) => note::run(a, app),
+        Command::Remember(a) => remember::run(*a, app),
+        Command::Forget(a) => forget::run(a, app),
+        Command::Show(a) => show::run(a, app),
+        Command::List(a) => list::run(a, app),
+        Command::Reindex(a) => reindex::run(a, app),
+        Command::Rebuild(a) => rebuild::run(a, app),
+        Command::Recall(a) => recall::run(a, app),
+        Command::Context(a) => context::run(a, app),
+        Command::Record(a) => record::run(a, app),
+        Command::Redact(a) => redact::run(a, app),
+        Command::Check(a) => check::run(a, app),
+        Command::Status(a) => status::run(a, app),
+        Command::Consolidate(a) => consolidate::run(a, app),
+        Command::Versions(a) => versions::run(a, app),
+        Command::Conflicts(a) => conflicts::run(a, app),
+        Command::Resolve(a) => resolve::run(a, app),
+        Command::Rollback(a) => rollback::run(a, app),
+        Command::History(a) => history::run(a, app),
+        Command::Diff(a) => diff::run(a, app),
+        Command::MergeDriver(a) => merge_driver::run(a, app),
+        Command::Hooks(a) => hooks::run(a, app),
+        Command::Hook(a) => hooks::run_hook(a, app),
+    }
+}
+
+/// With MEMOIR_DEBUG_STATS, says what the opened store read: lets tests
+/// check that per-write commands read a bounded number of files.
+fn print_stats(app: &App) {
+    if std::env::var_os("MEMOIR_DEBUG_STATS").is_none() {
+        return;
+    }
+    if let Some(stats) = app.stats.borrow().as_ref() {
+        let count =
+            |n: &std::sync::atomic::AtomicUsize| n.load(std::sync::atomic::Ordering::Relaxed);
+        eprintln!(
+            "memoir: stats: memory files read: {}, listed: {}, log replays: {}",
+            count(&stats.files_read),
+            count(&stats.files_listed),
+            count(&stats.replays)
+        );
+    }
+}
+
+/// Reads at most `cap` bytes and one more: enough to refuse what is too
+/// long without reading all of it (`< /dev/zero` must not fill the memory).
+pub fn read_capped(input: impl std::io::Read, cap: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    input.take(cap as u64 + 1).read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// Parses a `<scope>/<name>` argument.
+pub fn parse_key(text: &str) -> Result<(memoir::model::key::Key, String), CliError> {
+    memoir::model::key::Key::parse(text).map_err(|e| CliError::refused("name", text, e.to_string()))
+}
+
+/// clap's own consistency checks of the definition.
 #[cfg(test)]
 mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    /// No conflicting flags, names or defaults.
     #[test]
     fn cli_is_well_formed() {
         Cli::command().debug_assert();

@@ -1,8 +1,7 @@
 //! `memoir note`
 
-use super::{error::CliError, App};
+use super::{error::CliError, read_capped, App};
 use serde_json::json;
-use std::io::Read;
 
 /// Append a note (a raw observation) to this writer's log for today.
 ///
@@ -14,15 +13,13 @@ pub struct Args {
     text: Vec<String>,
 }
 
+/// Appends the note, from the arguments or stdin.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let text = if args.text.is_empty() {
         // One byte past the limit is enough to refuse: `< /dev/zero` must
         // not fill the memory.
-        let mut bytes = Vec::new();
-        std::io::stdin()
-            .take(memoir::policy::MAX_NOTE_BYTES as u64 + 1)
-            .read_to_end(&mut bytes)?;
+        let bytes = read_capped(std::io::stdin(), memoir::policy::MAX_NOTE_BYTES)?;
         if bytes.len() > memoir::policy::MAX_NOTE_BYTES {
             // Too long: refused by size, whatever its last bytes are.
             String::from_utf8_lossy(&bytes).into_owned()

@@ -7,8 +7,10 @@
 //! built its message (clap echoes a bad argument, a path may carry a
 //! token).
 
+use memoir::ops::drift::{Problem, Severity};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
+use std::fmt::Display;
 use std::io::{self, IsTerminal, Write};
 
 /// Where command output goes, and how.
@@ -23,6 +25,7 @@ pub struct Output {
     terminal: bool,
 }
 
+/// Everything a command prints on stdout.
 impl Output {
     /// Output to stdout; colour only on a terminal and never with NO_COLOR.
     pub fn new(json: bool, quiet: bool, no_color: bool) -> Output {
@@ -57,6 +60,15 @@ impl Output {
             return self.out.write_all(printable(&text, true).as_bytes());
         }
         self.out.write_all(text.as_bytes())
+    }
+
+    /// One line per item, each `prefix` then the item: a list of keys or
+    /// paths (`{verb}write <path>`, `  <key>`).
+    pub fn items<T: Display>(&mut self, prefix: &str, items: &[T]) -> io::Result<()> {
+        for item in items {
+            self.line(format!("{prefix}{item}"))?;
+        }
+        Ok(())
     }
 
     /// A JSON document (only in JSON mode).
@@ -111,6 +123,69 @@ pub fn day(ms: i64) -> String {
     } else {
         memoir::model::time::Timestamp(ms).date().to_string()
     }
+}
+
+/// Fields in a line, two spaces apart: `<key>  <description>`, and every
+/// other table a command prints (`list`, `recall`, `status`, `versions`,
+/// `history`).
+pub fn columns(fields: &[&dyn Display]) -> String {
+    fields
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("  ")
+}
+
+/// A memory's flags after its line: ` [conflict]`, ` [review overdue]`.
+pub fn flags(conflict: bool, stale: bool) -> String {
+    let mut flags = String::new();
+    if conflict {
+        flags.push_str(" [conflict]");
+    }
+    if stale {
+        flags.push_str(" [review overdue]");
+    }
+    flags
+}
+
+/// A commit id as commands print it: its first 12 characters.
+pub fn short_id(id: &str) -> &str {
+    id.get(..12).unwrap_or(id)
+}
+
+/// `would ` on a dry run, else nothing: `would write memory/…`.
+pub fn would(dry_run: bool) -> &'static str {
+    if dry_run {
+        "would "
+    } else {
+        ""
+    }
+}
+
+/// A problem `check` found, as compilers print them:
+/// `<path>[:<line>]: <error|warning>[<rule>]: <message>`.
+pub fn problem(p: &Problem) -> String {
+    let line = p.line.map(|l| format!(":{l}")).unwrap_or_default();
+    format!(
+        "{}{line}: {}[{}]: {}",
+        p.path,
+        severity(p.severity),
+        p.rule,
+        p.message
+    )
+}
+
+/// A problem's severity as text and JSON name it.
+pub fn severity(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+/// Keys (or any values) as the strings of a JSON list.
+pub fn strings<T: Display>(items: &[T]) -> Vec<String> {
+    items.iter().map(ToString::to_string).collect()
 }
 
 /// A memory as `list` and `recall` print it in JSON.

@@ -1,5 +1,6 @@
 //! `memoir rebuild`
 
+use super::output::{diagnostic, would};
 use super::{error::code, error::CliError, App};
 use serde_json::json;
 
@@ -18,6 +19,7 @@ pub struct Args {
     force: bool,
 }
 
+/// Rebuilds the views from the logs (or says what that would change).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let r = memoir::ops::rebuild::rebuild(&store, args.force, args.check)?;
@@ -26,25 +28,21 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         "refused": r.refused.iter().map(|d| json!({"path": d.path, "kind": d.kind.as_str()})).collect::<Vec<_>>(),
         "unreadable": r.unreadable.iter().map(|(path, error)| json!({"path": path, "error": error})).collect::<Vec<_>>(),
     }))?;
-    let verb = if args.check { "would " } else { "" };
-    for p in &r.written {
-        app.out.line(format!("{verb}write {p}"))?;
-    }
-    for p in &r.removed {
-        app.out.line(format!("{verb}remove {p}"))?;
-    }
+    let verb = would(args.check);
+    app.out.items(&format!("{verb}write "), &r.written)?;
+    app.out.items(&format!("{verb}remove "), &r.removed)?;
     if r.index_changed {
         app.out.line(format!("{verb}regenerate MEMORY.md"))?;
     }
     for d in &r.refused {
-        super::output::diagnostic(&format!(
+        diagnostic(&format!(
             "memoir: {}: {} by hand and not in the logs; left alone (`memoir record` keeps it, `--force` discards it)",
             d.path,
             d.kind.as_str()
         ));
     }
     for (_, why) in &r.unreadable {
-        super::output::diagnostic(&format!(
+        diagnostic(&format!(
             "memoir: {why}; left alone (`--force` replaces it from the logs)"
         ));
     }

@@ -1,6 +1,6 @@
 //! `memoir recall`
 
-use super::output::{day, memory_json, warn};
+use super::output::{columns, day, flags, memory_json, warn};
 use super::{error::CliError, App};
 use memoir::search::rank::{Options, DEFAULT_MIN_SCORE};
 use serde_json::json;
@@ -33,6 +33,7 @@ pub struct Args {
     tag: Option<String>,
 }
 
+/// Ranks the memories against the query and prints the hits.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if !(0.0..=1.0).contains(&args.min_score) {
         return Err(CliError::Usage(
@@ -70,19 +71,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     }
     for h in &found.hits {
         let s = &h.summary;
-        let mut flags = String::new();
-        if h.conflict {
-            flags.push_str(" [conflict]");
-        }
-        if h.stale {
-            flags.push_str(" [review overdue]");
-        }
         app.out.line(format!(
-            "{:.2}  {}  {}  {}{flags}\n      source: {}  ({})",
-            h.score,
-            h.key,
-            day(s.updated),
-            s.description,
+            "{}\n      source: {}  ({})",
+            columns(&[
+                &format!("{:.2}", h.score),
+                &h.key,
+                &day(s.updated),
+                &format!("{}{}", s.description, flags(h.conflict, h.stale)),
+            ]),
             s.source.as_deref().unwrap_or("-"),
             h.path
         ))?;

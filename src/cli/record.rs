@@ -11,6 +11,7 @@ use serde_json::json;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
+/// Records the hand edits as events.
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;

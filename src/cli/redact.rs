@@ -24,6 +24,7 @@ pub struct Args {
     dry_run: bool,
 }
 
+/// Redacts the secrets (or the entries named) and rebuilds the views.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
@@ -32,11 +33,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         .as_deref()
         .and_then(|r| memoir::policy::secrets::find_secrets(r).into_iter().next())
     {
-        return Err(CliError::Refused {
-            rule: format!("secret:{}", f.rule),
-            input: "--reason".into(),
-            message: "looks like a secret (value not shown)".into(),
-        });
+        return Err(CliError::refused(
+            &format!("secret:{}", f.rule),
+            "--reason",
+            "looks like a secret (value not shown)".into(),
+        ));
     }
     let r = memoir::ops::redact::redact(
         &store,
@@ -68,9 +69,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         app.out
             .line(format!("{verb} {}: entry {} ({rules})", e.path, e.id))?;
     }
-    for f in &r.files {
-        app.out.line(format!("{verb} {f}"))?;
-    }
+    app.out.items(&format!("{verb} "), &r.files)?;
     if r.entries.is_empty() && r.files.is_empty() {
         app.out.line("nothing to redact")?;
     }

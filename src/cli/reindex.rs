@@ -9,6 +9,7 @@ use serde_json::json;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
+/// Regenerates MEMORY.md's generated block.
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let changed = memoir::ops::reindex::reindex(&store)?;

@@ -1,11 +1,12 @@
 //! `memoir remember`
 
-use super::{error::code, error::CliError, parse_key, App};
+use super::output::{diagnostic, strings};
+use super::{error::code, error::CliError, parse_key, read_capped, App};
+use memoir::model::key::Key;
 use memoir::model::memory::MemoryType;
 use memoir::model::time::Date;
 use memoir::ops::write::{Collision, ProposalReason, Remember, RememberOutcome};
 use serde_json::json;
-use std::io::Read;
 use std::path::PathBuf;
 
 /// Remember a fact.
@@ -64,14 +65,7 @@ pub struct Args {
     expect: Option<String>,
 }
 
-fn refused(rule: &str, input: &str, message: String) -> CliError {
-    CliError::Refused {
-        rule: rule.into(),
-        input: input.into(),
-        message,
-    }
-}
-
+/// `--review-by`/`--expires`: a date, or a usage error naming the flag.
 fn date(flag: &str, value: &Option<String>) -> Result<Option<Date>, CliError> {
     value
         .as_deref()
@@ -79,19 +73,33 @@ fn date(flag: &str, value: &Option<String>) -> Result<Option<Date>, CliError> {
         .transpose()
 }
 
+/// Checks the memory against the policy and writes it (or proposes it, or
+/// says what it collides with).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, name) = parse_key(&args.key)?;
-    let kind = MemoryType::parse(&args.kind).ok_or_else(|| {
-        refused(
+    let kind = parse_type(&args.kind)?;
+    check_flags(&args)?;
+    let body = body(&args)?;
+    let req = request(args, key, name, kind, body)?;
+    let ctx = app.ctx(&store)?;
+    let outcome = memoir::ops::write::remember(&store, &ctx, &req)?;
+    render(app, outcome)
+}
+
+/// `--type`: one of the four types, else refused.
+fn parse_type(text: &str) -> Result<MemoryType, CliError> {
+    MemoryType::parse(text).ok_or_else(|| {
+        CliError::refused(
             "type",
             "--type",
-            format!(
-                "unknown type `{}` (expected user, feedback, project or reference)",
-                args.kind
-            ),
+            format!("unknown type `{text}` (expected user, feedback, project or reference)"),
         )
-    })?;
+    })
+}
+
+/// `--expect` is an event id; `--confidence` is in 0..1.
+fn check_flags(args: &Args) -> Result<(), CliError> {
     if args
         .expect
         .as_deref()
@@ -108,44 +116,62 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             "--confidence must be between 0 and 1".into(),
         ));
     }
-    let body = match (&args.body, &args.body_file) {
-        (Some(b), _) => b.clone(),
-        (None, Some(p)) => {
-            let label = p.display().to_string();
-            let mut bytes = Vec::new();
-            if label == "-" {
-                std::io::stdin()
-                    .take(memoir::model::memory::MAX_FILE_BYTES as u64 + 1)
-                    .read_to_end(&mut bytes)?;
-            } else {
-                let unreadable = |e: std::io::Error| CliError::Input {
-                    input: label.clone(),
-                    message: e.to_string(),
-                };
-                let f = std::fs::File::open(p).map_err(unreadable)?;
-                // Read one byte past the limit: enough to refuse without reading a huge file.
-                f.take(memoir::model::memory::MAX_FILE_BYTES as u64 + 1)
-                    .read_to_end(&mut bytes)
-                    .map_err(unreadable)?;
-            }
-            if bytes.len() > memoir::model::memory::MAX_FILE_BYTES {
-                return Err(refused(
-                    "size",
-                    &label,
-                    format!(
-                        "the body is more than {} bytes",
-                        memoir::model::memory::MAX_FILE_BYTES
-                    ),
-                ));
-            }
-            String::from_utf8(bytes).map_err(|_| CliError::Input {
-                input: label,
-                message: "not valid UTF-8".into(),
-            })?
-        }
-        (None, None) => String::new(),
+    Ok(())
+}
+
+/// The body: `--body`, or `--body-file` (stdin with `-`) read up to a
+/// memory file's cap, or empty.
+fn body(args: &Args) -> Result<String, CliError> {
+    /// A body is at most what a memory file may hold.
+    const MAX: usize = memoir::model::memory::MAX_FILE_BYTES;
+    let path = match (&args.body, &args.body_file) {
+        (Some(b), _) => return Ok(b.clone()),
+        (None, Some(p)) => p,
+        (None, None) => return Ok(String::new()),
     };
-    let req = Remember {
+    let label = path.display().to_string();
+    let bytes = if label == "-" {
+        read_capped(std::io::stdin(), MAX)?
+    } else {
+        let unreadable = |e: std::io::Error| CliError::Input {
+            input: label.clone(),
+            message: e.to_string(),
+        };
+        let f = std::fs::File::open(path).map_err(unreadable)?;
+        // Read one byte past the limit: enough to refuse without reading a huge file.
+        read_capped(f, MAX).map_err(unreadable)?
+    };
+    if bytes.len() > MAX {
+        return Err(CliError::refused(
+            "size",
+            &label,
+            format!("the body is more than {MAX} bytes"),
+        ));
+    }
+    String::from_utf8(bytes).map_err(|_| CliError::Input {
+        input: label,
+        message: "not valid UTF-8".into(),
+    })
+}
+
+/// The request the flags make.
+fn request(
+    args: Args,
+    key: Key,
+    name: String,
+    kind: MemoryType,
+    body: String,
+) -> Result<Remember, CliError> {
+    let collision = if args.replace {
+        Collision::Replace
+    } else if args.keep_both {
+        Collision::KeepBoth
+    } else if args.propose {
+        Collision::Propose
+    } else {
+        Collision::Ask
+    };
+    Ok(Remember {
         key,
         name,
         description: args.description,
@@ -161,19 +187,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         body,
         review_by: date("--review-by", &args.review_by)?,
         expires: date("--expires", &args.expires)?,
-        collision: if args.replace {
-            Collision::Replace
-        } else if args.keep_both {
-            Collision::KeepBoth
-        } else if args.propose {
-            Collision::Propose
-        } else {
-            Collision::Ask
-        },
+        collision,
         expect: args.expect,
-    };
-    let ctx = app.ctx(&store)?;
-    match memoir::ops::write::remember(&store, &ctx, &req)? {
+    })
+}
+
+/// Says what happened, in text and JSON; exit 4 when a human must decide.
+fn render(app: &mut App, outcome: RememberOutcome) -> Result<u8, CliError> {
+    match outcome {
         RememberOutcome::Written {
             key,
             id,
@@ -182,7 +203,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         } => {
             app.out.json(&json!({
                 "status": "written", "key": key.to_string(), "path": key.rel_path(), "id": id,
-                "replaced": replaced, "superseded": superseded.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                "replaced": replaced, "superseded": strings(&superseded),
             }))?;
             for s in &superseded {
                 app.out.line(format!("forgot {s} (superseded by {key})"))?;
@@ -207,48 +228,56 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             id,
             reason,
             diff,
-        } => {
-            let (why, reason_json, other) = match &reason {
-                ProposalReason::Requested => ("proposed".to_string(), "requested", None),
-                ProposalReason::Changed => (
-                    format!("{key} exists with different content"),
-                    "changed",
-                    None,
-                ),
-                ProposalReason::Conflict => {
-                    (format!("{key} has an open conflict"), "conflict", None)
-                }
-                ProposalReason::NearDuplicate { other, similarity } => (
-                    format!("{other} says nearly the same (similarity {similarity:.2})"),
-                    "near-duplicate",
-                    Some(other.to_string()),
-                ),
-            };
-            app.out.json(&json!({
-                "status": "proposed", "key": key.to_string(), "id": id, "reason": reason_json,
-                "other": other, "diff": diff,
-            }))?;
-            if reason == ProposalReason::Requested {
-                app.out.line(format!("proposed {key} ({id})"))?;
-                return Ok(code::OK);
-            }
-            app.out.diff(&diff)?;
-            app.out.line(format!(
-                "{why}: kept as proposal {id}.\nRerun with --replace to overwrite, or --keep-both to keep both."
-            ))?;
-            Ok(code::DECISION)
-        }
+        } => proposed(app, &key, &id, &reason, &diff),
         RememberOutcome::Moved {
             key,
             expected,
             heads,
         } => {
             app.out.json(&json!({ "status": "moved", "key": key.to_string(), "expected": expected, "heads": heads }))?;
-            super::output::diagnostic(&format!(
+            diagnostic(&format!(
                 "memoir: {key} moved on: expected version {expected}, current is {}; nothing written",
                 if heads.is_empty() { "none".to_string() } else { heads.join(", ") }
             ));
             Ok(code::DECISION)
         }
     }
+}
+
+/// A proposal: asked for (exit 0), or kept because the memory collides
+/// (the difference shown, exit 4).
+fn proposed(
+    app: &mut App,
+    key: &Key,
+    id: &str,
+    reason: &ProposalReason,
+    diff: &str,
+) -> Result<u8, CliError> {
+    let (why, reason_json, other) = match reason {
+        ProposalReason::Requested => ("proposed".to_string(), "requested", None),
+        ProposalReason::Changed => (
+            format!("{key} exists with different content"),
+            "changed",
+            None,
+        ),
+        ProposalReason::Conflict => (format!("{key} has an open conflict"), "conflict", None),
+        ProposalReason::NearDuplicate { other, similarity } => (
+            format!("{other} says nearly the same (similarity {similarity:.2})"),
+            "near-duplicate",
+            Some(other.to_string()),
+        ),
+    };
+    app.out.json(&json!({
+        "status": "proposed", "key": key.to_string(), "id": id, "reason": reason_json,
+        "other": other, "diff": diff,
+    }))?;
+    if *reason == ProposalReason::Requested {
+        app.out.line(format!("proposed {key} ({id})"))?;
+        return Ok(code::OK);
+    }
+    app.out.diff(diff)?;
+    app.out.line(format!(
+        "{why}: kept as proposal {id}.\nRerun with --replace to overwrite, or --keep-both to keep both."
+    ))?;
+    Ok(code::DECISION)
 }

@@ -1,5 +1,6 @@
 //! `memoir resolve`
 
+use super::output::strings;
 use super::{error::CliError, parse_key, App};
 use memoir::ops::resolve::Decision;
 use serde_json::json;
@@ -30,6 +31,7 @@ pub struct Args {
     edit: bool,
 }
 
+/// Opens `current` in $VISUAL or $EDITOR; returns what the user saved.
 fn edit(current: &str, key: &str) -> Result<String, CliError> {
     let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let editor = set("VISUAL")
@@ -63,6 +65,7 @@ fn edit(current: &str, key: &str) -> Result<String, CliError> {
     Ok(text?)
 }
 
+/// Records the decision on the memory's conflict.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
@@ -87,11 +90,9 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let done = memoir::ops::resolve::resolve(&store, &ctx, &key, &decision)?;
     app.out.json(&json!({
         "key": key.to_string(), "id": done.id,
-        "added": done.added.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        "added": strings(&done.added),
     }))?;
     app.out.line(format!("resolved {key}"))?;
-    for k in &done.added {
-        app.out.line(format!("kept the other version as {k}"))?;
-    }
+    app.out.items("kept the other version as ", &done.added)?;
     Ok(0)
 }

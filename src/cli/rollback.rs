@@ -1,5 +1,6 @@
 //! `memoir rollback`
 
+use super::output::{short_id, strings, would};
 use super::{error::CliError, App};
 use memoir::ops::rollback::Options;
 use serde_json::json;
@@ -25,6 +26,7 @@ pub struct Args {
     allow_detached: bool,
 }
 
+/// Rolls the memory back to the revision and says what changed.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
@@ -35,27 +37,20 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         allow_detached: args.allow_detached,
     };
     let r = memoir::ops::rollback::rollback(&store, &ctx, &args.rev, &opts)?;
-    let keys =
-        |v: &[memoir::model::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
     app.out.json(&json!({
-        "target": r.target, "restored": keys(&r.restored), "forgotten": keys(&r.forgotten),
-        "closed_conflicts": keys(&r.closed), "commit": r.commit, "dry_run": args.dry_run,
+        "target": r.target, "restored": strings(&r.restored), "forgotten": strings(&r.forgotten),
+        "closed_conflicts": strings(&r.closed), "commit": r.commit, "dry_run": args.dry_run,
     }))?;
-    let verb = if args.dry_run { "would " } else { "" };
-    for k in &r.restored {
-        app.out.line(format!("{verb}restore {k}"))?;
-    }
-    for k in &r.forgotten {
-        app.out.line(format!("{verb}forget {k}"))?;
-    }
-    for k in &r.closed {
-        app.out.line(format!("{verb}close the conflict on {k}"))?;
-    }
+    let verb = would(args.dry_run);
+    app.out.items(&format!("{verb}restore "), &r.restored)?;
+    app.out.items(&format!("{verb}forget "), &r.forgotten)?;
+    app.out
+        .items(&format!("{verb}close the conflict on "), &r.closed)?;
     if let Some(c) = &r.commit {
         app.out.line(format!(
             "rolled back to {} in {}",
-            &r.target[..12.min(r.target.len())],
-            &c[..12.min(c.len())]
+            short_id(&r.target),
+            short_id(c)
         ))?;
     }
     Ok(0)

@@ -10,6 +10,7 @@ pub struct Args {
     key: String,
 }
 
+/// Prints the memory's file (its fields in JSON).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;

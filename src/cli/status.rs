@@ -1,7 +1,10 @@
 //! `memoir status`
 
+use super::output::{columns, strings, Output};
 use super::{error::CliError, App};
-use serde_json::json;
+use memoir::ops::query::Status;
+use memoir::store::Store;
+use serde_json::{json, Value};
 
 /// Show the store at a glance.
 ///
@@ -11,23 +14,12 @@ use serde_json::json;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
+/// Prints the store's counts and what needs attention.
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
     let st = memoir::ops::query::status(&store, ctx.now.date())?;
-    let keys =
-        |v: &[memoir::model::key::Key]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
-    app.out.json(&json!({
-        "store": store.root, "writer": store.writer,
-        "memories": st.counts.iter().map(|(s, n)| (s.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
-        "proposals": st.proposals, "conflicts": keys(&st.conflicts), "drift": st.drift,
-        "invalid": st.invalid.iter().map(|(p, e)| json!({"path": p, "error": e})).collect::<Vec<_>>(),
-        "stale": keys(&st.stale), "expired": keys(&st.expired),
-        "over_budget": st.over_budget, "index_stale": st.index_stale,
-        "recent": st.recent.iter().map(|l| json!({
-            "key": l.key.to_string(), "description": l.summary.description, "path": l.path,
-        })).collect::<Vec<_>>(),
-    }))?;
+    app.out.json(&to_json(&store, &st))?;
     let total: usize = st.counts.iter().map(|(_, n)| n).sum();
     let per: Vec<String> = st.counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
     app.out.line(format!(
@@ -41,58 +33,75 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         app.out.line("\nRecently updated:")?;
         for l in &st.recent {
             app.out
-                .line(format!("  {}  {}", l.key, l.summary.description))?;
+                .line(format!("  {}", columns(&[&l.key, &l.summary.description])))?;
         }
     }
-    let mut section = |title: &str, items: Vec<String>, hint: &str| -> std::io::Result<()> {
-        if items.is_empty() {
-            return Ok(());
-        }
-        app.out
-            .line(format!("\n{title} ({}): {hint}", items.len()))?;
-        for i in items {
-            app.out.line(format!("  {i}"))?;
-        }
-        Ok(())
-    };
+    sections(&mut app.out, &st)?;
+    Ok(0)
+}
+
+/// The status in JSON.
+fn to_json(store: &Store, st: &Status) -> Value {
+    json!({
+        "store": store.root, "writer": store.writer,
+        "memories": st.counts.iter().map(|(s, n)| (s.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
+        "proposals": st.proposals, "conflicts": strings(&st.conflicts), "drift": st.drift,
+        "invalid": st.invalid.iter().map(|(p, e)| json!({"path": p, "error": e})).collect::<Vec<_>>(),
+        "stale": strings(&st.stale), "expired": strings(&st.expired),
+        "over_budget": st.over_budget, "index_stale": st.index_stale,
+        "recent": st.recent.iter().map(|l| json!({
+            "key": l.key.to_string(), "description": l.summary.description, "path": l.path,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// What needs attention, a section each, or that nothing does.
+fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
+    let conflicts = strings(&st.conflicts);
     section(
+        out,
         "Open conflicts",
-        keys(&st.conflicts),
+        &conflicts,
         "decide with `memoir resolve`",
     )?;
     section(
+        out,
         "Pending proposals",
-        st.proposals.clone(),
+        &st.proposals,
         "consolidation decides them",
     )?;
     section(
+        out,
         "Drift",
-        st.drift.clone(),
+        &st.drift,
         "`memoir check` says which kind; `memoir record` or `memoir rebuild`",
     )?;
+    let invalid: Vec<String> = st
+        .invalid
+        .iter()
+        .map(|(p, e)| format!("{p}: {e}"))
+        .collect();
+    section(out, "Invalid files", &invalid, "fix them by hand")?;
     section(
-        "Invalid files",
-        st.invalid
-            .iter()
-            .map(|(p, e)| format!("{p}: {e}"))
-            .collect(),
-        "fix them by hand",
-    )?;
-    section(
+        out,
         "Past review date",
-        keys(&st.stale),
+        &strings(&st.stale),
         "confirm or forget them",
     )?;
-    section("Expired", keys(&st.expired), "consolidation forgets them")?;
+    section(
+        out,
+        "Expired",
+        &strings(&st.expired),
+        "consolidation forgets them",
+    )?;
     if st.over_budget > 0 {
-        app.out.line(format!(
+        out.line(format!(
             "\nMEMORY.md leaves out {} memories (over its line budget)",
             st.over_budget
         ))?;
     }
     if st.index_stale {
-        app.out
-            .line("\nMEMORY.md is out of date: run `memoir reindex`")?;
+        out.line("\nMEMORY.md is out of date: run `memoir reindex`")?;
     }
     let attention = st.conflicts.len()
         + st.proposals.len()
@@ -101,7 +110,16 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         + st.stale.len()
         + st.expired.len();
     if attention == 0 && !st.index_stale {
-        app.out.line("Nothing needs attention.")?;
+        out.line("Nothing needs attention.")?;
     }
-    Ok(0)
+    Ok(())
+}
+
+/// A titled list with a hint of what to do, when it has items.
+fn section(out: &mut Output, title: &str, items: &[String], hint: &str) -> std::io::Result<()> {
+    if items.is_empty() {
+        return Ok(());
+    }
+    out.line(format!("\n{title} ({}): {hint}", items.len()))?;
+    out.items("  ", items)
 }

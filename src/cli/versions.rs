@@ -1,5 +1,6 @@
 //! `memoir versions`
 
+use super::output::{columns, short_id};
 use super::{error::CliError, App};
 use memoir::model::time::Timestamp;
 use serde_json::json;
@@ -10,6 +11,7 @@ use serde_json::json;
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
+/// Lists the consolidation commits.
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let versions = memoir::git::Repo::discover(&store.root)
@@ -24,13 +26,12 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         }))
         .collect::<Vec<_>>()))?;
     for v in &versions {
-        app.out.line(format!(
-            "{}  {}  {}  {}",
-            &v.id[..v.id.len().min(12)],
-            when(v.seconds),
-            v.author,
-            v.counts
-        ))?;
+        app.out.line(columns(&[
+            &short_id(&v.id),
+            &when(v.seconds),
+            &v.author,
+            &v.counts,
+        ]))?;
     }
     Ok(0)
 }
