@@ -128,13 +128,8 @@ fn pre_commit(store: &memoir::store::Store, app: &mut App) -> Result<u8, CliErro
                 return Ok(0);
             }
             for p in &errors {
-                super::output::diagnostic(&format!(
-                    "{}{}: error[{}]: {}",
-                    p.path,
-                    p.line.map(|l| format!(":{l}")).unwrap_or_default(),
-                    p.rule,
-                    p.message
-                ));
+                // Only errors stop a commit: each says `error[rule]`.
+                super::output::diagnostic(&super::output::problem(p));
             }
             super::output::diagnostic("memoir: this commit stages memory that does not check out; fix the above, `git add` the store, and commit again");
             Ok(1)
