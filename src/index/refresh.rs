@@ -398,11 +398,11 @@ pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
 }
 
 /// Regenerates MEMORY.md from the index's summaries; `true` if it changed.
-pub(crate) fn write_memory_md(store: &Store, cache: &Cache) -> Result<bool, StoreError> {
+pub(crate) fn write_memory_md_from_cache(store: &Store, cache: &Cache) -> Result<bool, StoreError> {
     let summaries = summaries(cache);
     let block = crate::render::memory_md::render_block(
         summaries.iter().map(|(k, s)| (k, *s)),
         store.config.index_budget,
     );
-    store.write_index_block(&block.text)
+    store.write_memory_md(&block.text)
 }

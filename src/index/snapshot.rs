@@ -226,7 +226,7 @@ impl Snapshot {
 
     /// MEMORY.md's generated block: the most valuable memories are chosen
     /// from the index's records, and only theirs are decoded.
-    pub fn index_block(&self, budget: usize) -> crate::render::memory_md::Block {
+    pub fn memory_md_block(&self, budget: usize) -> crate::render::memory_md::Block {
         enum Source {
             Indexed(usize),
             Tail(usize),
@@ -361,9 +361,9 @@ pub(crate) fn snapshot(store: &Store, load: Load) -> Result<Snapshot, StoreError
 }
 
 /// Regenerates MEMORY.md from a snapshot; `true` if it changed.
-pub(crate) fn write_index_from(store: &Store, snap: &Snapshot) -> Result<bool, StoreError> {
-    let block = snap.index_block(store.config.index_budget);
-    store.write_index_block(&block.text)
+pub(crate) fn write_memory_md_from(store: &Store, snap: &Snapshot) -> Result<bool, StoreError> {
+    let block = snap.memory_md_block(store.config.index_budget);
+    store.write_memory_md(&block.text)
 }
 
 #[cfg(test)]
@@ -394,7 +394,7 @@ mod tests {
             let key = Key::parse(&k).expect("a key").0;
             assert_eq!(snap.key(&key), Some(state), "{k}");
         }
-        let block = snap.index_block(100);
+        let block = snap.memory_md_block(100);
         for d in ["alpha changed", "beta two", "gamma three"] {
             assert!(block.text.contains(d), "{d} in {}", block.text);
         }

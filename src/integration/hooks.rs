@@ -179,7 +179,7 @@ pub fn staged(store: &crate::store::Store, index_path: &Path) -> Result<Vec<Stri
     let prefix = store.workdir_prefix(repo.workdir());
     let staged = repo.staged_paths(
         index_path,
-        &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
+        &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
         &format!("{prefix}memory/"),
     )?;
     Ok(staged

@@ -10,7 +10,7 @@ use crate::integration::hooks::{partly_staged, stage, staged};
 use crate::ops::check::check;
 use crate::ops::drift::{drifts, Problem, Severity};
 use crate::ops::record::{record_paths, Recorded};
-use crate::render::memory_md::INDEX_PATH;
+use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Ctx, Store, StoreError};
 use std::path::{Path, PathBuf};
 
@@ -67,7 +67,7 @@ pub fn pre_commit(
         }
         recorded = record_paths(store, ctx, Some(&hand))?;
         let mut to_stage: Vec<String> = recorded.iter().map(|r| r.key.rel_path()).collect();
-        to_stage.push(INDEX_PATH.to_string());
+        to_stage.push(MEMORY_MD.to_string());
         to_stage.push(crate::log::files::log_path(&store.writer, ctx.now.date()));
         for index in indexes_to_stage(repo.common_dir(), &index) {
             stage(store, &index, &to_stage)?;
@@ -81,7 +81,7 @@ pub fn pre_commit(
         .filter(|p| {
             staged_now.contains(&p.path)
                 || p.path.starts_with("memory/log")
-                || p.rule == "index" && staged_now.iter().any(|s| s == INDEX_PATH)
+                || p.rule == "index" && staged_now.iter().any(|s| s == MEMORY_MD)
         })
         .collect();
     Ok(PreCommit::Checked { recorded, errors })

@@ -6,11 +6,11 @@
 use crate::log::replay::Keep;
 use crate::model::event::Op;
 use crate::ops::drift::{
-    index_block, scan, unknown_scope_message, unknown_scopes, DriftKind, Problem, Rewritten, Scan,
-    Severity,
+    memory_md_block, scan, unknown_scope_message, unknown_scopes, DriftKind, Problem, Rewritten,
+    Scan, Severity,
 };
 use crate::policy::secrets::Finding;
-use crate::render::memory_md::{self, INDEX_PATH};
+use crate::render::memory_md::{self, MEMORY_MD};
 use crate::store::{Store, StoreError};
 use std::collections::{BTreeSet, HashMap};
 
@@ -209,15 +209,15 @@ fn conflicts(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
 /// memory files as scanned, memories beyond its budget.
 fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError> {
     let budget = store.config.index_budget;
-    let block = index_block(scan, &Rewritten::new(budget), budget);
-    let current = store.read(INDEX_PATH, None)?;
+    let block = memory_md_block(scan, &Rewritten::new(budget), budget);
+    let current = store.read(MEMORY_MD, None)?;
     let mut out = Vec::new();
     // The team's text around the generated block is committed with the
     // store: held to the same policy.
     if let Some(text) = &current {
         for f in crate::policy::secrets::find_secrets(text) {
             out.push(secret_found(
-                INDEX_PATH,
+                MEMORY_MD,
                 f.line,
                 &f,
                 "; memory must never hold one",
@@ -225,7 +225,7 @@ fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError
         }
     }
     let error =
-        |message: &str| Problem::new(Severity::Error, INDEX_PATH, None, "index", message.into());
+        |message: &str| Problem::new(Severity::Error, MEMORY_MD, None, "index", message.into());
     match &current {
         None => out.push(error("missing; `memoir reindex` writes it")),
         Some(text) if *text != memory_md::splice(text, &block.text) => out.push(error(
@@ -236,7 +236,7 @@ fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError
     if block.omitted > 0 {
         out.push(Problem::new(
             Severity::Warning,
-            INDEX_PATH,
+            MEMORY_MD,
             None,
             "budget",
             format!(
@@ -254,7 +254,7 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
     let prefix = store.workdir_prefix(repo.workdir());
     let (commit, at_base) = repo.files_at(
         base,
-        &format!("{prefix}{INDEX_PATH}"),
+        &format!("{prefix}{MEMORY_MD}"),
         &format!("{prefix}memory/log/"),
         &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
     )?;

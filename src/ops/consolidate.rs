@@ -1142,7 +1142,7 @@ pub(crate) fn changed_store_paths(
     let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
     let repo = git::Repo::discover(workdir)?;
     let mut paths = repo.changed_paths(
-        &format!("{prefix}{}", crate::render::memory_md::INDEX_PATH),
+        &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
         &format!("{prefix}memory/"),
         &keep,
     )?;

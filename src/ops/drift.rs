@@ -414,7 +414,11 @@ impl Rewritten {
 /// them, but for those `rewritten` since. Ranked on what the summaries
 /// say (borrowed, not copied), keys made only for the most valuable, as
 /// MEMORY.md's cut is made from the index's records.
-pub(crate) fn index_block(scan: &Scan, rewritten: &Rewritten, budget: usize) -> memory_md::Block {
+pub(crate) fn memory_md_block(
+    scan: &Scan,
+    rewritten: &Rewritten,
+    budget: usize,
+) -> memory_md::Block {
     type Rank<'a> = memory_md::Rank<(&'a str, &'a str)>;
     let mut unchanged: Vec<(Rank<'_>, &str, &memory::Summary)> = scan
         .files

@@ -188,7 +188,7 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
             conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
         })
         .collect();
-    let (current, wanted) = store.index_with(&block.text)?;
+    let (current, wanted) = store.memory_md_with(&block.text)?;
     st.index_stale = current.as_deref() != Some(wanted.as_str());
     Ok(st)
 }

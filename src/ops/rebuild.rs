@@ -5,9 +5,9 @@
 
 use crate::model::key::Key;
 use crate::model::memory;
-use crate::ops::drift::{index_block, scan_to_write, Drift, DriftKind, Rewritten, Scan};
+use crate::ops::drift::{memory_md_block, scan_to_write, Drift, DriftKind, Rewritten, Scan};
 use crate::policy::memory::validate_file;
-use crate::render::memory_md::INDEX_PATH;
+use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Store, StoreError};
 use std::collections::{HashMap, HashSet};
 
@@ -85,14 +85,14 @@ pub(crate) fn rebuild_locked(
     // The paths written are not held beside MEMORY.md's ranking (after
     // every view was deleted, tens of thousands).
     drop(writes);
-    let block = index_block(&scan, &rewritten, store.config.index_budget);
-    let (current, wanted) = store.index_with(&block.text)?;
+    let block = memory_md_block(&scan, &rewritten, store.config.index_budget);
+    let (current, wanted) = store.memory_md_with(&block.text)?;
     report.index_changed = current.as_deref() != Some(wanted.as_str());
     if dry_run {
         return Ok(report);
     }
     if report.index_changed {
-        store.write_view(INDEX_PATH, &wanted)?;
+        store.write_view(MEMORY_MD, &wanted)?;
     }
     // The persistent index is not rebuilt here: it is a cache that every
     // reader checks against the logs' and files' stamps, and the next

@@ -535,7 +535,7 @@ fn push_index(b: &mut Budget, store: &Store, cache: &Cache, ctx: &mut Context) {
     let all = summaries(cache);
     let room = Budget::cost(INDEX_OPEN) + Budget::cost(INDEX_CLOSE) + Budget::cost(HOT_CLOSE);
     let available = b.limit.saturating_sub(b.used + room);
-    let block = index_block(&all, store.config.index_budget, available);
+    let block = memory_md_block(&all, store.config.index_budget, available);
     if all.is_empty() || block_cost(&block) > available || !b.push(INDEX_OPEN.into(), 0) {
         return;
     }
@@ -549,7 +549,7 @@ fn push_index(b: &mut Budget, store: &Store, cache: &Cache, ctx: &mut Context) {
 
 /// MEMORY.md's block for `lines` lines, or for the largest line budget
 /// whose block costs at most `available` tokens.
-fn index_block(all: &[(Key, &Summary)], lines: usize, available: usize) -> memory_md::Block {
+fn memory_md_block(all: &[(Key, &Summary)], lines: usize, available: usize) -> memory_md::Block {
     let items = || all.iter().map(|(k, s)| (k, *s));
     let block = memory_md::render_block(items(), lines);
     if block_cost(&block) <= available {

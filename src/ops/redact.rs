@@ -242,7 +242,7 @@ fn redact_views(
         .into_iter()
         .map(|(rel, _)| rel)
         .collect();
-    paths.push(crate::render::memory_md::INDEX_PATH.to_string());
+    paths.push(crate::render::memory_md::MEMORY_MD.to_string());
     let mut in_place = Vec::new();
     for rel in paths {
         let Ok(Some(text)) = store.read(&rel, None) else {

@@ -8,7 +8,7 @@ use crate::store::{Store, StoreError};
 pub fn reindex(store: &Store) -> Result<bool, StoreError> {
     let _lock = store.lock()?;
     let cache = crate::index::refresh::refreshed_cache(store)?;
-    let changed = crate::index::refresh::write_memory_md(store, &cache)?;
+    let changed = crate::index::refresh::write_memory_md_from_cache(store, &cache)?;
     crate::index::refresh::save_cache(store, &cache);
     Ok(changed)
 }

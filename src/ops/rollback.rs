@@ -6,7 +6,7 @@ use crate::git;
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::ops::consolidate::ConsolidateError;
-use crate::render::memory_md::INDEX_PATH;
+use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Ctx, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -55,7 +55,7 @@ pub fn rollback(
     let prefix = store.workdir_prefix(repo.workdir());
     let (target, files) = repo.files_at(
         rev,
-        &format!("{prefix}{INDEX_PATH}"),
+        &format!("{prefix}{MEMORY_MD}"),
         &format!("{prefix}memory/"),
         &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
     )?;
@@ -83,10 +83,10 @@ pub fn rollback(
         }
     }
     let index = files
-        .get(&format!("{prefix}{INDEX_PATH}"))
+        .get(&format!("{prefix}{MEMORY_MD}"))
         .map(|index| String::from_utf8_lossy(index).into_owned());
     if let Some(text) = &index {
-        crate::policy::check_secrets(text, INDEX_PATH)?;
+        crate::policy::check_secrets(text, MEMORY_MD)?;
     }
     let Some((session, mut sig)) = session else {
         return Ok(report);
@@ -97,7 +97,7 @@ pub fn rollback(
     }
     // MEMORY.md as it was, the team's text around the block included.
     if let Some(text) = &index {
-        store.write_view(INDEX_PATH, text)?;
+        store.write_view(MEMORY_MD, text)?;
     }
     let message = commit_message(&report, short);
     let paths = crate::ops::consolidate::changed_store_paths(store, session.workdir())?;

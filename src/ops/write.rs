@@ -625,7 +625,7 @@ fn write_views(store: &Store, views: &[Written<'_>]) -> Result<(), StoreError> {
 /// no folder. (A write that fails after its append is a crash to
 /// repair; one refused here leaves no trace.)
 fn preflight(store: &Store, events: &[Event]) -> Result<(), StoreError> {
-    store.read(crate::render::memory_md::INDEX_PATH, None)?;
+    store.read(crate::render::memory_md::MEMORY_MD, None)?;
     let mut folders: Vec<String> = versions(events).map(|(key, _)| key.scope.clone()).collect();
     folders.sort_unstable();
     folders.dedup();
@@ -676,7 +676,7 @@ pub(crate) fn apply(store: &Store, cache: &mut Cache, events: &[Event]) -> Resul
     for f in appended {
         cache.logs.insert(f.rel, f.stamp);
     }
-    crate::index::refresh::write_memory_md(store, cache)?;
+    crate::index::refresh::write_memory_md_from_cache(store, cache)?;
     crate::index::refresh::save_cache(store, cache);
     Ok(())
 }
@@ -692,10 +692,10 @@ pub(crate) fn apply_to(
 ) -> Result<Vec<String>, StoreError> {
     let (appended, views) = write_events(store, events)?;
     snap.push(events);
-    crate::index::snapshot::write_index_from(store, snap)?;
+    crate::index::snapshot::write_memory_md_from(store, snap)?;
     let mut written: Vec<String> = appended.into_iter().map(|f| f.rel).collect();
     written.extend(views.into_iter().map(|(rel, _)| rel));
-    written.push(crate::render::memory_md::INDEX_PATH.to_string());
+    written.push(crate::render::memory_md::MEMORY_MD.to_string());
     Ok(written)
 }
 

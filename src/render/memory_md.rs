@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 /// The index file's path relative to the store root.
-pub const INDEX_PATH: &str = "MEMORY.md";
+pub const MEMORY_MD: &str = "MEMORY.md";
 /// First line of the generated block.
 pub const START: &str = "<!-- memoir:index:start -->";
 /// Last line of the generated block.

@@ -21,7 +21,7 @@ use crate::local::state::{self, StateDir};
 use crate::model::config::{Config, CONFIG_PATH};
 use crate::model::memory::MAX_FILE_BYTES;
 use crate::model::time::Timestamp;
-use crate::render::memory_md::{self, INDEX_PATH};
+use crate::render::memory_md::{self, MEMORY_MD};
 use std::fs::{self};
 use std::io::{self, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -99,7 +99,7 @@ pub const GITATTRIBUTES: [&str; 4] = [
 /// `memory/`.
 pub fn is_store(dir: &Path) -> bool {
     let memory = dir.join("memory");
-    memory.join("log").is_dir() || (memory.is_dir() && dir.join(INDEX_PATH).is_file())
+    memory.join("log").is_dir() || (memory.is_dir() && dir.join(MEMORY_MD).is_file())
 }
 
 pub use crate::store::safe_file::{MAX_CONFIG_BYTES, MAX_INDEX_BYTES, MAX_LOG_BYTES};
@@ -108,7 +108,7 @@ pub use crate::store::safe_file::{MAX_CONFIG_BYTES, MAX_INDEX_BYTES, MAX_LOG_BYT
 pub fn read_cap(rel: &str) -> u64 {
     if rel.starts_with("memory/log/") {
         MAX_LOG_BYTES
-    } else if rel == INDEX_PATH {
+    } else if rel == MEMORY_MD {
         MAX_INDEX_BYTES
     } else if rel == CONFIG_PATH {
         MAX_CONFIG_BYTES
@@ -163,11 +163,11 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
             fs::write(&keep, "").map_err(StoreError::io(&keep))?;
         }
     }
-    let index = root.join(INDEX_PATH);
-    refuse_symlink(&index, INDEX_PATH)?;
+    let index = root.join(MEMORY_MD);
+    refuse_symlink(&index, MEMORY_MD)?;
     if !index.exists() {
         fs::write(&index, memory_md::initial()).map_err(StoreError::io(&index))?;
-        created.push(INDEX_PATH.to_string());
+        created.push(MEMORY_MD.to_string());
     }
     let attrs = root.join(".gitattributes");
     refuse_symlink(&attrs, ".gitattributes")?;
@@ -441,8 +441,11 @@ impl Store {
 
 impl Store {
     /// MEMORY.md as it is and as it is with this generated block.
-    pub(crate) fn index_with(&self, block: &str) -> Result<(Option<String>, String), StoreError> {
-        let current = self.read(INDEX_PATH, None)?;
+    pub(crate) fn memory_md_with(
+        &self,
+        block: &str,
+    ) -> Result<(Option<String>, String), StoreError> {
+        let current = self.read(MEMORY_MD, None)?;
         let mut base = current.clone().unwrap_or_default();
         if crate::integration::merge::has_conflict_markers(&base) {
             // A text merge without memoir's driver: the block is regenerated;
@@ -454,12 +457,12 @@ impl Store {
     }
 
     /// Writes MEMORY.md with this generated block; `true` if it changed.
-    pub(crate) fn write_index_block(&self, block: &str) -> Result<bool, StoreError> {
-        let (current, wanted) = self.index_with(block)?;
+    pub(crate) fn write_memory_md(&self, block: &str) -> Result<bool, StoreError> {
+        let (current, wanted) = self.memory_md_with(block)?;
         if current.as_deref() == Some(wanted.as_str()) {
             return Ok(false);
         }
-        self.write_view(INDEX_PATH, &wanted)?;
+        self.write_view(MEMORY_MD, &wanted)?;
         Ok(true)
     }
 
