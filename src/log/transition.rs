@@ -136,8 +136,11 @@ mod tests {
     /// One step of a generated history.
     #[derive(Debug, Clone)]
     enum Step {
-        /// A version naming the key's heads (a write, a resolve).
+        /// A version naming the key's heads (a write).
         Forward,
+        /// A `resolve` naming every head (closing a fork), consuming a
+        /// proposal when there is one.
+        Resolve,
         /// A version naming an older version (another clone's fork).
         Fork,
         /// A version naming an id that is no event.
@@ -159,6 +162,7 @@ mod tests {
     fn step() -> impl Strategy<Value = Step> {
         prop_oneof![
             4 => Just(Step::Forward),
+            1 => Just(Step::Resolve),
             1 => Just(Step::Fork),
             1 => Just(Step::Unknown),
             1 => Just(Step::Root),
@@ -218,6 +222,13 @@ mod tests {
             };
             match step {
                 Step::Forward => e.prev = heads(&events),
+                Step::Resolve => {
+                    e.op = Op::Resolve;
+                    e.prev = heads(&events);
+                    let proposals: Vec<&Event> =
+                        events.iter().filter(|x| x.op == Op::Propose).collect();
+                    e.consumed = picked(&proposals).into_iter().collect();
+                }
                 Step::Fork => e.prev = picked(&versions).into_iter().collect(),
                 Step::Unknown => e.prev = vec![id(10_000 + n)],
                 Step::Root => {}
