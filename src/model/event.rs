@@ -17,6 +17,7 @@ pub const FORMAT_VERSION: u32 = 1;
 /// The line a writer appends after a torn (never acknowledged) final entry.
 pub const TORN_MARKER: &str = "<!-- memoir:torn -->";
 
+const HEADING_PREFIX: &str = "## ";
 const META_PREFIX: &str = "<!-- memoir ";
 const END_PREFIX: &str = "<!-- memoir:end ";
 const COMMENT_SUFFIX: &str = " -->";
@@ -169,7 +170,7 @@ impl Event {
             .unwrap_or_default();
         let mut out = String::with_capacity(self.body.len() + json.len() + 200);
         out.push_str(&format!(
-            "## {} {}{} · {}\n{META_PREFIX}{json}{COMMENT_SUFFIX}\n{fence}markdown\n",
+            "{HEADING_PREFIX}{} {}{} · {}\n{META_PREFIX}{json}{COMMENT_SUFFIX}\n{fence}markdown\n",
             self.time.clock(),
             self.op,
             key,
@@ -179,10 +180,7 @@ impl Event {
         if !self.body.ends_with('\n') {
             out.push('\n');
         }
-        out.push_str(&format!(
-            "{fence}\n{END_PREFIX}{}{COMMENT_SUFFIX}\n\n",
-            self.id
-        ));
+        out.push_str(&format!("{fence}\n{}\n\n", end_line(&self.id)));
         out
     }
 }
@@ -247,9 +245,12 @@ enum EntryError {
     Unsupported(usize, String),
 }
 
+/// A reader of a log's lines.
 struct Cursor<'a> {
     text: &'a str,
+    /// Byte offset of the next line.
     pos: usize,
+    /// Lines read so far: the 1-based number of the last one.
     line: usize,
 }
 
@@ -263,92 +264,32 @@ impl<'a> Cursor<'a> {
         Ok(&rest[..end])
     }
 
+    /// Skips the blank lines between entries; false when no text is left.
+    fn skip_blank_lines(&mut self) -> bool {
+        while self.text[self.pos..].starts_with('\n') {
+            self.pos += 1;
+            self.line += 1;
+        }
+        self.pos < self.text.len()
+    }
+
     fn malformed(&self, message: impl Into<String>) -> EntryError {
         EntryError::Malformed(self.line, message.into())
     }
 }
 
+/// Reads the entry at the cursor: a heading, a metadata comment, the body
+/// in a fence, an end line.
 fn parse_entry(c: &mut Cursor<'_>) -> Result<Event, EntryError> {
-    let heading = c.line()?;
-    if !heading.starts_with("## ") {
-        return Err(c.malformed("expected an entry heading (`## <time> <op> …`)"));
-    }
-    let heading_id = heading.rsplit(' ').next().unwrap_or("");
-    let meta_line = c.line()?;
-    let json = meta_line
-        .strip_prefix(META_PREFIX)
-        .and_then(|s| s.strip_suffix(COMMENT_SUFFIX))
-        .ok_or_else(|| c.malformed("expected the entry's `<!-- memoir {…} -->` metadata line"))?;
-    let meta: Meta = serde_json::from_str(json)
-        .map_err(|e| c.malformed(format!("invalid entry metadata: {e}")))?;
-    if meta.v != FORMAT_VERSION {
-        return Err(EntryError::Unsupported(c.line, format!(
-            "log format version {} is not supported by this memoir (it reads version {FORMAT_VERSION})",
-            meta.v
-        )));
-    }
-    if !is_id(&meta.id) {
-        return Err(c.malformed(format!("`{}` is not an event id", meta.id)));
-    }
-    if heading_id != meta.id {
-        return Err(c.malformed("the heading's id differs from the metadata's"));
-    }
+    let heading_id = c.heading()?;
+    let meta = c.metadata(heading_id)?;
     let time = Timestamp::parse(&meta.time).map_err(|e| c.malformed(e.to_string()))?;
-    let key = meta
-        .key
-        .as_deref()
-        .map(|k| {
-            Key::parse(k)
-                .ok()
-                .filter(|(key, name)| key.slug == *name)
-                .map(|(key, _)| key)
-                .ok_or_else(|| c.malformed(format!("`{k}` is not a valid memory key")))
-        })
-        .transpose()?;
-    let needs_key = matches!(
-        meta.op,
-        Op::Propose | Op::Remember | Op::Forget | Op::Resolve
-    );
-    if needs_key != key.is_some() {
-        return Err(c.malformed(format!(
-            "a `{}` entry {} a key",
-            meta.op,
-            if needs_key { "needs" } else { "has no" }
-        )));
-    }
+    let key = c.key(&meta)?;
     if let Some(bad) = meta.prev.iter().chain(&meta.consumed).find(|id| !is_id(id)) {
-        return Err(c.malformed(format!("`{bad}` is not an event id")));
+        return Err(c.not_an_id(bad));
     }
-    let fence = c.line()?;
-    let ticks = fence.len() - fence.trim_start_matches('`').len();
-    if ticks < 3 {
-        return Err(c.malformed("expected the opening fence of the entry's body"));
-    }
-    let start = c.pos;
-    let end = start.checked_add(meta.len).ok_or(EntryError::Eof)?;
-    if end > c.text.len() {
-        return Err(EntryError::Eof);
-    }
-    let body = c
-        .text
-        .get(start..end)
-        .ok_or_else(|| c.malformed("the body length does not end on a character boundary"))?;
-    c.line += body.matches('\n').count();
-    c.pos = end;
-    if !body.ends_with('\n') {
-        let rest = c.line()?;
-        if !rest.is_empty() {
-            return Err(c.malformed("the body is longer than its recorded length"));
-        }
-    }
-    let close = c.line()?;
-    if close != &fence[..ticks] {
-        return Err(c.malformed("expected the closing fence of the entry's body"));
-    }
-    let end_line = c.line()?;
-    if end_line != format!("{END_PREFIX}{}{COMMENT_SUFFIX}", meta.id) {
-        return Err(c.malformed("expected the entry's end line `<!-- memoir:end <id> -->`"));
-    }
+    let body = c.fenced_body(meta.len)?;
+    c.end_line(&meta.id)?;
     Ok(Event {
         id: meta.id,
         op: meta.op,
@@ -361,6 +302,121 @@ fn parse_entry(c: &mut Cursor<'_>) -> Result<Event, EntryError> {
         redacted: meta.redacted,
         body: body.to_string(),
     })
+}
+
+/// The end line of the entry with this id.
+fn end_line(id: &str) -> String {
+    format!("{END_PREFIX}{id}{COMMENT_SUFFIX}")
+}
+
+impl<'a> Cursor<'a> {
+    /// The entry's heading; returns the id it ends with.
+    fn heading(&mut self) -> Result<&'a str, EntryError> {
+        let heading = self.line()?;
+        if !heading.starts_with(HEADING_PREFIX) {
+            return Err(self.malformed("expected an entry heading (`## <time> <op> …`)"));
+        }
+        Ok(heading.rsplit(' ').next().unwrap_or(""))
+    }
+
+    /// The metadata comment, in a version this build reads, whose id is
+    /// the heading's.
+    fn metadata(&mut self, heading_id: &str) -> Result<Meta, EntryError> {
+        let meta_line = self.line()?;
+        let json = meta_line
+            .strip_prefix(META_PREFIX)
+            .and_then(|s| s.strip_suffix(COMMENT_SUFFIX))
+            .ok_or_else(|| {
+                self.malformed("expected the entry's `<!-- memoir {…} -->` metadata line")
+            })?;
+        let meta: Meta = serde_json::from_str(json)
+            .map_err(|e| self.malformed(format!("invalid entry metadata: {e}")))?;
+        if meta.v != FORMAT_VERSION {
+            return Err(EntryError::Unsupported(self.line, format!(
+                "log format version {} is not supported by this memoir (it reads version {FORMAT_VERSION})",
+                meta.v
+            )));
+        }
+        if !is_id(&meta.id) {
+            return Err(self.not_an_id(&meta.id));
+        }
+        if heading_id != meta.id {
+            return Err(self.malformed("the heading's id differs from the metadata's"));
+        }
+        Ok(meta)
+    }
+
+    /// The metadata's key, a valid one, present exactly when the op needs one.
+    fn key(&self, meta: &Meta) -> Result<Option<Key>, EntryError> {
+        let key = meta
+            .key
+            .as_deref()
+            .map(|k| {
+                Key::parse(k)
+                    .ok()
+                    .filter(|(key, name)| key.slug == *name)
+                    .map(|(key, _)| key)
+                    .ok_or_else(|| self.malformed(format!("`{k}` is not a valid memory key")))
+            })
+            .transpose()?;
+        let needs_key = matches!(
+            meta.op,
+            Op::Propose | Op::Remember | Op::Forget | Op::Resolve
+        );
+        if needs_key != key.is_some() {
+            return Err(self.malformed(format!(
+                "a `{}` entry {} a key",
+                meta.op,
+                if needs_key { "needs" } else { "has no" }
+            )));
+        }
+        Ok(key)
+    }
+
+    /// The body: an opening fence line, exactly `len` bytes (whatever
+    /// they hold), a line break if they do not end with one, and the
+    /// closing fence.
+    fn fenced_body(&mut self, len: usize) -> Result<&'a str, EntryError> {
+        let fence = self.line()?;
+        let ticks = fence.len() - fence.trim_start_matches('`').len();
+        if ticks < 3 {
+            return Err(self.malformed("expected the opening fence of the entry's body"));
+        }
+        let start = self.pos;
+        let end = start.checked_add(len).ok_or(EntryError::Eof)?;
+        if end > self.text.len() {
+            return Err(EntryError::Eof);
+        }
+        let body = self.text.get(start..end).ok_or_else(|| {
+            self.malformed("the body length does not end on a character boundary")
+        })?;
+        self.line += body.matches('\n').count();
+        self.pos = end;
+        if !body.ends_with('\n') {
+            let rest = self.line()?;
+            if !rest.is_empty() {
+                return Err(self.malformed("the body is longer than its recorded length"));
+            }
+        }
+        let close = self.line()?;
+        if close != &fence[..ticks] {
+            return Err(self.malformed("expected the closing fence of the entry's body"));
+        }
+        Ok(body)
+    }
+
+    /// The entry's end line, naming its id.
+    fn end_line(&mut self, id: &str) -> Result<(), EntryError> {
+        if self.line()? != end_line(id) {
+            return Err(self.malformed("expected the entry's end line `<!-- memoir:end <id> -->`"));
+        }
+        Ok(())
+    }
+
+    /// `id`, on the current line, is not an event id.
+    fn not_an_id(&self, id: &str) -> EntryError {
+        self.malformed(format!("`{id}` is not an event id"))
+    }
 }
 
 /// Parses a whole log file. A final entry cut short by a crash is skipped
@@ -376,11 +432,7 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
         line: 0,
     };
     loop {
-        while text[c.pos..].starts_with('\n') {
-            c.pos += 1;
-            c.line += 1;
-        }
-        if c.pos >= text.len() {
+        if !c.skip_blank_lines() {
             return Ok(out);
         }
         let (entry_pos, entry_line) = (c.pos, c.line + 1);
@@ -409,27 +461,23 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
                 out.torn.push(entry_line);
                 (c.pos, c.line) = (at, lines);
             }
-            (_, Some((at, lines))) => {
-                out.quarantined.push(Quarantined {
-                    line: entry_line,
-                    error: LogError { line, message },
-                });
-                (c.pos, c.line) = (at, lines);
-            }
             (_, None) if line == 0 => {
                 out.torn.push(entry_line);
                 out.torn_tail = true;
                 return Ok(out);
             }
-            (_, None) => {
-                // Nothing after it parses: the file ends in this entry, and
-                // the next writer must close it before appending.
+            (_, next) => {
                 out.quarantined.push(Quarantined {
                     line: entry_line,
                     error: LogError { line, message },
                 });
-                out.open_end = true;
-                return Ok(out);
+                let Some((at, lines)) = next else {
+                    // Nothing after it parses: the file ends in this entry, and
+                    // the next writer must close it before appending.
+                    out.open_end = true;
+                    return Ok(out);
+                };
+                (c.pos, c.line) = (at, lines);
             }
         }
     }
@@ -449,7 +497,7 @@ fn next_entry(text: &str, from: usize, line: usize) -> Option<(usize, usize)> {
     while pos < text.len() {
         let rest = &text[pos..];
         let end = rest.find('\n').map_or(rest.len(), |e| e + 1);
-        if rest.starts_with("## ") && rest[end..].starts_with(META_PREFIX) {
+        if rest.starts_with(HEADING_PREFIX) && rest[end..].starts_with(META_PREFIX) {
             let mut c = Cursor {
                 text,
                 pos,
@@ -558,5 +606,170 @@ mod tests {
         let ids: std::collections::HashSet<_> = (0..1000).map(|_| new_id(t).unwrap()).collect();
         assert_eq!(ids.len(), 1000);
         assert!(ids.iter().all(|i| is_id(i)));
+    }
+
+    #[test]
+    fn renders_the_documented_grammar() {
+        let time = Timestamp::parse("2026-11-29T10:41:07Z").unwrap();
+        let e = Event {
+            id: id_from(time, [0; 10]),
+            prev: vec![id_from(time, [1; 10])],
+            body: "x".into(),
+            ..event("")
+        };
+        let expected = concat!(
+            "## 10:41:07Z remember project/x · 01M8KE9VDR0000000000000000\n",
+            "<!-- memoir {\"v\":1,\"id\":\"01M8KE9VDR0000000000000000\",\"op\":\"remember\",",
+            "\"time\":\"2026-11-29T10:41:07.000Z\",\"actor\":\"Ada <ada@example.com>\",",
+            "\"key\":\"project/x\",\"prev\":[\"01M8KE9VDR040G2081040G2081\"],",
+            "\"reason\":\"a --\\u003e b\",\"len\":1} -->\n",
+            "````markdown\nx\n````\n<!-- memoir:end 01M8KE9VDR0000000000000000 -->\n\n",
+        );
+        assert_eq!(e.render(), expected);
+    }
+
+    /// Reads one entry from `text` as `parse_log` does: the event, or the
+    /// line and message of the error (line 0 for a torn entry).
+    fn entry(text: &str) -> (Result<Event, (usize, String)>, Cursor<'_>) {
+        let mut c = Cursor {
+            text,
+            pos: 0,
+            line: 0,
+        };
+        let result = parse_entry(&mut c).map_err(|e| match e {
+            EntryError::Eof => (0, String::new()),
+            EntryError::Malformed(line, m) | EntryError::Unsupported(line, m) => (line, m),
+        });
+        (result, c)
+    }
+
+    #[test]
+    fn a_body_with_fences_and_crlf_is_read_by_its_length() {
+        for body in [
+            "```\r\n````\r\n```markdown\r\n<!-- memoir:end X -->\r\n",
+            "a\r\n```\r",
+            "````",
+        ] {
+            let e = event(body);
+            let text = e.render();
+            let (result, c) = entry(&text);
+            assert_eq!(result.ok(), Some(e), "{body:?}");
+            // Everything but the blank line after the end line, all counted.
+            assert_eq!(c.pos, text.len() - 1, "{body:?}");
+            assert_eq!(c.line, text.matches('\n').count() - 1, "{body:?}");
+        }
+    }
+
+    /// An entry to break, and its text: line 1 the heading, 2 the
+    /// metadata, 3 the opening fence, 4 and 5 the body (`one\ntwo\n`, 8
+    /// bytes), 6 the closing fence, 7 the end line.
+    fn entry_to_break() -> (Event, String) {
+        let e = event("one\ntwo\n");
+        let good = e.render();
+        assert!(good.lines().nth(1).unwrap().contains("\"len\":8"), "{good}");
+        (e, good)
+    }
+
+    /// Reads `text`, `good` with one part broken: the entry's error is on
+    /// `line` with `message`.
+    fn check(good: &str, text: String, line: usize, message: &str) {
+        assert_ne!(text, good, "{message}");
+        let (result, _) = entry(&text);
+        assert_eq!(result.err(), Some((line, message.to_string())), "{text}");
+    }
+
+    #[test]
+    fn heading_and_metadata_errors_are_on_their_lines() {
+        let (e, good) = entry_to_break();
+        let id = &e.id;
+        let r = |from: &str, to: &str| good.replacen(from, to, 1);
+        let check = |text, line, message| check(&good, text, line, message);
+        check(
+            r("## ", "# "),
+            1,
+            "expected an entry heading (`## <time> <op> …`)",
+        );
+        check(
+            r("<!-- memoir {", "<!-- memoir: {"),
+            2,
+            "expected the entry's `<!-- memoir {…} -->` metadata line",
+        );
+        check(
+            r("\"v\":1", "\"v\":\"1\""),
+            2,
+            "invalid entry metadata: invalid type: string \"1\", expected u32 at line 1 column 8",
+        );
+        check(
+            r("\"v\":1", "\"v\":2"),
+            2,
+            "log format version 2 is not supported by this memoir (it reads version 1)",
+        );
+        check(good.replace(id.as_str(), "x"), 2, "`x` is not an event id");
+        check(
+            r(id.as_str(), &e.prev[0]),
+            2,
+            "the heading's id differs from the metadata's",
+        );
+        check(
+            r("\"time\":\"2026", "\"time\":\"1"),
+            2,
+            "`1-11-29T10:41:07.000Z` is not a UTC time of the form YYYY-MM-DDTHH:MM:SSZ",
+        );
+        check(
+            good.replacen("project/x", "project/X", 2),
+            2,
+            "`project/X` is not a valid memory key",
+        );
+        check(
+            r("\"op\":\"remember\"", "\"op\":\"note\""),
+            2,
+            "a `note` entry has no a key",
+        );
+        check(
+            r(
+                &format!("\"prev\":[\"{}\"]", e.prev[0]),
+                "\"consumed\":[\"y\"]",
+            ),
+            2,
+            "`y` is not an event id",
+        );
+    }
+
+    #[test]
+    fn body_and_end_line_errors_are_on_their_lines() {
+        let (_, good) = entry_to_break();
+        let r = |from: &str, to: &str| good.replacen(from, to, 1);
+        let check = |text, line, message| check(&good, text, line, message);
+        check(
+            r("````markdown", "``markdown"),
+            3,
+            "expected the opening fence of the entry's body",
+        );
+        check(
+            r("\"len\":8", "\"len\":6"),
+            5,
+            "the body is longer than its recorded length",
+        );
+        check(
+            r("\"len\":8", "\"len\":4"),
+            5,
+            "expected the closing fence of the entry's body",
+        );
+        check(
+            r("two\n````", "two\n```"),
+            6,
+            "expected the closing fence of the entry's body",
+        );
+        check(
+            r("memoir:end ", "memoir:end  "),
+            7,
+            "expected the entry's end line `<!-- memoir:end <id> -->`",
+        );
+        check(r("\"len\":8", "\"len\":80"), 0, "");
+        check(
+            r("one", "é").replacen("\"len\":8", "\"len\":1", 1),
+            3,
+            "the body length does not end on a character boundary",
+        );
     }
 }

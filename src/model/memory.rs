@@ -6,7 +6,8 @@
 //! leading BOM and accept a block in the middle of a document.
 
 use crate::model::time::{Date, Timestamp};
-use serde_yaml::Value;
+use crate::model::yaml_bounds;
+use serde_yaml::{Mapping, Value};
 use std::fmt;
 
 /// The largest memory file accepted, in bytes.
@@ -128,8 +129,8 @@ pub fn split(content: &str) -> Result<Split<'_>, MemoryError> {
     };
     let text = &content[start..];
     let first_end = text.find('\n').unwrap_or(text.len());
-    let first = text[..first_end].trim_end_matches('\r');
-    if first.trim_end() != "---" {
+    // Trailing whitespace, `\r` included, is not part of a fence.
+    if text[..first_end].trim_end() != "---" {
         return Err(err(
             Some(1),
             "no frontmatter: the file must start with a `---` line",
@@ -140,7 +141,7 @@ pub fn split(content: &str) -> Result<Split<'_>, MemoryError> {
     let mut pos = yaml_start;
     while pos < content.len() {
         let end = content[pos..].find('\n').map_or(content.len(), |i| pos + i);
-        let line = content[pos..end].trim_end_matches('\r').trim_end();
+        let line = content[pos..end].trim_end();
         if line == "---" || line == "..." {
             let body_start = (end + 1).min(content.len());
             return Ok(Split {
@@ -156,144 +157,18 @@ pub fn split(content: &str) -> Result<Split<'_>, MemoryError> {
     Err(err(Some(1), "unclosed frontmatter: no closing `---` line"))
 }
 
-/// The 1-based file line on which top-level `key:` is written, if it is.
-fn key_line(content: &str, split: &Split<'_>, key: &str) -> Option<usize> {
-    let base = content[..split.yaml_start].matches('\n').count() + 1;
-    split.yaml.lines().enumerate().find_map(|(i, l)| {
-        let rest = l.strip_prefix(key)?;
-        rest.trim_start().starts_with(':').then_some(base + i)
-    })
-}
-
 impl Memory {
     /// Parses and validates a memory file's content.
     pub fn parse(content: &str) -> Result<Memory, MemoryError> {
-        if content.len() > MAX_FILE_BYTES {
-            return Err(MemoryError {
-                rule: Some("size"),
-                ..err(
-                    None,
-                    format!(
-                        "file is {} bytes, more than the limit of {MAX_FILE_BYTES}",
-                        content.len()
-                    ),
-                )
-            });
-        }
+        check_size(content)?;
         let sp = split(content)?;
-        let fm_line = content[..sp.yaml_start].matches('\n').count();
-        if let Some(i) = sp.yaml.lines().position(|l| l.starts_with('\t')) {
-            return Err(err(
-                Some(fm_line + i + 1),
-                "tab used for indentation in frontmatter (YAML allows only spaces)",
-            ));
-        }
-        // Bounded before the parser, whose time grows with the nesting's square.
-        crate::model::yaml_bounds::check(sp.yaml).map_err(|e| {
-            err(
-                Some(fm_line + e.line + 1),
-                format!("frontmatter: {}", e.message),
-            )
-        })?;
-        let value: Value = if sp.yaml.trim().is_empty() {
-            Value::Null
-        } else {
-            serde_yaml::from_str(sp.yaml).map_err(|e| {
-                let line = e.location().map(|l| fm_line + l.line());
-                let msg = e.to_string();
-                // serde_yaml appends " at line X column Y"; we report the file line ourselves.
-                let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
-                err(line, format!("invalid YAML in frontmatter: {msg}"))
-            })?
-        };
-        let map = match value {
-            Value::Mapping(m) => m,
-            Value::Null => return Err(err(Some(1), "empty frontmatter: `name` is required")),
-            _ => {
-                return Err(err(
-                    Some(fm_line + 1),
-                    "frontmatter is not a mapping of keys to values",
-                ))
-            }
-        };
-        let line_of = |k: &str| key_line(content, &sp, k);
-        let get = |k: &str| map.get(Value::String(k.to_string()));
-        let string = |k: &str, required: bool| -> Result<Option<String>, MemoryError> {
-            match get(k) {
-                None | Some(Value::Null) if required => {
-                    Err(err(Some(1), format!("`{k}` is required")))
-                }
-                None | Some(Value::Null) => Ok(None),
-                Some(Value::String(s)) if s.trim().is_empty() && required => {
-                    Err(err(line_of(k), format!("`{k}` is empty")))
-                }
-                Some(Value::String(s)) => Ok(Some(s.clone())),
-                Some(_) => Err(err(line_of(k), format!("`{k}` must be a string"))),
-            }
-        };
-        for (k, _) in &map {
-            if !matches!(k, Value::String(_)) {
-                return Err(err(Some(fm_line + 1), "a frontmatter key is not a string"));
-            }
-        }
-        let name = string("name", true)?.unwrap_or_default();
-        let description = string("description", true)?.unwrap_or_default();
-        let type_text = string("type", true)?.unwrap_or_default();
-        let kind = MemoryType::parse(&type_text).ok_or_else(|| MemoryError {
-            rule: Some("type"),
-            ..err(
-                line_of("type"),
-                format!(
-                    "unknown type `{type_text}` (expected user, feedback, project or reference)"
-                ),
-            )
-        })?;
-        let tags = match get("tags") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Sequence(seq)) => seq
-                .iter()
-                .map(|v| match v {
-                    Value::String(s) if !s.trim().is_empty() && !s.contains('\n') => Ok(s.clone()),
-                    _ => Err(err(
-                        line_of("tags"),
-                        "every tag must be a non-empty one-line string",
-                    )),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(err(line_of("tags"), "`tags` must be a list, like [a, b]")),
-        };
-        let source = string("source", false)?;
-        if source.as_deref().is_some_and(|s| s.trim().is_empty()) {
-            return Err(err(line_of("source"), "`source` is empty"));
-        }
-        let confidence = match get("confidence") {
-            None | Some(Value::Null) => None,
-            Some(Value::Number(n)) => match n.as_f64() {
-                Some(x) if (0.0..=1.0).contains(&x) => Some(x),
-                _ => {
-                    return Err(err(
-                        line_of("confidence"),
-                        "`confidence` must be between 0 and 1",
-                    ))
-                }
-            },
-            Some(_) => {
-                return Err(err(
-                    line_of("confidence"),
-                    "`confidence` must be a number between 0 and 1",
-                ))
-            }
-        };
-        let time = |k: &str| -> Result<Option<Timestamp>, MemoryError> {
-            string(k, false)?
-                .map(|s| Timestamp::parse(&s).map_err(|e| err(line_of(k), format!("`{k}`: {e}"))))
-                .transpose()
-        };
-        let date = |k: &str| -> Result<Option<Date>, MemoryError> {
-            string(k, false)?
-                .map(|s| Date::parse(&s).map_err(|e| err(line_of(k), format!("`{k}`: {e}"))))
-                .transpose()
-        };
+        let fm = Frontmatter::read(content, &sp)?;
+        let name = fm.required("name")?;
+        let description = fm.required("description")?;
+        let kind = fm.kind()?;
+        let tags = fm.tags()?;
+        let source = fm.non_blank("source")?;
+        let confidence = fm.confidence()?;
         Ok(Memory {
             name,
             description,
@@ -301,10 +176,10 @@ impl Memory {
             tags,
             source,
             confidence,
-            created: time("created")?,
-            updated: time("updated")?,
-            review_by: date("review_by")?,
-            expires: date("expires")?,
+            created: fm.parsed("created", Timestamp::parse)?,
+            updated: fm.parsed("updated", Timestamp::parse)?,
+            review_by: fm.parsed("review_by", Date::parse)?,
+            expires: fm.parsed("expires", Date::parse)?,
             // The blank line memoir writes after the frontmatter is not part of the body.
             body: sp
                 .body
@@ -318,38 +193,34 @@ impl Memory {
     /// Renders a memory file as memoir writes it: frontmatter fields in a
     /// fixed order, a blank line, then the body.
     pub fn render(&self) -> String {
-        let mut out = String::from("---\n");
-        let mut field = |k: &str, v: Value| {
-            let mut m = serde_yaml::Mapping::new();
-            m.insert(Value::String(k.to_string()), v);
-            // Serializing a one-key map of plain values cannot fail.
-            out.push_str(&serde_yaml::to_string(&m).unwrap_or_default());
-        };
-        field("name", Value::String(self.name.clone()));
-        field("description", Value::String(self.description.clone()));
-        field("type", Value::String(self.kind.as_str().to_string()));
+        let string = |s: &str| Value::String(s.to_string());
+        let mut fields = vec![
+            ("name", string(&self.name)),
+            ("description", string(&self.description)),
+            ("type", string(self.kind.as_str())),
+        ];
         if !self.tags.is_empty() {
-            field(
-                "tags",
-                Value::Sequence(self.tags.iter().cloned().map(Value::String).collect()),
-            );
+            let tags = self.tags.iter().map(|t| string(t)).collect();
+            fields.push(("tags", Value::Sequence(tags)));
         }
         if let Some(s) = &self.source {
-            field("source", Value::String(s.clone()));
+            fields.push(("source", string(s)));
         }
         if let Some(c) = self.confidence {
-            field("confidence", Value::Number(c.into()));
+            fields.push(("confidence", Value::Number(c.into())));
         }
         for (k, t) in [("created", self.created), ("updated", self.updated)] {
             if let Some(t) = t {
-                field(k, Value::String(t.seconds()));
+                fields.push((k, Value::String(t.seconds())));
             }
         }
         for (k, d) in [("review_by", self.review_by), ("expires", self.expires)] {
             if let Some(d) = d {
-                field(k, Value::String(d.to_string()));
+                fields.push((k, Value::String(d.to_string())));
             }
         }
+        let mut out = String::from("---\n");
+        out.push_str(&yaml_fields(&fields));
         out.push_str("---\n");
         if !self.body.is_empty() {
             out.push('\n');
@@ -360,6 +231,209 @@ impl Memory {
             }
         }
         out
+    }
+}
+
+/// Refuses a file over [`MAX_FILE_BYTES`] (a rule of the write policy).
+fn check_size(content: &str) -> Result<(), MemoryError> {
+    if content.len() <= MAX_FILE_BYTES {
+        return Ok(());
+    }
+    Err(MemoryError {
+        rule: Some("size"),
+        ..err(
+            None,
+            format!(
+                "file is {} bytes, more than the limit of {MAX_FILE_BYTES}",
+                content.len()
+            ),
+        )
+    })
+}
+
+/// A file's frontmatter, read as a mapping with string keys, and where its
+/// YAML lies in the file (for the lines of errors).
+struct Frontmatter<'a> {
+    /// The YAML between the fences.
+    yaml: &'a str,
+    /// How many lines of the file come before the YAML.
+    before: usize,
+    /// The YAML's top-level mapping.
+    map: Mapping,
+}
+
+impl<'a> Frontmatter<'a> {
+    /// Checks and parses the YAML of `sp`, a split of `content`.
+    fn read(content: &str, sp: &Split<'a>) -> Result<Frontmatter<'a>, MemoryError> {
+        let mut fm = Frontmatter {
+            yaml: sp.yaml,
+            before: content[..sp.yaml_start].matches('\n').count(),
+            map: Mapping::new(),
+        };
+        fm.check_indentation()?;
+        fm.check_bounds()?;
+        let value = fm.value()?;
+        fm.map = fm.mapping(value)?;
+        Ok(fm)
+    }
+
+    /// The 1-based file line of the YAML's 0-based line `i`.
+    fn file_line(&self, i: usize) -> usize {
+        self.before + i + 1
+    }
+
+    /// Refuses a tab that indents a line.
+    fn check_indentation(&self) -> Result<(), MemoryError> {
+        match self.yaml.lines().position(|l| l.starts_with('\t')) {
+            Some(i) => Err(err(
+                Some(self.file_line(i)),
+                "tab used for indentation in frontmatter (YAML allows only spaces)",
+            )),
+            None => Ok(()),
+        }
+    }
+
+    /// Bounded before the parser, whose time grows with the nesting's square.
+    fn check_bounds(&self) -> Result<(), MemoryError> {
+        yaml_bounds::check(self.yaml).map_err(|e| {
+            err(
+                Some(self.file_line(e.line)),
+                format!("frontmatter: {}", e.message),
+            )
+        })
+    }
+
+    /// The parsed YAML; `Null` when there is none.
+    fn value(&self) -> Result<Value, MemoryError> {
+        if self.yaml.trim().is_empty() {
+            return Ok(Value::Null);
+        }
+        serde_yaml::from_str(self.yaml).map_err(|e| {
+            let line = e.location().map(|l| self.before + l.line());
+            let msg = e.to_string();
+            // serde_yaml appends " at line X column Y"; we report the file line ourselves.
+            let msg = msg.split(" at line ").next().unwrap_or(&msg).to_string();
+            err(line, format!("invalid YAML in frontmatter: {msg}"))
+        })
+    }
+
+    /// The YAML as a mapping whose keys are all strings.
+    fn mapping(&self, value: Value) -> Result<Mapping, MemoryError> {
+        let map = match value {
+            Value::Mapping(m) => m,
+            Value::Null => return Err(err(Some(1), "empty frontmatter: `name` is required")),
+            _ => {
+                return Err(err(
+                    Some(self.file_line(0)),
+                    "frontmatter is not a mapping of keys to values",
+                ))
+            }
+        };
+        if map.keys().any(|k| !matches!(k, Value::String(_))) {
+            return Err(err(
+                Some(self.file_line(0)),
+                "a frontmatter key is not a string",
+            ));
+        }
+        Ok(map)
+    }
+
+    /// The 1-based file line on which top-level `key:` is written, if it is.
+    fn line_of(&self, key: &str) -> Option<usize> {
+        self.yaml.lines().enumerate().find_map(|(i, l)| {
+            let rest = l.strip_prefix(key)?;
+            rest.trim_start()
+                .starts_with(':')
+                .then(|| self.file_line(i))
+        })
+    }
+
+    /// The value of `key`; `None` when absent or null.
+    fn get(&self, key: &str) -> Option<&Value> {
+        match self.map.get(Value::String(key.to_string())) {
+            None | Some(Value::Null) => None,
+            value => value,
+        }
+    }
+
+    /// An optional string field.
+    fn string(&self, key: &str) -> Result<Option<&str>, MemoryError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s)),
+            Some(_) => Err(err(self.line_of(key), format!("`{key}` must be a string"))),
+        }
+    }
+
+    /// An optional string field that is not blank when present.
+    fn non_blank(&self, key: &str) -> Result<Option<String>, MemoryError> {
+        match self.string(key)? {
+            Some(s) if s.trim().is_empty() => {
+                Err(err(self.line_of(key), format!("`{key}` is empty")))
+            }
+            s => Ok(s.map(str::to_string)),
+        }
+    }
+
+    /// A string field that must be present and not blank.
+    fn required(&self, key: &str) -> Result<String, MemoryError> {
+        match self.get(key) {
+            // A missing field has no line of its own: the file's first.
+            None => Err(err(Some(1), format!("`{key}` is required"))),
+            Some(_) => Ok(self.non_blank(key)?.unwrap_or_default()),
+        }
+    }
+
+    /// `type`: one of the four [`MemoryType`]s (a rule of the write policy).
+    fn kind(&self) -> Result<MemoryType, MemoryError> {
+        let text = self.required("type")?;
+        MemoryType::parse(&text).ok_or_else(|| MemoryError {
+            rule: Some("type"),
+            ..err(
+                self.line_of("type"),
+                format!("unknown type `{text}` (expected user, feedback, project or reference)"),
+            )
+        })
+    }
+
+    /// `tags`: a list of non-empty one-line strings; empty when absent.
+    fn tags(&self) -> Result<Vec<String>, MemoryError> {
+        let line = || self.line_of("tags");
+        match self.get("tags") {
+            None => Ok(Vec::new()),
+            Some(Value::Sequence(seq)) => seq
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) if !s.trim().is_empty() && !s.contains('\n') => Ok(s.clone()),
+                    _ => Err(err(line(), "every tag must be a non-empty one-line string")),
+                })
+                .collect(),
+            Some(_) => Err(err(line(), "`tags` must be a list, like [a, b]")),
+        }
+    }
+
+    /// `confidence`: a number from 0 to 1.
+    fn confidence(&self) -> Result<Option<f64>, MemoryError> {
+        let line = || self.line_of("confidence");
+        match self.get("confidence") {
+            None => Ok(None),
+            Some(Value::Number(n)) => match n.as_f64() {
+                Some(x) if (0.0..=1.0).contains(&x) => Ok(Some(x)),
+                _ => Err(err(line(), "`confidence` must be between 0 and 1")),
+            },
+            Some(_) => Err(err(line(), "`confidence` must be a number between 0 and 1")),
+        }
+    }
+
+    /// An optional string field, read with `parse` (a time's or a date's).
+    fn parsed<T, E: fmt::Display>(
+        &self,
+        key: &str,
+        parse: fn(&str) -> Result<T, E>,
+    ) -> Result<Option<T>, MemoryError> {
+        self.string(key)?
+            .map(|s| parse(s).map_err(|e| err(self.line_of(key), format!("`{key}`: {e}"))))
+            .transpose()
     }
 }
 
@@ -422,12 +496,13 @@ pub fn append_fields(content: &str, fields: &str) -> Result<String, MemoryError>
     Ok(out)
 }
 
-/// Renders `key: value` YAML lines for string fields.
+/// Renders `key: value` YAML lines, one a field, in the order given.
 pub fn yaml_fields(fields: &[(&str, Value)]) -> String {
     let mut m = serde_yaml::Mapping::new();
     for (k, v) in fields {
         m.insert(Value::String((*k).to_string()), v.clone());
     }
+    // Serializing a map of plain values cannot fail.
     serde_yaml::to_string(&m).unwrap_or_default()
 }
 
@@ -471,5 +546,159 @@ mod tests {
         assert!(e.message.contains("unclosed"));
         let e = Memory::parse("---\nname: x\n\tdescription: y\n---\n").unwrap_err();
         assert_eq!(e.line, Some(3));
+    }
+
+    /// A valid frontmatter with `extra` YAML lines from line 5 on.
+    fn with(extra: &str) -> String {
+        format!("---\nname: x\ndescription: y\ntype: user\n{extra}---\n")
+    }
+
+    #[test]
+    fn each_field_reader_reports_its_message_and_line() {
+        let check = |text: &str, expected: &str| {
+            let e = Memory::parse(text).unwrap_err();
+            assert_eq!(e.to_string(), expected, "{text:?}");
+            let rule = expected.contains("unknown type").then_some("type");
+            assert_eq!(e.rule, rule, "{text:?}");
+        };
+        check("---\ndescription: y\n---\n", "line 1: `name` is required");
+        check("---\nname: ~\n---\n", "line 1: `name` is required");
+        check(
+            "---\nname: x\ndescription: ' '\n---\n",
+            "line 3: `description` is empty",
+        );
+        check("---\nname: [x]\n---\n", "line 2: `name` must be a string");
+        check(
+            "---\nname: x\ndescription: y\n---\n",
+            "line 1: `type` is required",
+        );
+        check(
+            &with("").replace("user", "bogus"),
+            "line 4: unknown type `bogus` (expected user, feedback, project or reference)",
+        );
+        check(
+            &with("tags: a\n"),
+            "line 5: `tags` must be a list, like [a, b]",
+        );
+        check(
+            &with("tags:\n- a\n- ''\n"),
+            "line 5: every tag must be a non-empty one-line string",
+        );
+        check(
+            &with("tags: [\"a\\nb\"]\n"),
+            "line 5: every tag must be a non-empty one-line string",
+        );
+        check(&with("source: ' '\n"), "line 5: `source` is empty");
+        check(&with("source: 3\n"), "line 5: `source` must be a string");
+        check(
+            &with("confidence: 1.5\n"),
+            "line 5: `confidence` must be between 0 and 1",
+        );
+        check(
+            &with("confidence: high\n"),
+            "line 5: `confidence` must be a number between 0 and 1",
+        );
+        check(&with("created: 5\n"), "line 5: `created` must be a string");
+        check(
+            &with("source: s\nupdated: 2026-11-29\n"),
+            "line 6: `updated`: `2026-11-29` is not a UTC time of the form YYYY-MM-DDTHH:MM:SSZ",
+        );
+        check(
+            &with("review_by: soon\n"),
+            "line 5: `review_by`: `soon` is not a date of the form YYYY-MM-DD",
+        );
+        check(
+            &with("expires: 2027-02-30\n"),
+            "line 5: `expires`: `2027-02-30` is not a date of the form YYYY-MM-DD",
+        );
+    }
+
+    #[test]
+    fn the_field_read_first_decides_the_error() {
+        // Two problems: the one `parse` reads first is reported.
+        let e = Memory::parse(&with("expires: x\ntags: 1\n")).unwrap_err();
+        assert_eq!(e.to_string(), "line 6: `tags` must be a list, like [a, b]");
+        let e = Memory::parse(&with("confidence: 2\n").replace("user", "x")).unwrap_err();
+        assert_eq!(e.rule, Some("type"));
+    }
+
+    #[test]
+    fn frontmatter_errors_carry_file_lines() {
+        let deep = format!("{}\n", "[".repeat(40));
+        let cases = [
+            (
+                "---\n---\n".to_string(),
+                "line 1: empty frontmatter: `name` is required",
+            ),
+            (
+                "---\n# only a comment\n---\n".to_string(),
+                "line 1: empty frontmatter: `name` is required",
+            ),
+            (
+                "\u{feff}---\r\n- a\r\n---\r\n".to_string(),
+                "line 2: frontmatter is not a mapping of keys to values",
+            ),
+            (
+                "---\nname: x\n[a]: b\n---\n".to_string(),
+                "line 2: a frontmatter key is not a string",
+            ),
+            (
+                "---\nname: x\ndescription: y\n\ttype: user\n---\n".to_string(),
+                "line 4: tab used for indentation in frontmatter (YAML allows only spaces)",
+            ),
+            (
+                with(&format!("a: b\nnested: {deep}")),
+                "line 6: frontmatter: YAML nested deeper than 32 levels",
+            ),
+            (
+                with("a: [b\n"),
+                "line 6: invalid YAML in frontmatter: did not find expected ',' or ']'",
+            ),
+        ];
+        for (text, expected) in &cases {
+            let e = Memory::parse(text).unwrap_err();
+            assert_eq!(e.to_string(), *expected, "{text:?}");
+            assert_eq!(e.rule, None);
+        }
+    }
+
+    #[test]
+    fn size_is_a_rule_past_the_limit() {
+        let text = with("");
+        let at_limit = format!("{text}{}", "x".repeat(MAX_FILE_BYTES - text.len()));
+        assert!(Memory::parse(&at_limit).is_ok());
+        let e = Memory::parse(&format!("{at_limit}x")).unwrap_err();
+        assert_eq!((e.line, e.rule), (None, Some("size")));
+        assert_eq!(
+            e.message,
+            format!(
+                "file is {} bytes, more than the limit of {MAX_FILE_BYTES}",
+                MAX_FILE_BYTES + 1
+            )
+        );
+    }
+
+    #[test]
+    fn renders_fields_in_a_fixed_order() {
+        let m = Memory::parse(GOOD).unwrap();
+        let expected = concat!(
+            "---\nname: test-command\ndescription: Run `pnpm test`.\ntype: project\n",
+            "tags:\n- a\n- b\nsource: user\nconfidence: 0.9\ncreated: 2026-11-29T10:41:07Z\n",
+            "review_by: 2027-05-29\n---\n\nBody\n",
+        );
+        assert_eq!(m.render(), expected);
+        let bare = Memory {
+            body: String::new(),
+            tags: vec![],
+            source: None,
+            confidence: None,
+            created: None,
+            review_by: None,
+            ..m
+        };
+        assert_eq!(
+            bare.render(),
+            "---\nname: test-command\ndescription: Run `pnpm test`.\ntype: project\n---\n"
+        );
     }
 }
