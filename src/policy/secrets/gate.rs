@@ -320,6 +320,139 @@ pub(super) enum Class {
     Neutral,
 }
 
+/// The last part of a name that says the value is not the secret itself
+/// (`password_policy`, `token_url`).
+const NOT_THE_VALUE: &[&str] = &[
+    "id",
+    "ids",
+    "name",
+    "names",
+    "path",
+    "file",
+    "files",
+    "dir",
+    "type",
+    "types",
+    "size",
+    "len",
+    "length",
+    "count",
+    "format",
+    "alg",
+    "algorithm",
+    "version",
+    "prefix",
+    "suffix",
+    "header",
+    "field",
+    "column",
+    "mode",
+    "policy",
+    "policies",
+    "rule",
+    "rules",
+    "min",
+    "max",
+    "ttl",
+    "expiry",
+    "expires",
+    "expiration",
+    "age",
+    "hash",
+    "hashed",
+    "hint",
+    "label",
+    "prompt",
+    "pattern",
+    "regex",
+    "url",
+    "uri",
+    "endpoint",
+    "manager",
+    "reset",
+    "strength",
+    "limit",
+    "limits",
+    "budget",
+    "bucket",
+    "usage",
+    "timeout",
+    "interval",
+    "enabled",
+    "required",
+    "history",
+    "attempts",
+    "complexity",
+    "validator",
+    "validation",
+    "provider",
+    "location",
+    "ref",
+    "env",
+    "var",
+    "kind",
+    "scheme",
+    "method",
+    "window",
+    "rotation",
+    "lifetime",
+    "duration",
+    "issuer",
+    "audience",
+    "scope",
+    "scopes",
+    "store",
+    "storage",
+    "mount",
+    "source",
+];
+
+/// Words before `key` that name a key that is no secret (`public_key`,
+/// `sort_key`, `hotkey`).
+const NOT_SECRET_KEYS: &[&str] = &[
+    "public",
+    "pub",
+    "publishable",
+    "primary",
+    "foreign",
+    "sort",
+    "partition",
+    "cache",
+    "idempotency",
+    "hot",
+    "short",
+    "map",
+    "frame",
+    "board",
+    "range",
+    "row",
+    "unique",
+    "index",
+    "composite",
+    "lookup",
+    "dedup",
+    "routing",
+    "group",
+    "object",
+    "i18n",
+    "translation",
+    "locale",
+    "msg",
+    "monkey",
+    "turkey",
+    "hockey",
+    "whiskey",
+    "jockey",
+    "donkey",
+    "sortkey",
+    "hotkey",
+    "s3",
+    "react",
+    "dict",
+    "map",
+    "shortcut",
+];
+
 /// The class of a name, or None when the name says it is not the secret
 /// itself (`password_policy`, `token_count`, `public_key`).
 pub(super) fn class_of(name: &str) -> Option<Class> {
@@ -327,105 +460,10 @@ pub(super) fn class_of(name: &str) -> Option<Class> {
         .trim_matches(|c: char| c == '"' || c == '\'' || c == '-')
         .to_ascii_lowercase();
     if !n.is_ascii() {
-        return Some(
-            if ["密码", "口令", "パスワード", "비밀번호", "暗証番号"]
-                .iter()
-                .any(|w| n.contains(w))
-            {
-                Class::Password
-            } else if ["密钥", "秘钥", "私钥"].iter().any(|w| n.contains(w)) {
-                Class::Secret
-            } else {
-                Class::Token
-            },
-        );
+        return Some(class_of_cjk(&n));
     }
     let segments: Vec<&str> = n.split(['_', '.', '-']).filter(|s| !s.is_empty()).collect();
     let last = segments.last().copied().unwrap_or("");
-    const NOT_THE_VALUE: &[&str] = &[
-        "id",
-        "ids",
-        "name",
-        "names",
-        "path",
-        "file",
-        "files",
-        "dir",
-        "type",
-        "types",
-        "size",
-        "len",
-        "length",
-        "count",
-        "format",
-        "alg",
-        "algorithm",
-        "version",
-        "prefix",
-        "suffix",
-        "header",
-        "field",
-        "column",
-        "mode",
-        "policy",
-        "policies",
-        "rule",
-        "rules",
-        "min",
-        "max",
-        "ttl",
-        "expiry",
-        "expires",
-        "expiration",
-        "age",
-        "hash",
-        "hashed",
-        "hint",
-        "label",
-        "prompt",
-        "pattern",
-        "regex",
-        "url",
-        "uri",
-        "endpoint",
-        "manager",
-        "reset",
-        "strength",
-        "limit",
-        "limits",
-        "budget",
-        "bucket",
-        "usage",
-        "timeout",
-        "interval",
-        "enabled",
-        "required",
-        "history",
-        "attempts",
-        "complexity",
-        "validator",
-        "validation",
-        "provider",
-        "location",
-        "ref",
-        "env",
-        "var",
-        "kind",
-        "scheme",
-        "method",
-        "window",
-        "rotation",
-        "lifetime",
-        "duration",
-        "issuer",
-        "audience",
-        "scope",
-        "scopes",
-        "store",
-        "storage",
-        "mount",
-        "source",
-    ];
     if NOT_THE_VALUE.contains(&last) {
         return None;
     }
@@ -464,55 +502,27 @@ pub(super) fn class_of(name: &str) -> Option<Class> {
         return Some(Class::Token);
     }
     if seg("key") || seg("keys") || n.ends_with("key") || n.ends_with("keys") {
-        const NOT_SECRET_KEYS: &[&str] = &[
-            "public",
-            "pub",
-            "publishable",
-            "primary",
-            "foreign",
-            "sort",
-            "partition",
-            "cache",
-            "idempotency",
-            "hot",
-            "short",
-            "map",
-            "frame",
-            "board",
-            "range",
-            "row",
-            "unique",
-            "index",
-            "composite",
-            "lookup",
-            "dedup",
-            "routing",
-            "group",
-            "object",
-            "i18n",
-            "translation",
-            "locale",
-            "msg",
-            "monkey",
-            "turkey",
-            "hockey",
-            "whiskey",
-            "jockey",
-            "donkey",
-            "sortkey",
-            "hotkey",
-            "s3",
-            "react",
-            "dict",
-            "map",
-            "shortcut",
-        ];
         if NOT_SECRET_KEYS.iter().any(|w| seg(w) || n.starts_with(w)) {
             return None;
         }
         return Some(Class::Token);
     }
     Some(Class::Neutral)
+}
+
+/// The class of a name in another script, by the words for password and
+/// secret in Chinese, Japanese and Korean; any other is a token.
+fn class_of_cjk(n: &str) -> Class {
+    if ["密码", "口令", "パスワード", "비밀번호", "暗証番号"]
+        .iter()
+        .any(|w| n.contains(w))
+    {
+        Class::Password
+    } else if ["密钥", "秘钥", "私钥"].iter().any(|w| n.contains(w)) {
+        Class::Secret
+    } else {
+        Class::Token
+    }
 }
 
 /// A named value: is it the secret the name announces?
