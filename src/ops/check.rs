@@ -250,27 +250,17 @@ fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError
 
 /// The append-only and secrets checks of the logs since `base`.
 fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
-    let repo = crate::git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
-    let (commit, at_base) = repo.files_at(
-        base,
-        &format!("{prefix}{MEMORY_MD}"),
-        &format!("{prefix}memory/log/"),
-        &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-    )?;
+    let (commit, at_base) = store.files_at(base, "memory/log/")?;
     let short = short_id(&commit);
     let mut out = Vec::new();
     let mut seen = BTreeSet::new();
     // The redactions the logs list, read once, and only if a log was
     // rewritten.
     let mut listing = None;
-    for (path, old) in &at_base {
-        let Some(rel) = path
-            .strip_prefix(&prefix)
-            .filter(|r| r.starts_with("memory/log/"))
-        else {
+    for (rel, old) in &at_base {
+        if !rel.starts_with("memory/log/") {
             continue;
-        };
+        }
         seen.insert(rel.to_string());
         out.extend(log_grown(store, rel, old, short, &mut listing)?);
     }

@@ -81,20 +81,11 @@ struct Side {
 }
 
 fn side_at(store: &Store, rev: &str) -> Result<(String, Side), StoreError> {
-    let repo = crate::git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
-    let (commit, files) = repo.files_at(
-        rev,
-        &format!("{prefix}MEMORY.md"),
-        &format!("{prefix}memory/"),
-        &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-    )?;
+    let (commit, files) = store.files_at(rev, "memory/")?;
     let mut views = BTreeMap::new();
     let mut events: Vec<Event> = Vec::new();
-    for (path, bytes) in files {
-        let Some(rel) = path.strip_prefix(&prefix) else {
-            continue;
-        };
+    for (rel, bytes) in files {
+        let rel = rel.as_str();
         let text = String::from_utf8_lossy(&bytes).into_owned();
         if rel.starts_with("memory/log/") && rel.ends_with(".md") {
             let parsed = crate::log::files::parse_log(store, &format!("{rel} at {rev}"), &text)?;

@@ -2,7 +2,6 @@
 //! appending events and committing. Logs keep everything; history is never
 //! rewritten (to undo a bad consolidation C, roll back to `C^`).
 
-use crate::git;
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::ops::consolidate::ConsolidateError;
@@ -51,14 +50,7 @@ pub fn rollback(
         opts.author.clone(),
         opts.allow_detached,
     )?;
-    let repo = git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
-    let (target, files) = repo.files_at(
-        rev,
-        &format!("{prefix}{MEMORY_MD}"),
-        &format!("{prefix}memory/"),
-        &|path: &str| crate::store::read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
-    )?;
+    let (target, files) = store.files_at(rev, "memory/")?;
     let (replay, drifts) = crate::ops::drift::drifts(store)?;
     if !opts.force {
         refuse_hand_edits(&drifts)?;
@@ -67,7 +59,7 @@ pub fn rollback(
         target: target.clone(),
         ..Report::default()
     };
-    let wanted = memories_at(store, &files, &prefix, rev)?;
+    let wanted = memories_at(store, &files, rev)?;
     let keys: BTreeSet<&Key> = wanted
         .keys()
         .chain(replay.views().map(|(k, _)| k))
@@ -83,7 +75,7 @@ pub fn rollback(
         }
     }
     let index = files
-        .get(&format!("{prefix}{MEMORY_MD}"))
+        .get(MEMORY_MD)
         .map(|index| String::from_utf8_lossy(index).into_owned());
     if let Some(text) = &index {
         crate::policy::check_secrets(text, MEMORY_MD)?;
@@ -122,18 +114,14 @@ fn refuse_hand_edits(drifts: &[crate::ops::drift::Drift]) -> Result<(), StoreErr
     )))
 }
 
-/// The memory files of the store at `rev` (`files`, work-tree paths), by key.
+/// The memory files of the store at `rev` (`files`, store-relative), by key.
 fn memories_at(
     store: &Store,
     files: &std::collections::BTreeMap<String, Vec<u8>>,
-    prefix: &str,
     rev: &str,
 ) -> Result<BTreeMap<Key, String>, StoreError> {
     let mut wanted = BTreeMap::new();
-    for (path, bytes) in files {
-        let Some(rel) = path.strip_prefix(prefix) else {
-            continue;
-        };
+    for (rel, bytes) in files {
         let Some(key) = Key::from_rel_path(rel) else {
             continue;
         };

@@ -335,6 +335,29 @@ impl Store {
         }
     }
 
+    /// The store's files at revision `rev` (MEMORY.md and every file under
+    /// the store-relative folder `under`), by store-relative path, each
+    /// read within its kind's cap, with the commit's id.
+    pub(crate) fn files_at(
+        &self,
+        rev: &str,
+        under: &str,
+    ) -> Result<(String, std::collections::BTreeMap<String, Vec<u8>>), StoreError> {
+        let repo = git::Repo::discover(&self.root)?;
+        let prefix = self.workdir_prefix(repo.workdir());
+        let (commit, files) = repo.files_at(
+            rev,
+            &format!("{prefix}{MEMORY_MD}"),
+            &format!("{prefix}{under}"),
+            &|path: &str| read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
+        )?;
+        let files = files
+            .into_iter()
+            .filter_map(|(path, bytes)| Some((path.strip_prefix(&prefix)?.to_string(), bytes)))
+            .collect();
+        Ok((commit, files))
+    }
+
     /// Is `scope` one of the configured scopes?
     pub fn has_scope(&self, scope: &str) -> bool {
         self.config.scopes.iter().any(|s| s == scope)
