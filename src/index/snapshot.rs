@@ -375,12 +375,12 @@ mod tests {
     #[test]
     fn a_snapshot_is_the_saved_index_and_its_tail_as_a_replay_says() {
         let mut t = TempStore::new();
-        t.write("project/a", "alpha one")
-            .write("project/b", "beta two");
+        t.memory("project/a", "alpha one")
+            .memory("project/b", "beta two");
         // A reader saves the index; later writes are its tail.
         let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
         crate::index::refresh::save_cache(&t.store, &cache);
-        t.write("project/c", "gamma three")
+        t.memory("project/c", "gamma three")
             .replace("project/a", "alpha changed");
         let snap = snapshot(&t.store, Load::Write).expect("a snapshot");
         let tail: Vec<&String> = snap.tail.keys.keys().collect();
@@ -404,11 +404,11 @@ mod tests {
     #[test]
     fn a_tail_past_its_bound_is_none_and_the_index_is_rebuilt() {
         let mut t = TempStore::new();
-        t.write("project/a", "alpha");
+        t.memory("project/a", "alpha");
         let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
         crate::index::refresh::save_cache(&t.store, &cache);
         for i in 0..=MAX_TAIL_VERSIONS {
-            t.write(&format!("project/m{i}"), &format!("memory number {i}"));
+            t.memory(&format!("project/m{i}"), &format!("memory number {i}"));
         }
         let (view, _) =
             crate::index::file::open(&t.store.state, Load::Write).expect("the saved index");

@@ -398,7 +398,7 @@ fn entries_added(
 #[cfg(test)]
 mod tests {
     use super::{check, check_against, Severity};
-    use crate::ops::drift::testing::TestStore;
+    use crate::testing::TempStore;
 
     /// The (severity, path, rule) of each finding.
     fn findings(report: &super::CheckReport) -> Vec<(Severity, String, String)> {
@@ -410,7 +410,7 @@ mod tests {
 
     #[test]
     fn a_store_memoir_wrote_passes_and_a_hand_edit_fails() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
         let report = check(&t.store).expect("check");
         assert!(!report.failed(), "{:?}", report.problems);
@@ -424,7 +424,7 @@ mod tests {
 
     #[test]
     fn a_log_rewritten_since_base_fails_and_one_grown_passes() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         t.remember("deploy", "Deploys run from CI.");
         t.commit_all("base");
         t.remember("review", "Two reviewers approve each change.");

@@ -1255,11 +1255,11 @@ mod tests {
     #[test]
     fn a_proposal_saying_what_the_memory_says_joins_its_source() {
         let mut t = TempStore::new();
-        t.write("project/db", "the database is postgres 16");
+        t.memory("project/db", "the database is postgres 16");
         let mut req = TempStore::request("project/db", "the database is postgres 16");
         req.source = "the ops runbook".into();
         req.collision = crate::ops::write::Collision::Propose;
-        t.remember(&req);
+        t.apply(&req);
         let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
         assert_eq!(actions(&plan), [("project/db".to_string(), Action::Merge)]);
         let file = t.file("project/db").expect("kept");
@@ -1269,7 +1269,7 @@ mod tests {
     #[test]
     fn a_proposal_that_differs_waits_for_a_human_and_changes_nothing() {
         let mut t = TempStore::new();
-        t.write("project/db", "the database is postgres 16");
+        t.memory("project/db", "the database is postgres 16");
         let before = t.file("project/db");
         t.propose("project/db", "the database is mysql 8");
         let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
@@ -1288,7 +1288,7 @@ mod tests {
         let mut t = TempStore::new();
         let mut req = TempStore::request("project/freeze", "the code freeze lasts a week");
         req.expires = Some(t.ctx.now.date());
-        t.remember(&req);
+        t.apply(&req);
         t.later(3 * 86_400);
         let dry = Options {
             dry_run: true,
@@ -1316,7 +1316,7 @@ mod tests {
     #[test]
     fn a_proposal_nearly_repeating_another_memory_is_a_conflict() {
         let mut t = TempStore::new();
-        t.write(
+        t.memory(
             "project/deploy",
             "deploys run from the main branch every friday",
         );

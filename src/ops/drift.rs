@@ -20,9 +20,6 @@ use crate::render::memory_md;
 use crate::store::{Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-#[cfg(test)]
-pub(crate) mod testing;
-
 /// How a memory file differs from what replaying the logs gives.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DriftKind {
@@ -454,12 +451,12 @@ pub(crate) fn memory_md_block(
 
 #[cfg(test)]
 mod tests {
-    use super::testing::TestStore;
     use super::DriftKind;
+    use crate::testing::TempStore;
 
     #[test]
     fn a_memory_memoir_wrote_is_no_drift_and_a_hand_edit_is_edited() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
         assert_eq!(t.drifts(), []);
         t.edit(&rel, "from CI", "by hand");
@@ -468,7 +465,7 @@ mod tests {
 
     #[test]
     fn a_file_deleted_after_memoir_wrote_it_is_deleted() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
         t.remove(&rel);
         assert_eq!(t.drifts(), [(rel, DriftKind::Deleted)]);
@@ -476,7 +473,7 @@ mod tests {
 
     #[test]
     fn a_view_the_logs_moved_past_is_stale() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let key = t.remember("deploy", "Deploys run from CI.");
         let rel = key.rel_path();
         let old = t.read(&rel).expect("the view");

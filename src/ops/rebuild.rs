@@ -332,12 +332,12 @@ fn write_views<'a>(
 #[cfg(test)]
 mod tests {
     use super::rebuild;
-    use crate::ops::drift::testing::TestStore;
     use crate::ops::drift::DriftKind;
+    use crate::testing::TempStore;
 
     #[test]
     fn a_view_deleted_after_memoir_wrote_it_is_restored() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
         let view = t.read(&rel);
         t.remove(&rel);
@@ -351,7 +351,7 @@ mod tests {
 
     #[test]
     fn views_memoir_left_stale_or_never_wrote_are_repaired() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let key = t.remember("deploy", "Deploys run from CI.");
         let rel = key.rel_path();
         let view = t.read(&rel).expect("the view");
@@ -379,7 +379,7 @@ mod tests {
 
     #[test]
     fn a_hand_edit_is_left_alone_unless_forced() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let rel = t.remember("deploy", "Deploys run from CI.").rel_path();
         let view = t.read(&rel);
         t.edit(&rel, "from CI", "by hand");

@@ -206,12 +206,12 @@ fn missing_fields(m: &Memory, ctx: &Ctx) -> Vec<(&'static str, Value)> {
 mod tests {
     use super::record;
     use crate::model::event::Op;
-    use crate::ops::drift::testing::TestStore;
     use crate::ops::drift::DriftKind;
+    use crate::testing::TempStore;
 
     #[test]
     fn a_hand_edit_is_recorded_once() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let key = t.remember("deploy", "Deploys run from CI.");
         let rel = key.rel_path();
         t.edit(&rel, "from CI", "by hand");
@@ -227,7 +227,7 @@ mod tests {
 
     #[test]
     fn a_hand_deletion_is_recorded_as_a_forget() {
-        let t = TestStore::new();
+        let t = TempStore::new();
         let key = t.remember("deploy", "Deploys run from CI.");
         t.remove(&key.rel_path());
         let recorded = record(&t.store, &t.ctx()).expect("record");

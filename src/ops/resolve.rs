@@ -312,7 +312,7 @@ mod tests {
     /// two clones writing it before merging would leave it.
     fn forked() -> (TempStore, Key) {
         let mut t = TempStore::new();
-        t.write("project/db", "the database is postgres 16");
+        t.memory("project/db", "the database is postgres 16");
         let key = Key::parse("project/db").expect("a key").0;
         let (replay, _) = crate::log::read::replay(&t.store).expect("replayed");
         let heads = replay.memories[&key].heads.clone();
