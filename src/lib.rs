@@ -16,6 +16,7 @@
 
 #![deny(missing_docs)]
 
+pub mod fs;
 pub mod git;
 pub mod index;
 pub mod integration;

@@ -35,7 +35,7 @@ pub struct Args {
 /// the merge).
 fn read(path: &std::path::Path) -> Result<String, CliError> {
     let failed = |why: String| CliError::Failed(format!("{}: {why}", path.display()));
-    let bytes = memoir::store::safe_file::read(path, memoir::store::MAX_INDEX_BYTES)
+    let bytes = memoir::fs::safe_file::read(path, memoir::store::MAX_INDEX_BYTES)
         .map_err(|e| failed(e.to_string()))?
         .ok_or_else(|| failed("no such file".into()))?;
     String::from_utf8(bytes)

@@ -274,7 +274,7 @@ impl Repo {
         base: gix::ObjectId,
         paths: &'p [String],
     ) -> Result<(gix::ObjectId, Vec<Blob<'p>>), GitError> {
-        use crate::store::safe_file::{self, ReadError};
+        use crate::fs::safe_file::{self, ReadError};
         let repo = &self.repo;
         let mut editor = repo
             .edit_tree(base)

@@ -189,7 +189,7 @@ impl Compare<'_> {
     /// Is the file at `path` (its index entry, and whether the entry's stat
     /// data vouches for it) other than HEAD's blob?
     fn differs(&self, path: &str, entry: Option<&Entry>, fresh: bool) -> Result<bool, GitError> {
-        use crate::store::safe_file::{self, ReadError};
+        use crate::fs::safe_file::{self, ReadError};
         let head_id = self.head.id(path, entry);
         if let Some(e) = entry.filter(|_| fresh) {
             return Ok(head_id != Some(e.id));
@@ -272,7 +272,7 @@ fn fresh_entries(workdir: &Path, index: &gix::index::File, entries: &[Entry]) ->
     let racy = |e: &Entry| e.stat.is_racy(index.timestamp(), options);
     #[cfg(unix)]
     {
-        use crate::store::folder::Folder;
+        use crate::fs::folder::Folder;
         // Each file by its name in its folder, opened once for the run of
         // entries in it.
         let mut folder: Option<(&[u8], Option<Folder>)> = None;

@@ -1105,7 +1105,7 @@ mod tests {
                 "---\nname: m{i}\ndescription: {text}\ntype: project\n---\nbody {text}\n"
             ))
             .expect("memory");
-            let (counts, len) = crate::search::rank::term_counts(&m);
+            let (counts, len) = crate::index::terms::term_counts(&m);
             let terms = TermList::of(
                 counts
                     .into_iter()

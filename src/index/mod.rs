@@ -7,3 +7,4 @@ pub(crate) mod file;
 pub(crate) mod layout;
 pub mod refresh;
 pub(crate) mod snapshot;
+pub(crate) mod terms;

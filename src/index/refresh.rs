@@ -53,13 +53,13 @@ fn entry_of(content: &str, m: &Memory, stamp: Stamp, dict: &mut Dict) -> FileEnt
 struct Parsed {
     hash: u64,
     summary: Summary,
-    terms: crate::search::rank::Terms,
+    terms: crate::index::terms::Terms,
     len: u32,
 }
 
 impl Parsed {
     fn of(content: &str, m: &Memory) -> Parsed {
-        let (terms, len) = crate::search::rank::term_counts(m);
+        let (terms, len) = crate::index::terms::term_counts(m);
         Parsed {
             hash: fingerprint(content.as_bytes()),
             summary: Summary::of(m),
@@ -143,7 +143,7 @@ fn list_folder(
     rel_dir: &str,
     split: usize,
 ) -> Result<Vec<(String, Stamp)>, StoreError> {
-    let Some(folder) = crate::store::folder::Folder::open(&store.path(rel_dir)) else {
+    let Some(folder) = crate::fs::folder::Folder::open(&store.path(rel_dir)) else {
         return Ok(Vec::new());
     };
     // Each name with its text: a name that is not UTF-8 is stat'ed as it

@@ -22,7 +22,7 @@ use crate::model::event::Event;
 use crate::model::key::Key;
 use crate::model::memory::Summary;
 use crate::store::{Store, StoreError};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 /// Past this many bytes of log appended since the index was saved, the
 /// index is refreshed and saved instead of replaying the tail again.
@@ -143,85 +143,6 @@ impl Snapshot {
                 Some((Key::from_rel_path(rel)?, Summary::of(&m)))
             })
             .collect()
-    }
-
-    /// The memory of `scope` (other than `except`) whose description is
-    /// most like `description`, if at or above `threshold` (see
-    /// `store::Nearest`).
-    pub fn near_duplicate(
-        &self,
-        scope: &str,
-        except: Option<&Key>,
-        description: &str,
-        threshold: f64,
-    ) -> Option<(Key, f64)> {
-        let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
-        let mut nearest = crate::search::nearest::Nearest::new(words.len(), except, threshold)?;
-        let mine: BTreeSet<u32> = words.iter().filter_map(|w| self.index.lookup(w)).collect();
-        for i in self.index.prefixed(&format!("memory/{scope}/")) {
-            let path = self.index.path(i);
-            if self.tail.views.contains_key(path) {
-                continue;
-            }
-            let (mut n, mut common) = (0, 0);
-            for id in self.index.description_terms(i) {
-                n += 1;
-                common += usize::from(mine.contains(&id));
-            }
-            nearest.offer(path, n, common);
-        }
-        for (key, s) in self.tail_summaries() {
-            if key.scope == scope {
-                let theirs: BTreeSet<String> = crate::model::text::words(&s.description)
-                    .into_iter()
-                    .collect();
-                nearest.offer(
-                    &key.rel_path(),
-                    theirs.len(),
-                    theirs.intersection(&words).count(),
-                );
-            }
-        }
-        nearest.best()
-    }
-
-    /// The descriptions of `scope`'s memories, for many near-duplicate
-    /// questions (see `store::Descriptions`); the tail's are tokenized now.
-    pub(crate) fn descriptions(&self, scope: &str) -> crate::search::nearest::Descriptions<'_> {
-        let indexed = self
-            .index
-            .prefixed(&format!("memory/{scope}/"))
-            .map(|i| (self.index.path(i), i))
-            .filter(|(path, _)| !self.tail.views.contains_key(*path))
-            .map(|(path, i)| (path, self.index.description_terms(i).collect(), None));
-        // Words the index has not seen yet get ids past its dictionary's.
-        let mut extra: std::collections::HashMap<String, u32> = Default::default();
-        let mut tail = Vec::new();
-        for (rel, content) in &self.tail.views {
-            let Some(m) = content
-                .as_deref()
-                .and_then(|c| crate::policy::memory::validate_file(c, rel).ok())
-            else {
-                continue;
-            };
-            if Key::from_rel_path(rel).is_none_or(|k| k.scope != scope) {
-                continue;
-            }
-            let words: BTreeSet<String> = crate::model::text::words(&m.description)
-                .into_iter()
-                .collect();
-            let ids = words
-                .iter()
-                .map(|w| {
-                    self.index.lookup(w).unwrap_or_else(|| {
-                        let next = u32::MAX - extra.len() as u32;
-                        *extra.entry(w.clone()).or_insert(next)
-                    })
-                })
-                .collect();
-            tail.push((rel.as_str(), ids, None));
-        }
-        crate::search::nearest::Descriptions::from_docs(indexed.chain(tail), extra)
     }
 
     /// MEMORY.md's generated block: the most valuable memories are chosen

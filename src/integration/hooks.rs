@@ -55,13 +55,13 @@ fn read_hook(path: &Path) -> Result<Option<String>, HooksError> {
             "{why}; memoir will not edit it: add `memoir hook <name> \"$@\"` to it by hand"
         )),
     };
-    match crate::store::safe_file::read(path, 1 << 20) {
+    match crate::fs::safe_file::read(path, 1 << 20) {
         Ok(Some(bytes)) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
         Ok(None) => Ok(None),
-        Err(crate::store::safe_file::ReadError::Link) => Err(refuse("is a symbolic link")),
-        Err(crate::store::safe_file::ReadError::NotRegular) => Err(refuse("is not a regular file")),
-        Err(crate::store::safe_file::ReadError::TooLarge(_)) => Err(refuse("is over 1 MiB")),
-        Err(crate::store::safe_file::ReadError::Io(e)) => Err(io(path)(e)),
+        Err(crate::fs::safe_file::ReadError::Link) => Err(refuse("is a symbolic link")),
+        Err(crate::fs::safe_file::ReadError::NotRegular) => Err(refuse("is not a regular file")),
+        Err(crate::fs::safe_file::ReadError::TooLarge(_)) => Err(refuse("is over 1 MiB")),
+        Err(crate::fs::safe_file::ReadError::Io(e)) => Err(io(path)(e)),
     }
 }
 

@@ -189,31 +189,6 @@ fn merge_text(base: &str, ours: &str, theirs: &str) -> (String, bool) {
     (merged.to_string(), merged.is_conflicted())
 }
 
-/// Does a file hold git's conflict markers (a text merge without drivers)?
-pub fn has_conflict_markers(text: &str) -> bool {
-    text.lines().any(|l| l.starts_with("<<<<<<< "))
-        && text.lines().any(|l| l.starts_with(">>>>>>> "))
-}
-
-/// MEMORY.md after a text merge without drivers: each conflicted hunk
-/// reduced to our side (the generated block is regenerated anyway).
-pub fn ours_of_conflicts(text: &str) -> String {
-    let mut out = String::new();
-    let mut state = 0; // 0 outside, 1 ours, 2 base or theirs
-    for l in text.split_inclusive('\n') {
-        if l.starts_with("<<<<<<< ") {
-            state = 1;
-        } else if state > 0 && (l.starts_with("||||||| ") || l.trim_end() == "=======") {
-            state = 2;
-        } else if state > 0 && l.starts_with(">>>>>>> ") {
-            state = 0;
-        } else if state < 2 {
-            out.push_str(l);
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,12 +217,5 @@ mod tests {
             merged,
             format!("# Team\n\n{START}\n## project\n### project\n- [b](memory/project/b.md) — b2\n- [c](memory/project/c.md) — c\n- [d](memory/project/d.md) — d\n## user\n### user\n- [u](memory/user/u.md) — u\n{END}\n")
         );
-    }
-
-    #[test]
-    fn conflict_markers_are_recognized_and_reduced_to_ours() {
-        let text = "a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> other\nb\n";
-        assert!(has_conflict_markers(text));
-        assert_eq!(ours_of_conflicts(text), "a\nours\nb\n");
     }
 }

@@ -3,9 +3,9 @@
 //! entries quarantined), and appending to this writer's (one write and an
 //! fsync per file, a torn end closed first).
 
+use crate::fs::safe_file::MAX_LOG_BYTES;
 use crate::model::event::{self, Event, LogError, ParsedLog, TORN_MARKER};
 use crate::model::stamp::Stamp;
-use crate::store::safe_file::MAX_LOG_BYTES;
 use crate::store::{refuse_special, refuse_symlink, Store, StoreError};
 use std::collections::BTreeMap;
 use std::fs::{self, OpenOptions};
@@ -349,7 +349,7 @@ pub(crate) fn parse_log(store: &Store, rel: &str, text: &str) -> Result<ParsedLo
 /// quarantined, rather than the whole log.
 pub(crate) fn read_log(store: &Store, rel: &str) -> Result<String, StoreError> {
     let cap = MAX_LOG_BYTES;
-    match crate::store::safe_file::read(&store.path(rel), cap) {
+    match crate::fs::safe_file::read(&store.path(rel), cap) {
         Ok(Some(bytes)) => {
             let text = match String::from_utf8(bytes) {
                 Ok(text) => text,

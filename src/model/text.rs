@@ -232,6 +232,31 @@ pub fn unified_diff(old: &str, new: &str, old_label: &str, new_label: &str) -> S
         .to_string()
 }
 
+/// Does a file hold git's conflict markers (a text merge without drivers)?
+pub fn has_conflict_markers(text: &str) -> bool {
+    text.lines().any(|l| l.starts_with("<<<<<<< "))
+        && text.lines().any(|l| l.starts_with(">>>>>>> "))
+}
+
+/// MEMORY.md after a text merge without drivers: each conflicted hunk
+/// reduced to our side (the generated block is regenerated anyway).
+pub fn ours_of_conflicts(text: &str) -> String {
+    let mut out = String::new();
+    let mut state = 0; // 0 outside, 1 ours, 2 base or theirs
+    for l in text.split_inclusive('\n') {
+        if l.starts_with("<<<<<<< ") {
+            state = 1;
+        } else if state > 0 && (l.starts_with("||||||| ") || l.trim_end() == "=======") {
+            state = 2;
+        } else if state > 0 && l.starts_with(">>>>>>> ") {
+            state = 0;
+        } else if state < 2 {
+            out.push_str(l);
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -257,5 +282,12 @@ mod tests {
         assert_eq!(similarity("x y z", "x y z"), 1.0);
         assert_eq!(similarity("x y", "w z"), 0.0);
         assert!((similarity("b c d e", "b c d f") - 0.6).abs() < 1e-9);
+    }
+
+    #[test]
+    fn conflict_markers_are_recognized_and_reduced_to_ours() {
+        let text = "a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> other\nb\n";
+        assert!(has_conflict_markers(text));
+        assert_eq!(ours_of_conflicts(text), "a\nours\nb\n");
     }
 }

@@ -460,7 +460,7 @@ impl<'a> Planner<'a> {
         let near = self
             .descriptions
             .entry(p.key.scope.clone())
-            .or_insert_with(|| snap.descriptions(&p.key.scope))
+            .or_insert_with(|| crate::search::nearest::descriptions(snap, &p.key.scope))
             .nearest(
                 |w| snap.index.lookup(w),
                 Some(&p.key),
@@ -1068,7 +1068,7 @@ fn gate_view(store: &Store, rel: &str, snap: Option<&Snapshot>) -> Result<(), St
 /// for a new log) plus appended entries (or exactly the rewrite a `redact`
 /// event lists), and what it gained holds no secret.
 fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), StoreError> {
-    let now = match crate::store::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES) {
+    let now = match crate::fs::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES) {
         Ok(Some(bytes)) => bytes,
         Ok(None) if committed.is_some() => {
             return Err(StoreError::Invalid {
@@ -1161,7 +1161,7 @@ pub(crate) fn changed_store_paths(
 /// commit.
 fn attributes_to_commit(store: &Store, repo: &git::Repo, path: &str) -> Result<bool, StoreError> {
     let cap = 1 << 20;
-    let now = match crate::store::safe_file::read(&store.path(".gitattributes"), cap) {
+    let now = match crate::fs::safe_file::read(&store.path(".gitattributes"), cap) {
         Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
         _ => return Ok(false),
     };

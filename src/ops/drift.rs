@@ -340,7 +340,7 @@ pub(crate) fn scan_files(
             }
             Seen {
                 hash: fingerprint(c.as_bytes()),
-                markers: crate::integration::merge::has_conflict_markers(&c),
+                markers: crate::model::text::has_conflict_markers(&c),
                 lf_hash: crate::model::text::git_crlf_undone(&c).map(|t| fingerprint(t.as_bytes())),
                 summary: parsed.ok().map(|m| memory::Summary::of(&m)),
             }

@@ -293,7 +293,7 @@ fn fresh(store: &Store, path: &str) -> Fresh {
     };
     match parsed {
         Ok(m) => {
-            let (terms, len) = rank::term_counts(&m);
+            let (terms, len) = crate::index::terms::term_counts(&m);
             Fresh {
                 path: path.to_string(),
                 summary: Some(crate::model::memory::Summary::of(&m)),

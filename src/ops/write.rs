@@ -451,7 +451,8 @@ fn settle_near_duplicate(
     req: &Remember,
     draft: &Draft,
 ) -> Result<Beside, StoreError> {
-    let Some((other, similarity)) = snap.near_duplicate(
+    let Some((other, similarity)) = crate::search::nearest::near_duplicate(
+        snap,
         &draft.key.scope,
         Some(&draft.key),
         &draft.memory.description,

@@ -1,6 +1,7 @@
 //! Near-duplicate descriptions: which memory of a scope a new description
 //! nearly repeats, by the share of words they have in common.
 
+use crate::index::snapshot::Snapshot;
 use crate::model::key::Key;
 use std::collections::{BTreeSet, HashMap};
 
@@ -135,6 +136,84 @@ impl<'a> Nearest<'a> {
     pub(crate) fn best(self) -> Option<(Key, f64)> {
         self.best
     }
+}
+
+/// The memory of `scope` (other than `except`) whose description is
+/// most like `description`, if at or above `threshold` (see [`Nearest`]).
+pub(crate) fn near_duplicate(
+    snap: &Snapshot,
+    scope: &str,
+    except: Option<&Key>,
+    description: &str,
+    threshold: f64,
+) -> Option<(Key, f64)> {
+    let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
+    let mut nearest = Nearest::new(words.len(), except, threshold)?;
+    let mine: BTreeSet<u32> = words.iter().filter_map(|w| snap.index.lookup(w)).collect();
+    for i in snap.index.prefixed(&format!("memory/{scope}/")) {
+        let path = snap.index.path(i);
+        if snap.tail.views.contains_key(path) {
+            continue;
+        }
+        let (mut n, mut common) = (0, 0);
+        for id in snap.index.description_terms(i) {
+            n += 1;
+            common += usize::from(mine.contains(&id));
+        }
+        nearest.offer(path, n, common);
+    }
+    for (key, s) in snap.tail_summaries() {
+        if key.scope == scope {
+            let theirs: BTreeSet<String> = crate::model::text::words(&s.description)
+                .into_iter()
+                .collect();
+            nearest.offer(
+                &key.rel_path(),
+                theirs.len(),
+                theirs.intersection(&words).count(),
+            );
+        }
+    }
+    nearest.best()
+}
+
+/// The descriptions of `scope`'s memories, for many near-duplicate
+/// questions (see [`Descriptions`]); the tail's are tokenized now.
+pub(crate) fn descriptions<'s>(snap: &'s Snapshot, scope: &str) -> Descriptions<'s> {
+    let indexed = snap
+        .index
+        .prefixed(&format!("memory/{scope}/"))
+        .map(|i| (snap.index.path(i), i))
+        .filter(|(path, _)| !snap.tail.views.contains_key(*path))
+        .map(|(path, i)| (path, snap.index.description_terms(i).collect(), None));
+    // Words the index has not seen yet get ids past its dictionary's.
+    let mut extra: std::collections::HashMap<String, u32> = Default::default();
+    let mut tail = Vec::new();
+    for (rel, content) in &snap.tail.views {
+        let Some(m) = content
+            .as_deref()
+            .and_then(|c| crate::policy::memory::validate_file(c, rel).ok())
+        else {
+            continue;
+        };
+        if Key::from_rel_path(rel).is_none_or(|k| k.scope != scope) {
+            continue;
+        }
+        let words: BTreeSet<String> = crate::model::text::words(&m.description)
+            .into_iter()
+            .collect();
+        let ids = words
+            .iter()
+            .map(|w| {
+                snap.index.lookup(w).unwrap_or_else(|| {
+                    let next = u32::MAX - extra.len() as u32;
+                    *extra.entry(w.clone()).or_insert(next)
+                })
+            })
+            .collect();
+        tail.push((rel.as_str(), ids, None));
+    }
+    Descriptions::from_docs(indexed.chain(tail), extra)
 }
 
 #[cfg(test)]

@@ -11,15 +11,14 @@
 //! documented in `docs/search.md`.
 
 use crate::index::layout::OpenIndex;
+use crate::index::terms::Terms;
 use crate::model::key::Key;
-use crate::model::memory::{Memory, Summary};
+use crate::model::memory::Summary;
 use crate::model::text::words;
 use crate::model::time::Date;
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-/// Field weights: name, description, tags, body.
-pub const FIELD_WEIGHTS: [u16; 4] = [3, 2, 2, 1];
 /// The default relevance threshold.
 pub const DEFAULT_MIN_SCORE: f64 = 0.3;
 /// How much a query term found only in a memory's body counts toward relevance.
@@ -32,32 +31,6 @@ const B: f64 = 0.75;
 const RECENCY_DAYS: f64 = 180.0;
 /// Milliseconds in a day: `updated` is in ms, dates in days.
 const DAY_MS: i64 = 86_400_000;
-
-/// Terms with their weighted frequency and field mask.
-pub type Terms = std::collections::HashMap<String, (u16, u8), crate::model::fingerprint::FnvBuild>;
-
-/// A memory's terms: weighted frequency and mask of the fields each occurs
-/// in (bit 0 name, 1 description, 2 tags, 3 body), and the weighted length.
-pub fn term_counts(m: &Memory) -> (Terms, u32) {
-    let fields = [
-        words(&m.name),
-        words(&m.description),
-        words(&m.tags.join(" ")),
-        words(&m.body),
-    ];
-    let mut acc: Terms = Terms::default();
-    let mut len: u32 = 0;
-    for (f, terms) in fields.into_iter().enumerate() {
-        let w = FIELD_WEIGHTS[f];
-        len = len.saturating_add(u32::from(w).saturating_mul(terms.len() as u32));
-        for t in terms {
-            let e = acc.entry(t).or_default();
-            e.0 = e.0.saturating_add(w);
-            e.1 |= 1 << f;
-        }
-    }
-    (acc, len)
-}
 
 /// A memory file read since the index was written (or not in it yet).
 #[derive(Debug, Clone)]
@@ -629,7 +602,7 @@ mod tests {
                 corpus.skip[i] = true;
             }
             let m = crate::policy::memory::validate_file(text, path).expect("a valid memory");
-            let (terms, len) = term_counts(&m);
+            let (terms, len) = crate::index::terms::term_counts(&m);
             corpus.fresh.push(Fresh {
                 path: path.to_string(),
                 summary: Some(Summary::of(&m)),

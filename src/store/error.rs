@@ -91,7 +91,7 @@ impl StoreError {
         StoreError::Invalid {
             path: rel.to_string(),
             line: None,
-            message: crate::store::safe_file::ReadError::Link.to_string(),
+            message: crate::fs::safe_file::ReadError::Link.to_string(),
         }
     }
 
@@ -111,13 +111,13 @@ impl StoreError {
         }
     }
 
-    /// A store file that [`crate::store::safe_file`] would not read.
+    /// A store file that [`crate::fs::safe_file`] would not read.
     pub(crate) fn unreadable(
         rel: &str,
-        e: crate::store::safe_file::ReadError,
+        e: crate::fs::safe_file::ReadError,
         cap: u64,
     ) -> StoreError {
-        use crate::store::safe_file::ReadError;
+        use crate::fs::safe_file::ReadError;
         match e {
             ReadError::TooLarge(size) => StoreError::Refused {
                 rule: "size".into(),

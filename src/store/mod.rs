@@ -9,8 +9,6 @@
 
 mod error;
 mod failpoint;
-pub(crate) mod folder;
-pub mod safe_file;
 
 pub use error::StoreError;
 pub use failpoint::Failpoint;
@@ -102,7 +100,7 @@ pub fn is_store(dir: &Path) -> bool {
     memory.join("log").is_dir() || (memory.is_dir() && dir.join(MEMORY_MD).is_file())
 }
 
-pub use crate::store::safe_file::{MAX_CONFIG_BYTES, MAX_INDEX_BYTES, MAX_LOG_BYTES};
+pub use crate::fs::safe_file::{MAX_CONFIG_BYTES, MAX_INDEX_BYTES, MAX_LOG_BYTES};
 
 /// The most memoir reads of a store file, by what the file is.
 pub fn read_cap(rel: &str) -> u64 {
@@ -172,7 +170,7 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
     let attrs = root.join(".gitattributes");
     refuse_symlink(&attrs, ".gitattributes")?;
     // Only a regular file (a FIFO here would hang `init`).
-    let current = match crate::store::safe_file::read(&attrs, 1 << 20) {
+    let current = match crate::fs::safe_file::read(&attrs, 1 << 20) {
         Ok(bytes) => String::from_utf8_lossy(&bytes.unwrap_or_default()).into_owned(),
         Err(e) => return Err(StoreError::unreadable(".gitattributes", e, 1 << 20)),
     };
@@ -265,7 +263,7 @@ impl Store {
         refuse_symlink(&root.join("memory"), "memory")?;
         let repo = git::Repo::discover(&root)?.info()?;
         let config_path = root.join(CONFIG_PATH);
-        let config = match crate::store::safe_file::read(&config_path, MAX_CONFIG_BYTES) {
+        let config = match crate::fs::safe_file::read(&config_path, MAX_CONFIG_BYTES) {
             Ok(Some(bytes)) => {
                 Config::parse(&utf8(bytes, CONFIG_PATH)?).map_err(StoreError::config)?
             }
@@ -369,7 +367,7 @@ impl Store {
     pub fn read(&self, rel: &str, limit: Option<u64>) -> Result<Option<String>, StoreError> {
         let path = self.path(rel);
         let cap = limit.unwrap_or_else(|| read_cap(rel));
-        match crate::store::safe_file::read(&path, cap) {
+        match crate::fs::safe_file::read(&path, cap) {
             Ok(Some(bytes)) => Ok(Some(utf8(bytes, rel)?)),
             Ok(None) => Ok(None),
             Err(e) => Err(StoreError::unreadable(rel, e, cap)),
@@ -379,11 +377,11 @@ impl Store {
     /// The bytes of a store file from `offset` on, as text (`None` if that
     /// fails: callers fall back to reading everything).
     pub(crate) fn read_from(&self, rel: &str, offset: u64) -> Option<String> {
-        let (mut f, meta) = crate::store::safe_file::open(&self.path(rel)).ok()??;
+        let (mut f, meta) = crate::fs::safe_file::open(&self.path(rel)).ok()??;
         f.seek(SeekFrom::Start(offset)).ok()?;
         let cap = read_cap(rel);
         let bytes =
-            crate::store::safe_file::read_capped(f, meta.len().saturating_sub(offset), cap).ok()?;
+            crate::fs::safe_file::read_capped(f, meta.len().saturating_sub(offset), cap).ok()?;
         String::from_utf8(bytes).ok()
     }
 
@@ -470,10 +468,10 @@ impl Store {
     ) -> Result<(Option<String>, String), StoreError> {
         let current = self.read(MEMORY_MD, None)?;
         let mut base = current.clone().unwrap_or_default();
-        if crate::integration::merge::has_conflict_markers(&base) {
+        if crate::model::text::has_conflict_markers(&base) {
             // A text merge without memoir's driver: the block is regenerated;
             // of the team's text, our side of each conflict is kept.
-            base = crate::integration::merge::ours_of_conflicts(&base);
+            base = crate::model::text::ours_of_conflicts(&base);
         }
         let wanted = memory_md::splice(&base, block);
         Ok((current, wanted))

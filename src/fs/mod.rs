@@ -1,0 +1,6 @@
+//! File system access that never follows a link, never blocks on a FIFO
+//! and never reads past a cap: what every layer that reads the work tree
+//! (the store, the logs, git's view of the store) goes through.
+
+pub(crate) mod folder;
+pub mod safe_file;
