@@ -126,8 +126,8 @@ pub fn merge(text: &str) {
     );
     let _ = memoir::integration::merge::index(base, ours, theirs);
     for t in [base, ours, theirs] {
-        let _ = memoir::integration::merge::has_conflict_markers(t);
-        let reduced = memoir::integration::merge::ours_of_conflicts(t);
+        let _ = memoir::model::text::has_conflict_markers(t);
+        let reduced = memoir::model::text::ours_of_conflicts(t);
         assert!(
             !reduced.lines().any(|l| l.starts_with("<<<<<<< ")),
             "a conflict start is left"

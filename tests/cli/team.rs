@@ -187,9 +187,9 @@ fn branches() -> Env {
 /// Every store file but the logs, and whether any store file holds conflict markers.
 fn views_and_markers(env: &Env) -> (Vec<(String, Vec<u8>)>, bool) {
     let all = env.snapshot();
-    let markers = all.iter().any(|(_, b)| {
-        memoir::integration::merge::has_conflict_markers(&String::from_utf8_lossy(b))
-    });
+    let markers = all
+        .iter()
+        .any(|(_, b)| memoir::model::text::has_conflict_markers(&String::from_utf8_lossy(b)));
     (
         all.into_iter()
             .filter(|(p, _)| !p.starts_with("memory/log/"))
@@ -264,7 +264,7 @@ fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it
         .output()
         .expect("git merge");
     assert!(!merge.status.success(), "git's text merge should conflict");
-    assert!(memoir::integration::merge::has_conflict_markers(
+    assert!(memoir::model::text::has_conflict_markers(
         &env.read("memory/project/db.md")
     ));
     let err = env.fails(&["check"], 1);
@@ -276,7 +276,7 @@ fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it
     assert!(env
         .read("memory/project/db.md")
         .contains("description: Postgres 15"));
-    assert!(!memoir::integration::merge::has_conflict_markers(
+    assert!(!memoir::model::text::has_conflict_markers(
         &env.read("MEMORY.md")
     ));
     env.git(&["add", "-A"]);
