@@ -5,6 +5,8 @@
 //! hand edits into it through the real operations. The clock is the
 //! fixture's; nothing of the user's setup can change a result.
 
+#![cfg(test)]
+
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::MemoryType;

@@ -4,6 +4,8 @@
 //! identities and dates; gix opens the repository isolated, reading only
 //! its own config. The user's setup cannot change a result.
 
+#![cfg(test)]
+
 use super::Repo;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

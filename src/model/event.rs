@@ -365,9 +365,13 @@ impl<'a> Cursor<'a> {
         );
         if needs_key != key.is_some() {
             return Err(self.malformed(format!(
-                "a `{}` entry {} a key",
+                "a `{}` entry {}",
                 meta.op,
-                if needs_key { "needs" } else { "has no" }
+                if needs_key {
+                    "needs a key"
+                } else {
+                    "takes no key"
+                }
             )));
         }
         Ok(key)
@@ -723,7 +727,7 @@ mod tests {
         check(
             r("\"op\":\"remember\"", "\"op\":\"note\""),
             2,
-            "a `note` entry has no a key",
+            "a `note` entry takes no key",
         );
         check(
             r(
