@@ -70,13 +70,7 @@ fn a_held_lock_times_out_with_exit_5_naming_the_holder() {
     use fs2::FileExt;
     let env = Env::new();
     env.ok(&["note", "make the state dir"]);
-    let stores = env.path(".git/memoir/stores");
-    let dir = std::fs::read_dir(&stores)
-        .expect("stores")
-        .next()
-        .expect("one store")
-        .expect("entry")
-        .path();
+    let dir = env.state_dir();
     let lock = std::fs::OpenOptions::new()
         .read(true)
         .write(true)

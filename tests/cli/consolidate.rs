@@ -613,13 +613,7 @@ fn an_index_lock_left_by_a_dead_memoir_is_removed() {
     let mut dead = std::process::Command::new("true").spawn().expect("true");
     let pid = dead.id();
     dead.wait().expect("wait");
-    let stores = env.path(".git/memoir/stores");
-    let state = std::fs::read_dir(&stores)
-        .expect("stores")
-        .next()
-        .expect("store")
-        .expect("entry")
-        .path();
+    let state = env.state_dir();
     std::fs::write(state.join("git-index-lock-owner"), pid.to_string()).expect("owner");
     std::fs::write(env.path(".git/index.lock"), "").expect("lock");
     env.ok(&["consolidate"]);

@@ -1280,13 +1280,7 @@ fn git_locks_are_refused_before_anything_is_appended_and_never_taken_from_git() 
     assert_eq!(env.log_text(), logs, "appended");
     std::fs::remove_file(&branch).expect("rm");
     // A dead memoir's note, and git's own index lock taken long after it.
-    let stores = env.path(".git/memoir/stores");
-    let state = std::fs::read_dir(&stores)
-        .expect("stores")
-        .next()
-        .expect("store")
-        .expect("entry")
-        .path();
+    let state = env.state_dir();
     let note = state.join("git-index-lock-owner");
     std::fs::write(&note, "999999").expect("note");
     let old = std::time::SystemTime::now() - Duration::from_secs(3600);

@@ -55,6 +55,17 @@ impl Env {
         self.root().join(rel)
     }
 
+    /// The store's local state folder (`.git/memoir/stores/<hash>`), which
+    /// a first write creates.
+    pub fn state_dir(&self) -> PathBuf {
+        std::fs::read_dir(self.path(".git/memoir/stores"))
+            .expect("stores")
+            .next()
+            .expect("one store")
+            .expect("entry")
+            .path()
+    }
+
     fn pin(&self, cmd: &mut Command) {
         let home = self.dir.path().join("home");
         cmd.current_dir(self.root())
