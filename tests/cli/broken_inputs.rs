@@ -476,3 +476,28 @@ fn later_commands_reject_bad_input_with_the_documented_exit_codes() {
         .expect("run");
     assert_eq!(out.status.code(), Some(0));
 }
+
+#[test]
+fn input_that_is_not_utf8_is_named_with_exit_1_and_nothing_written() {
+    let env = Env::new();
+    let logs = env.log_text();
+    let out = env
+        .cmd(&["note"])
+        .write_stdin(b"a note \xff\xfe".to_vec())
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("<stdin>: the note is not valid UTF-8"),
+        "{err}"
+    );
+    env.write("body.md", b"a body \xff\n".to_vec());
+    let body = env.path("body.md");
+    let body = body.to_str().expect("a path");
+    let (code, _, err) = env.remember("project/x", "a fact", &["--body-file", body]);
+    assert_eq!(code, 1, "{err}");
+    // The path is an argument: long ones are masked, never echoed.
+    assert!(err.contains(": not valid UTF-8"), "{err}");
+    assert_eq!(env.log_text(), logs, "nothing logged");
+}
