@@ -492,7 +492,7 @@ fn input_that_is_not_utf8_is_named_with_exit_1_and_nothing_written() {
         err.contains("<stdin>: the note is not valid UTF-8"),
         "{err}"
     );
-    env.write("body.md", b"a body \xff\n".to_vec());
+    env.write("body.md", b"a body \xff\n");
     let body = env.path("body.md");
     let body = body.to_str().expect("a path");
     let (code, _, err) = env.remember("project/x", "a fact", &["--body-file", body]);
