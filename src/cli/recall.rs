@@ -2,7 +2,7 @@
 
 use super::output::{columns, day, flags, memory_json, warn};
 use super::{error::CliError, App};
-use memoir::search::rank::{Options, DEFAULT_MIN_SCORE};
+use memoir::search::rank::{Item, Options, Results, DEFAULT_MIN_SCORE};
 use serde_json::json;
 
 /// Find the memories relevant to a query, most relevant first.
@@ -31,6 +31,10 @@ pub struct Args {
     /// Only memories with this tag.
     #[arg(long)]
     tag: Option<String>,
+    /// Leave out notes (raw observations in the logs, not yet confirmed as
+    /// memories). A scope, type or tag filter leaves them out too.
+    #[arg(long)]
+    no_notes: bool,
 }
 
 /// Ranks the memories against the query and prints the hits.
@@ -49,39 +53,74 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         kind: args.kind,
         tag: args.tag,
         today: now.date(),
+        notes: !args.no_notes,
     };
-    let found = memoir::ops::recall::recall(&store, &args.query.join(" "), &opts)?;
-    for w in &found.warnings {
+    let recall = memoir::ops::recall::recall(&store, &args.query.join(" "), &opts)?;
+    for w in &recall.warnings {
         warn(app.quiet(), w);
     }
+    let found = Results {
+        hits: recall.hits,
+        notes: recall.notes,
+    };
+    let items = found.ranked();
     if app.out.json {
-        let hits: Vec<_> = found
-            .hits
+        let hits: Vec<_> = items
             .iter()
-            .map(|h| {
-                let mut m = memory_json(&h.key, &h.path, &h.summary, h.conflict);
-                m.insert("score".into(), json!((h.score * 1000.0).round() / 1000.0));
-                m.insert("rank".into(), json!((h.rank * 1000.0).round() / 1000.0));
-                m.insert("stale".into(), json!(h.stale));
-                m
+            .map(|item| match item {
+                Item::Memory(h) => {
+                    let mut m = memory_json(&h.key, &h.path, &h.summary, h.conflict);
+                    m.insert("score".into(), json!(rounded(h.score)));
+                    m.insert("rank".into(), json!(rounded(h.rank)));
+                    m.insert("stale".into(), json!(h.stale));
+                    json!(m)
+                }
+                Item::Note(n) => json!({
+                    "key": null, "type": "note", "note": n.id, "time": n.time.seconds(),
+                    "writer": n.actor, "text": n.text,
+                    "score": rounded(n.score), "rank": rounded(n.rank),
+                }),
             })
             .collect();
         app.out.json(&json!(hits))?;
         return Ok(0);
     }
-    for h in &found.hits {
-        let s = &h.summary;
-        app.out.line(format!(
-            "{}\n      source: {}  ({})",
-            columns(&[
-                &format!("{:.2}", h.score),
-                &h.key,
-                &day(s.updated),
-                &format!("{}{}", s.description, flags(h.conflict, h.stale)),
-            ]),
-            s.source.as_deref().unwrap_or("-"),
-            h.path
-        ))?;
+    for item in items {
+        match item {
+            Item::Memory(h) => {
+                let s = &h.summary;
+                app.out.line(format!(
+                    "{}\n      source: {}  ({})",
+                    columns(&[
+                        &format!("{:.2}", h.score),
+                        &h.key,
+                        &day(s.updated),
+                        &format!("{}{}", s.description, flags(h.conflict, h.stale)),
+                    ]),
+                    s.source.as_deref().unwrap_or("-"),
+                    h.path
+                ))?;
+            }
+            Item::Note(n) => {
+                let first = n.text.lines().next().unwrap_or("");
+                app.out.line(format!(
+                    "{}\n      note by {}, not confirmed ({})",
+                    columns(&[
+                        &format!("{:.2}", n.score),
+                        &"note",
+                        &n.time.date().to_string(),
+                        &first,
+                    ]),
+                    n.actor.split(" <").next().unwrap_or(&n.actor),
+                    n.id
+                ))?;
+            }
+        }
     }
     Ok(0)
+}
+
+/// A score as JSON shows it: three decimals.
+fn rounded(x: f64) -> f64 {
+    (x * 1000.0).round() / 1000.0
 }

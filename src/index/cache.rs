@@ -215,6 +215,8 @@ pub struct Cache {
     pub keys: BTreeMap<String, KeyState>,
     /// Pending proposals, oldest first.
     pub pending: Vec<crate::model::event::Event>,
+    /// Every note, oldest first (recall searches them).
+    pub notes: Vec<crate::model::event::Event>,
     /// Memory files by store-relative path.
     pub files: BTreeMap<String, FileEntry>,
     /// The search terms the files' entries refer to.
@@ -227,7 +229,7 @@ pub struct Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 6 * 1000 + crate::model::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 7 * 1000 + crate::model::text::TOKENIZER_VERSION;
 
 #[cfg(test)]
 mod tests {

@@ -24,6 +24,7 @@
 //! 10 Keys           postcard (key, KeyState) per memory, sorted by key
 //! 11 Proposals      the pending proposals, oldest first, as log entries (a log's format)
 //! 12 PostingOffsets u32 offsets (n + 1) into Postings, in postings, by term id
+//! 13 Notes          every note, oldest first, as log entries (a log's format)
 //! ```
 //! The number is a section's place in the header's table; the sections
 //! themselves lie in the file in another order (`Section::PHYSICAL`).
@@ -86,11 +87,14 @@ enum Section {
     Proposals = 11,
     /// u32 offsets (n + 1) into [`Section::Postings`], in postings, by term id.
     PostingOffsets = 12,
+    /// Every note, oldest first, as log entries (a log's format): recall
+    /// searches them.
+    Notes = 13,
 }
 
 impl Section {
     /// How many sections an index file has.
-    const COUNT: usize = 13;
+    const COUNT: usize = 14;
     /// The sections in table order (`TABLE[s as usize] == s`).
     const TABLE: [Section; Section::COUNT] = [
         Section::Head,
@@ -106,6 +110,7 @@ impl Section {
         Section::Keys,
         Section::Proposals,
         Section::PostingOffsets,
+        Section::Notes,
     ];
     /// The sections in file order: what most readers load comes first, so
     /// that a load is a few long reads.
@@ -123,6 +128,7 @@ impl Section {
         Section::Entries,
         Section::Keys,
         Section::Proposals,
+        Section::Notes,
     ];
 }
 
@@ -350,6 +356,7 @@ fn write_section(w: &mut impl Write, cache: &Cache, s: Section) -> io::Result<()
         Section::Descriptions => write_descriptions(w, cache),
         Section::Keys => write_each(w, cache.keys.iter().map(key_bytes)),
         Section::Proposals => write_each(w, cache.pending.iter().map(|e| e.render())),
+        Section::Notes => write_each(w, cache.notes.iter().map(|e| e.render())),
         Section::PostingOffsets => write_offsets(w, posting_counts(cache)),
     }
 }
@@ -984,6 +991,15 @@ impl OpenIndex {
         (parsed.torn.is_empty() && ids.eq(self.head.pending.iter())).then_some(parsed.events)
     }
 
+    /// Every note, oldest first (read from the file: a search and
+    /// whole-index readers need them); `None` if damaged.
+    pub fn notes(&self) -> Option<Vec<crate::model::event::Event>> {
+        let bytes = self.read(Section::Notes, 0, self.sec[Section::Notes].len)?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let parsed = crate::model::event::parse_log(text).ok()?;
+        parsed.torn.is_empty().then_some(parsed.events)
+    }
+
     /// Decodes everything into a [`Cache`] that commands can change.
     pub fn into_cache(self, loaded_mtime: i128) -> Option<Cache> {
         let keys: BTreeMap<String, KeyState> = (0..self.key_count())
@@ -997,6 +1013,7 @@ impl OpenIndex {
             logs: self.head.logs.clone(),
             keys,
             pending: self.proposals()?,
+            notes: self.notes()?,
             files,
             dict: Dict::from_terms(terms),
             loaded_mtime,
@@ -1252,6 +1269,18 @@ mod tests {
                 body: body.to_string(),
             });
         }
+        cache.notes.push(Event {
+            id: id_from(time, [9; 10]),
+            op: Op::Note,
+            time,
+            actor: "Ada <ada@example.com>".into(),
+            key: None,
+            prev: vec![],
+            reason: None,
+            consumed: vec![],
+            redacted: None,
+            body: "the cache misses on Mondays".into(),
+        });
     }
 
     #[test]
@@ -1352,6 +1381,7 @@ mod tests {
         assert_eq!(back.logs, cache.logs);
         assert_eq!(back.keys, cache.keys);
         assert_eq!(back.pending, cache.pending);
+        assert_eq!(back.notes, cache.notes);
         assert_eq!(back.files, cache.files);
         assert_eq!(back.dict.terms, cache.dict.terms);
     }
@@ -1359,11 +1389,12 @@ mod tests {
     #[test]
     fn the_format_is_unchanged() {
         // Written by the code before the sections and the record's fields
-        // were named: the same cache must still make the same bytes.
-        assert_eq!(print(&encode(&fixture(), 9)), (1845, 0xf480_7c0f_b723_17b9));
+        // were named, with the notes section added (index version 7): the
+        // same cache must still make the same bytes.
+        assert_eq!(print(&encode(&fixture(), 9)), (2148, 0xa97c_2a77_2400_b7fc));
         assert_eq!(
             print(&encode(&Cache::default(), 9)),
-            (243, 0xf528_a307_36ee_c80e)
+            (259, 0x7e3b_dc34_4235_bc07)
         );
         // Written after other bytes, the index is the same, and the writer
         // is left at its end.
@@ -1623,6 +1654,7 @@ mod tests {
                 Section::Postings,
                 Section::PostingOffsets,
                 Section::Proposals,
+                Section::Notes,
             ]
             .contains(s)
         });
@@ -1631,7 +1663,7 @@ mod tests {
             assert!(OpenIndex::parse(with(s, at, len - 1), 9).is_none(), "{s:?}");
         }
         // The magic, the version and the section count.
-        for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 12), (COUNT_AT, 14)] {
+        for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 13), (COUNT_AT, 15)] {
             let mut b = bytes.clone();
             b[at] = byte;
             assert!(OpenIndex::parse(b, 9).is_none(), "byte {at}");

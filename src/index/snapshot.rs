@@ -43,6 +43,8 @@ pub struct Tail {
     pub proposals: Vec<Event>,
     /// Version events replayed.
     pub versions: usize,
+    /// The notes the tail added.
+    pub notes: Vec<Event>,
 }
 
 impl Tail {
@@ -50,6 +52,9 @@ impl Tail {
     /// only move its memory forward (a fork, an unknown `prev`).
     pub(crate) fn push(&mut self, view: &OpenIndex, e: &Event) -> bool {
         self.track_pending(e);
+        if e.op == crate::model::event::Op::Note {
+            self.notes.push(e.clone());
+        }
         if !e.op.is_version() {
             return true;
         }

@@ -32,3 +32,18 @@ pub fn term_counts(m: &Memory) -> (Terms, u32) {
     }
     (acc, len)
 }
+
+/// A note's terms: its text is all body (a raw observation has no name,
+/// description or tags), with its length.
+pub fn note_terms(text: &str) -> (Terms, u32) {
+    let w = FIELD_WEIGHTS[3];
+    let mut acc: Terms = Terms::default();
+    let words = words(text);
+    let len = u32::from(w).saturating_mul(words.len() as u32);
+    for t in words {
+        let e = acc.entry(t).or_default();
+        e.0 = e.0.saturating_add(w);
+        e.1 |= 1 << 3;
+    }
+    (acc, len)
+}

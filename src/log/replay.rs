@@ -39,6 +39,9 @@ pub struct Replay {
     pub warnings: Vec<String>,
     /// Notes a [`Keep::Prints`] replay only counted (fingerprint by id).
     counted_notes: HashMap<IdKey, u64>,
+    /// The first copy of each note a [`Keep::Prints`] replay counted, in
+    /// reading order (recall searches notes: the index keeps them).
+    counted_note_events: Vec<Event>,
 }
 
 /// An event id as a map key: ids are 26 ASCII characters ([`crate::model::event::is_id`];
@@ -379,6 +382,7 @@ impl Builder {
                 }
                 None => {
                     self.r.counted_notes.insert(id, print);
+                    self.r.counted_note_events.push(e);
                 }
             }
             return;
@@ -461,6 +465,21 @@ impl Replay {
             b.add(e);
         }
         b.r.resolve()
+    }
+
+    /// Every distinct note, oldest first (equal times: by id), whatever
+    /// the replay kept.
+    pub fn note_events(&self) -> Vec<Event> {
+        let mut notes: Vec<Event> = if self.counted_note_events.is_empty() {
+            self.notes
+                .iter()
+                .filter_map(|id| self.events.get(id).cloned())
+                .collect()
+        } else {
+            self.counted_note_events.clone()
+        };
+        notes.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+        notes
     }
 
     /// Works out every memory's versions from the gathered events.

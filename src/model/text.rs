@@ -31,22 +31,201 @@ pub fn is_cjk(c: char) -> bool {
 
 /// Bumped whenever [`words`] changes what it returns (the persistent index
 /// stores its output).
-pub const TOKENIZER_VERSION: u32 = 1;
+pub const TOKENIZER_VERSION: u32 = 2;
 
-/// English function words that carry no meaning in a query.
+/// English function words that carry no meaning in a query or a memory:
+/// articles, pronouns, auxiliaries, question words, prepositions and the
+/// filler of a spoken question ("remind me", "do you remember", "what
+/// happened before"). Sorted.
 const EN_STOP: &[&str] = &[
-    "a", "about", "all", "am", "an", "and", "any", "are", "as", "at", "be", "been", "but", "by",
-    "can", "could", "did", "do", "does", "for", "from", "had", "has", "have", "he", "her", "here",
-    "his", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our",
-    "please", "s", "she", "should", "so", "t", "that", "the", "their", "them", "then", "there",
-    "these", "they", "this", "those", "to", "us", "was", "we", "were", "what", "when", "where",
-    "which", "who", "why", "will", "with", "would", "you", "your",
+    "a",
+    "about",
+    "above",
+    "after",
+    "again",
+    "against",
+    "ago",
+    "all",
+    "also",
+    "am",
+    "an",
+    "and",
+    "any",
+    "anyone",
+    "anything",
+    "are",
+    "around",
+    "as",
+    "at",
+    "be",
+    "because",
+    "been",
+    "before",
+    "being",
+    "below",
+    "between",
+    "both",
+    "but",
+    "by",
+    "can",
+    "cannot",
+    "could",
+    "did",
+    "do",
+    "does",
+    "doing",
+    "done",
+    "down",
+    "during",
+    "each",
+    "either",
+    "else",
+    "even",
+    "ever",
+    "every",
+    "few",
+    "for",
+    "from",
+    "further",
+    "had",
+    "happen",
+    "happened",
+    "happening",
+    "has",
+    "have",
+    "having",
+    "he",
+    "her",
+    "here",
+    "hers",
+    "herself",
+    "him",
+    "himself",
+    "his",
+    "how",
+    "however",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "itself",
+    "just",
+    "know",
+    "let",
+    "lets",
+    "many",
+    "may",
+    "me",
+    "mention",
+    "mentioned",
+    "might",
+    "mine",
+    "more",
+    "most",
+    "much",
+    "must",
+    "my",
+    "myself",
+    "nor",
+    "now",
+    "of",
+    "off",
+    "often",
+    "on",
+    "once",
+    "only",
+    "onto",
+    "or",
+    "other",
+    "others",
+    "our",
+    "ours",
+    "ourselves",
+    "out",
+    "over",
+    "own",
+    "please",
+    "quite",
+    "rather",
+    "really",
+    "recall",
+    "remember",
+    "remembered",
+    "remind",
+    "reminded",
+    "s",
+    "same",
+    "she",
+    "should",
+    "so",
+    "some",
+    "someone",
+    "something",
+    "sometimes",
+    "still",
+    "such",
+    "t",
+    "than",
+    "that",
+    "the",
+    "their",
+    "theirs",
+    "them",
+    "themselves",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "though",
+    "through",
+    "to",
+    "too",
+    "under",
+    "up",
+    "upon",
+    "us",
+    "very",
+    "was",
+    "we",
+    "were",
+    "what",
+    "whatever",
+    "when",
+    "whenever",
+    "where",
+    "whether",
+    "which",
+    "while",
+    "who",
+    "whom",
+    "whose",
+    "why",
+    "will",
+    "with",
+    "within",
+    "without",
+    "would",
+    "yes",
+    "yet",
+    "you",
+    "your",
+    "yours",
+    "yourself",
 ];
 
-/// Chinese function words, longest first; a CJK run is split at them
+/// Chinese function words and question fillers, longest first; a CJK run is split at them
 /// before it is cut into bigrams, so that no bigram spans a function word.
 const ZH_STOP: &[&str] = &[
+    "什么时候",
     "为什么",
+    "还记得",
+    "有没有",
+    "是不是",
     "我们",
     "你们",
     "他们",
@@ -62,6 +241,45 @@ const ZH_STOP: &[&str] = &[
     "可以",
     "哪里",
     "多久",
+    "多少",
+    "几个",
+    "几次",
+    "一共",
+    "告诉",
+    "提醒",
+    "记得",
+    "之前",
+    "之后",
+    "以前",
+    "以后",
+    "这个",
+    "那个",
+    "这些",
+    "那些",
+    "时候",
+    "还是",
+    "或者",
+    "已经",
+    "就是",
+    "但是",
+    "因为",
+    "所以",
+    "如果",
+    "然后",
+    "还有",
+    "一些",
+    "几周",
+    "几年",
+    "几天",
+    "几月",
+    "每个",
+    "每周",
+    "每天",
+    "每次",
+    "一次",
+    "大概",
+    "需要",
+    "个月",
     "的",
     "了",
     "用",
@@ -78,29 +296,127 @@ const ZH_STOP: &[&str] = &[
     "他",
 ];
 
-/// Light English normalization: plural and possessive forms to their stem.
+/// English past forms and irregular plurals that no suffix rule reaches,
+/// with their base word, sorted by the first: a question in one tense
+/// ("where did we go", "who led it") finds a memory in another ("went",
+/// "leading"). Forms that are also common words of another meaning ("left",
+/// "saw", "rose", "bit") are left out.
+const EN_IRREGULAR: &[(&str, &str)] = &[
+    ("ate", "eat"),
+    ("became", "become"),
+    ("began", "begin"),
+    ("begun", "begin"),
+    ("bent", "bend"),
+    ("blew", "blow"),
+    ("bought", "buy"),
+    ("broke", "break"),
+    ("broken", "break"),
+    ("brought", "bring"),
+    ("built", "build"),
+    ("came", "come"),
+    ("caught", "catch"),
+    ("children", "child"),
+    ("chose", "choose"),
+    ("chosen", "choose"),
+    ("drank", "drink"),
+    ("drawn", "draw"),
+    ("drew", "draw"),
+    ("driven", "drive"),
+    ("drove", "drive"),
+    ("eaten", "eat"),
+    ("fallen", "fall"),
+    ("fed", "feed"),
+    ("feet", "foot"),
+    ("fell", "fall"),
+    ("felt", "feel"),
+    ("flew", "fly"),
+    ("flown", "fly"),
+    ("forgot", "forget"),
+    ("forgotten", "forget"),
+    ("fought", "fight"),
+    ("found", "find"),
+    ("froze", "freeze"),
+    ("frozen", "freeze"),
+    ("gave", "give"),
+    ("given", "give"),
+    ("gone", "go"),
+    ("got", "get"),
+    ("gotten", "get"),
+    ("grew", "grow"),
+    ("grown", "grow"),
+    ("heard", "hear"),
+    ("held", "hold"),
+    ("hid", "hide"),
+    ("hidden", "hide"),
+    ("hung", "hang"),
+    ("kept", "keep"),
+    ("knew", "know"),
+    ("known", "know"),
+    ("led", "lead"),
+    ("lent", "lend"),
+    ("lost", "lose"),
+    ("made", "make"),
+    ("meant", "mean"),
+    ("men", "man"),
+    ("met", "meet"),
+    ("mice", "mouse"),
+    ("paid", "pay"),
+    ("ran", "run"),
+    ("rang", "ring"),
+    ("ridden", "ride"),
+    ("rode", "ride"),
+    ("said", "say"),
+    ("sang", "sing"),
+    ("sat", "sit"),
+    ("seen", "see"),
+    ("sent", "send"),
+    ("shot", "shoot"),
+    ("slept", "sleep"),
+    ("sold", "sell"),
+    ("sought", "seek"),
+    ("spent", "spend"),
+    ("spoke", "speak"),
+    ("spoken", "speak"),
+    ("stole", "steal"),
+    ("stolen", "steal"),
+    ("stood", "stand"),
+    ("struck", "strike"),
+    ("swam", "swim"),
+    ("taken", "take"),
+    ("taught", "teach"),
+    ("teeth", "tooth"),
+    ("thought", "think"),
+    ("threw", "throw"),
+    ("thrown", "throw"),
+    ("told", "tell"),
+    ("took", "take"),
+    ("understood", "understand"),
+    ("went", "go"),
+    ("women", "woman"),
+    ("won", "win"),
+    ("wore", "wear"),
+    ("worn", "wear"),
+    ("written", "write"),
+    ("wrote", "write"),
+];
+
+/// English normalization: an irregular form to its base word, then the
+/// Snowball English (Porter2) stemmer, so that "moved", "moving" and
+/// "move", or "clothes" and "clothing", are one term. Only words of
+/// lowercase ASCII letters: a word with digits ("oauth2", "v1") or of
+/// another script is kept as it is.
 fn normalize(word: &str) -> std::borrow::Cow<'_, str> {
-    if !word.is_ascii() || word.len() <= 3 {
+    use std::sync::OnceLock;
+    static STEMMER: OnceLock<rust_stemmers::Stemmer> = OnceLock::new();
+    if word.len() <= 2 || !word.bytes().all(|b| b.is_ascii_lowercase()) {
         return word.into();
     }
-    if word.ends_with("ies") && word.len() > 4 {
-        return format!("{}y", &word[..word.len() - 3]).into();
+    let stemmer =
+        STEMMER.get_or_init(|| rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English));
+    match EN_IRREGULAR.binary_search_by(|(form, _)| (*form).cmp(word)) {
+        Ok(i) => stemmer.stem(EN_IRREGULAR[i].1).into_owned().into(),
+        Err(_) => stemmer.stem(word),
     }
-    if word.ends_with("sses")
-        || word.ends_with("ches")
-        || word.ends_with("shes")
-        || word.ends_with("xes")
-    {
-        return word[..word.len() - 2].into();
-    }
-    if word.ends_with('s')
-        && !word.ends_with("ss")
-        && !word.ends_with("us")
-        && !word.ends_with("is")
-    {
-        return word[..word.len() - 1].into();
-    }
-    word.into()
 }
 
 fn push_cjk(run: &[char], out: &mut Vec<String>) {
@@ -151,12 +467,10 @@ pub fn words(text: &str) -> Vec<String> {
     let flush_word = |word: &mut String, out: &mut Vec<String>| {
         // EN_STOP is sorted: a binary search per word, not a scan.
         if !word.is_empty() && EN_STOP.binary_search(&word.as_str()).is_err() {
-            let norm = normalize(word);
-            if norm.len() == word.len() {
+            match normalize(word) {
                 // Unchanged: hand over the buffer instead of copying it.
-                out.push(std::mem::take(word));
-            } else {
-                out.push(norm.into_owned());
+                std::borrow::Cow::Borrowed(_) => out.push(std::mem::take(word)),
+                std::borrow::Cow::Owned(norm) => out.push(norm),
             }
         }
         word.clear();
@@ -267,14 +581,32 @@ mod tests {
         assert_eq!(words("我们的测试命令是什么"), ["测试", "试命", "命令"]);
         assert_eq!(
             words("The user's tests and libraries"),
-            ["user", "test", "library"]
+            ["user", "test", "librari"]
         );
         assert_eq!(words("猫"), ["猫"]);
     }
 
     #[test]
-    fn stop_words_are_sorted_for_binary_search() {
+    fn stop_words_and_irregular_forms_are_sorted_for_binary_search() {
         assert!(EN_STOP.windows(2).all(|w| w[0] < w[1]));
+        assert!(EN_IRREGULAR.windows(2).all(|w| w[0].0 < w[1].0));
+    }
+
+    #[test]
+    fn english_words_meet_across_tense_and_inflection() {
+        let same = |a: &str, b: &str| assert_eq!(words(a), words(b), "{a} / {b}");
+        same("moved", "moving");
+        same("move", "moves");
+        same("clothes", "clothing");
+        same("worked", "working");
+        same("led", "leading");
+        same("went", "go");
+        same("took", "taking");
+        same("deployment", "deployments");
+        // Question filler is no term at all.
+        assert_eq!(words("can you remind me what I said"), ["say"]);
+        // Words with digits, and other scripts, are kept as they are.
+        assert_eq!(words("oauth2 v1 café"), ["oauth2", "v1", "café"]);
     }
 
     #[test]

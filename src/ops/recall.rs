@@ -14,7 +14,9 @@ use crate::model::memory::{Memory, Summary};
 use crate::model::stamp::Stamp;
 use crate::model::time::{Date, Timestamp};
 use crate::render::memory_md;
-use crate::search::rank::{self, estimate_tokens, Corpus, Fresh, Hit, Options};
+use crate::search::rank::{
+    self, estimate_tokens, Corpus, Fresh, Hit, Item, NoteDoc, NoteHit, Options,
+};
 use crate::store::{Store, StoreError};
 
 /// The default token budget of `context`.
@@ -25,6 +27,8 @@ pub const DEFAULT_BUDGET: usize = 1500;
 pub struct Recall {
     /// Relevant memories, most relevant first.
     pub hits: Vec<Hit>,
+    /// Relevant notes, most relevant first (unconfirmed observations).
+    pub notes: Vec<NoteHit>,
     /// One line per memory file or log that could not be read.
     pub warnings: Vec<String>,
 }
@@ -38,6 +42,8 @@ pub struct Context {
     pub tokens: usize,
     /// The memories it includes.
     pub memories: Vec<Key>,
+    /// The ids of the notes it includes.
+    pub notes: Vec<String>,
     /// Memories that were relevant (or indexed) but did not fit.
     pub omitted: usize,
     /// One line per file or log that could not be read.
@@ -49,9 +55,10 @@ pub struct Context {
 /// memory cannot forge or end the block it sits in.
 pub fn neutralize(text: &str) -> String {
     // "memory" also covers memory_index; each is matched as a prefix.
-    const TAGS: [&str; 5] = [
+    const TAGS: [&str; 6] = [
         "relevant_memories",
         "memory",
+        "note",
         "open_conflicts",
         "recent_notes",
         "hot_memory",
@@ -189,7 +196,24 @@ pub fn corpus(store: &Store) -> Result<(Corpus, Vec<String>), StoreError> {
     let view = view.ok_or(StoreError::Internal(
         "the persistent index could not be encoded",
     ))?;
-    Ok((Corpus::of(view), warnings))
+    let mut corpus = Corpus::of(view);
+    corpus.notes = notes_of(&corpus.index, Vec::new());
+    Ok((corpus, warnings))
+}
+
+/// The notes a search reads: the index's, then the tail's (a note copied
+/// into another log, by a cherry-pick, is one note).
+fn notes_of(view: &OpenIndex, tail: Vec<crate::model::event::Event>) -> Vec<NoteDoc> {
+    let mut seen = std::collections::HashSet::new();
+    // A damaged notes section costs only the notes: the index is
+    // rebuilt by the next command that refreshes it.
+    view.notes()
+        .unwrap_or_default()
+        .into_iter()
+        .chain(tail)
+        .filter(|e| seen.insert(e.id.clone()))
+        .map(|e| NoteDoc::of(&e))
+        .collect()
 }
 
 /// The fast path of [`corpus`], or `None` when it does not apply.
@@ -210,14 +234,15 @@ fn corpus_in_place(store: &Store) -> Result<Option<(Corpus, Vec<String>)>, Store
     };
     // Entries appended since the index was saved change nothing a search
     // reads (changed files are read below) unless they fork a memory.
-    if crate::index::snapshot::tail(store, &view)?.is_none() {
+    let Some(tail) = crate::index::snapshot::tail(store, &view)? else {
         return Ok(None);
-    }
+    };
     let mut warnings = Vec::new();
     let Some(changes) = Changes::of(&view, &files, index_mtime, &mut warnings) else {
         return Ok(None);
     };
     let mut corpus = Corpus::of(view);
+    corpus.notes = notes_of(&corpus.index, tail.notes);
     corpus.skip = changes.skip;
     for path in changes.fresh {
         let f = fresh(store, &path);
@@ -315,9 +340,21 @@ fn fresh(store: &Store, path: &str) -> Fresh {
 /// The memories relevant to `query`.
 pub fn recall(store: &Store, query: &str, opts: &Options) -> Result<Recall, StoreError> {
     let (corpus, mut warnings) = corpus(store)?;
-    let mut hits = rank::search(&corpus, query, opts);
-    // A file written around the policy (a hand edit not yet checked)
-    // must not hand its secret to whoever asked.
+    let rank::Results {
+        mut hits,
+        mut notes,
+    } = rank::search(&corpus, query, opts);
+    // A file or a note written around the policy (a hand edit not yet
+    // checked) must not hand its secret to whoever asked.
+    for note in &mut notes {
+        if let std::borrow::Cow::Owned(r) = crate::policy::secrets::redacted(&note.text) {
+            note.text = r;
+            warnings.push(format!(
+                "note {}: holds a secret, shown as [redacted:<rule>]; `memoir redact` removes it",
+                note.id
+            ));
+        }
+    }
     for hit in &mut hits {
         let s = &mut hit.summary;
         for text in std::iter::once(&mut s.description).chain(s.source.as_mut()) {
@@ -328,7 +365,11 @@ pub fn recall(store: &Store, query: &str, opts: &Options) -> Result<Recall, Stor
         }
     }
     warnings.dedup();
-    Ok(Recall { hits, warnings })
+    Ok(Recall {
+        hits,
+        notes,
+        warnings,
+    })
 }
 
 /// The block to inject before a model call: the memories relevant to
@@ -375,6 +416,7 @@ fn context_options(today: Date) -> Options {
         kind: None,
         tag: None,
         today,
+        notes: true,
     }
 }
 
@@ -392,36 +434,80 @@ fn relevant_context(
     today: Date,
     warnings: &mut Vec<String>,
 ) -> Context {
-    let hits = rank::search(corpus, query, &context_options(today));
+    let found = rank::search(corpus, query, &context_options(today));
     let mut ctx = Context::default();
-    if hits.is_empty() {
+    if found.is_empty() {
         return ctx;
     }
     let mut b = Budget::new(budget);
     if !b.push(RELEVANT_OPEN.into(), Budget::cost(RELEVANT_CLOSE)) {
         return ctx;
     }
-    for (i, hit) in hits.iter().enumerate() {
-        let Some(m) = read_hit(store, hit, warnings) else {
-            continue;
+    let items = found.ranked();
+    for (i, item) in items.iter().enumerate() {
+        let shown = match item {
+            Item::Memory(hit) => {
+                let Some(m) = read_hit(store, hit, warnings) else {
+                    continue;
+                };
+                let shown = push_memory(&mut b, hit, &m);
+                if !matches!(shown, Shown::Not) {
+                    ctx.memories.push(hit.key.clone());
+                }
+                shown
+            }
+            Item::Note(note) => {
+                let shown = push_found_note(&mut b, note);
+                if !matches!(shown, Shown::Not) {
+                    ctx.notes.push(note.id.clone());
+                }
+                shown
+            }
         };
-        match push_memory(&mut b, hit, &m) {
-            Shown::Whole => ctx.memories.push(hit.key.clone()),
+        match shown {
+            Shown::Whole => {}
             Shown::Cut => {
-                ctx.memories.push(hit.key.clone());
-                ctx.omitted = hits.len() - i - 1;
+                ctx.omitted = items.len() - i - 1;
                 break;
             }
             Shown::Not => {
-                ctx.omitted = hits.len() - i;
+                ctx.omitted = items.len() - i;
                 break;
             }
         }
     }
-    if ctx.memories.is_empty() {
+    if ctx.memories.is_empty() && ctx.notes.is_empty() {
         return Context::default();
     }
     b.close(RELEVANT_CLOSE, ctx)
+}
+
+const NOTE_CLOSE: &str = "</note>";
+
+/// Adds a relevant note whole, or nothing: an observation cut short could
+/// say the opposite of what it said.
+fn push_found_note(b: &mut Budget, note: &NoteHit) -> Shown {
+    let actor = note.actor.split(" <").next().unwrap_or(&note.actor);
+    let head = format!(
+        "<note time=\"{}\" writer=\"{}\" status=\"unconfirmed\">",
+        note.time.seconds(),
+        attr(actor)
+    );
+    let text = neutralize(note.text.trim_matches('\n'));
+    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
+    let cost = Budget::cost(&head)
+        + lines.iter().map(|l| Budget::cost(l)).sum::<usize>()
+        + Budget::cost(NOTE_CLOSE);
+    let reserve = Budget::cost(RELEVANT_CLOSE);
+    if b.used + cost + reserve > b.limit {
+        return Shown::Not;
+    }
+    b.push(head, reserve);
+    for l in lines {
+        b.push(l.to_string(), reserve);
+    }
+    b.push(NOTE_CLOSE.into(), reserve);
+    Shown::Whole
 }
 
 /// A hit's memory as its file says now; none if the file is gone since
@@ -847,6 +933,7 @@ mod tests {
                 kind: None,
                 tag: None,
                 today: now().date(),
+                notes: true,
             },
         )
         .expect("recall")
@@ -1032,6 +1119,7 @@ mod tests {
             kind: None,
             tag: None,
             today: now().date(),
+            notes: true,
         };
         let found = recall(&store, "deploys", &opts).expect("recall");
         assert_eq!(found.hits.len(), 1);

@@ -3,32 +3,44 @@
 //!
 //! Two separate decisions. **Relevance** is a normalized measure that does
 //! not grow with query length or store size: the IDF-weighted share of the
-//! query's terms that a memory contains (a term found only in the body
-//! counts [`BODY_ONLY`]). A memory is relevant when that share reaches the
-//! threshold (`--min-score`, default [`DEFAULT_MIN_SCORE`]). **Ranking**
+//! query's terms that a memory contains. The store answers when its best
+//! memory's share reaches the threshold (`--min-score`, default
+//! [`DEFAULT_MIN_SCORE`]); then every memory with at least [`RELATIVE`] of
+//! the best one's share is relevant, so a question whose answer spans
+//! several memories keeps each of them. Notes of the logs are documents
+//! too, ranked as memories of confidence [`NOTE_CONFIDENCE`]. **Ranking**
 //! among the relevant is BM25F over weighted fields, times small boosts for
 //! confidence and recency and a penalty past `review_by`. All of it is
 //! documented in `docs/search.md`.
 
 use crate::index::layout::OpenIndex;
-use crate::index::terms::Terms;
+use crate::index::terms::{note_terms, Terms};
+use crate::model::event::Event;
 use crate::model::key::Key;
 use crate::model::memory::Summary;
 use crate::model::text::words;
-use crate::model::time::Date;
+use crate::model::time::{Date, Timestamp};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
-/// The default relevance threshold.
+/// The default relevance threshold: the best memory must cover this share
+/// of the query for the store to answer at all.
 pub const DEFAULT_MIN_SCORE: f64 = 0.3;
-/// How much a query term found only in a memory's body counts toward relevance.
-pub const BODY_ONLY: f64 = 0.7;
+/// Once the store answers, a memory is relevant when it covers at least
+/// this share of what the best one covers.
+pub const RELATIVE: f64 = 0.3;
+/// What a CJK bigram no memory has weighs against relevance, as a share
+/// of its idf (see [`Weights::of`]).
+const UNKNOWN_CJK_BIGRAM: f64 = 0.5;
 /// BM25 term-frequency saturation.
 const K1: f64 = 1.2;
 /// BM25 length normalization.
 const B: f64 = 0.75;
 /// Days over which the recency boost decays by a factor e.
 const RECENCY_DAYS: f64 = 180.0;
+/// The confidence a note ranks with: an unconfirmed observation ranks
+/// after a confirmed memory of equal relevance.
+pub const NOTE_CONFIDENCE: f64 = 0.5;
 /// Milliseconds in a day: `updated` is in ms, dates in days.
 const DAY_MS: i64 = 86_400_000;
 
@@ -57,15 +69,50 @@ pub struct Corpus {
     pub skip: Vec<bool>,
     /// Files read now.
     pub fresh: Vec<Fresh>,
+    /// The notes of the logs, searched beside the memories.
+    pub notes: Vec<NoteDoc>,
 }
 
 impl Corpus {
-    /// A corpus of the index alone.
+    /// A corpus of the index alone (its notes not read).
     pub fn of(index: OpenIndex) -> Corpus {
         Corpus {
             skip: vec![false; index.len()],
             index,
             fresh: Vec::new(),
+            notes: Vec::new(),
+        }
+    }
+}
+
+/// A note of the logs, as a search reads it: an unconfirmed observation.
+#[derive(Debug, Clone)]
+pub struct NoteDoc {
+    /// Its event id.
+    pub id: String,
+    /// When it was written.
+    pub time: Timestamp,
+    /// Who wrote it: `Name <email>`.
+    pub actor: String,
+    /// What it says.
+    pub text: String,
+    /// Its terms ([`note_terms`]).
+    pub terms: Terms,
+    /// Its weighted length.
+    pub len: u32,
+}
+
+impl NoteDoc {
+    /// A note event as a search reads it.
+    pub fn of(e: &Event) -> NoteDoc {
+        let (terms, len) = note_terms(&e.body);
+        NoteDoc {
+            id: e.id.clone(),
+            time: e.time,
+            actor: e.actor.clone(),
+            text: e.body.clone(),
+            terms,
+            len,
         }
     }
 }
@@ -85,6 +132,8 @@ pub struct Options {
     pub tag: Option<String>,
     /// Today, for expiry, review dates and recency.
     pub today: Date,
+    /// Search the notes too.
+    pub notes: bool,
 }
 
 /// One relevant memory.
@@ -106,20 +155,95 @@ pub struct Hit {
     pub stale: bool,
 }
 
-/// Finds the memories relevant to `query`, most relevant first. Expired
-/// memories and files that do not parse are never returned.
-pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Vec<Hit> {
+/// One relevant note.
+#[derive(Debug, Clone)]
+pub struct NoteHit {
+    /// Its event id.
+    pub id: String,
+    /// When it was written.
+    pub time: Timestamp,
+    /// Who wrote it.
+    pub actor: String,
+    /// What it says.
+    pub text: String,
+    /// Relevance, as a memory's.
+    pub score: f64,
+    /// The ranking score, as a memory's (a note counts as a memory of
+    /// confidence [`NOTE_CONFIDENCE`]).
+    pub rank: f64,
+}
+
+/// What a search found: memories and notes, each best first, together
+/// no more than the limit.
+#[derive(Debug, Clone, Default)]
+pub struct Results {
+    /// The relevant memories.
+    pub hits: Vec<Hit>,
+    /// The relevant notes.
+    pub notes: Vec<NoteHit>,
+}
+
+/// A memory or a note, in [`Results::ranked`].
+#[derive(Debug, Clone, Copy)]
+pub enum Item<'a> {
+    /// A memory.
+    Memory(&'a Hit),
+    /// A note.
+    Note(&'a NoteHit),
+}
+
+impl Results {
+    /// Memories and notes in one order: by rank, a memory before a note
+    /// of the same rank.
+    pub fn ranked(&self) -> Vec<Item<'_>> {
+        let mut out = Vec::with_capacity(self.hits.len() + self.notes.len());
+        let (mut m, mut n) = (self.hits.iter().peekable(), self.notes.iter().peekable());
+        loop {
+            let note_first = match (m.peek(), n.peek()) {
+                (Some(h), Some(note)) => note.rank > h.rank,
+                (Some(_), None) => false,
+                (None, Some(_)) => true,
+                (None, None) => break,
+            };
+            match note_first {
+                true => out.extend(n.next().map(Item::Note)),
+                false => out.extend(m.next().map(Item::Memory)),
+            }
+        }
+        out
+    }
+
+    /// Nothing found.
+    pub fn is_empty(&self) -> bool {
+        self.hits.is_empty() && self.notes.is_empty()
+    }
+}
+
+/// Finds the memories (and, with [`Options::notes`], the notes) relevant
+/// to `query`, most relevant first. Expired memories and files that do
+/// not parse are never returned.
+pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Results {
     let terms = query_terms(query);
     if terms.is_empty() {
-        return Vec::new();
+        return Results::default();
     }
     let view = &corpus.index;
     let ids: Vec<Option<u32>> = terms.iter().map(|t| view.lookup(t)).collect();
     // Each query term's posting list, read where it lies: a query never
     // touches the postings of the terms it does not have.
     let postings = Postings::of(view, &ids);
-    let fresh_found = fresh_found(&corpus.fresh, &terms);
-    let live = Live::of(corpus, &postings, &fresh_found, terms.len(), opts.today);
+    let fresh_found = found_in(corpus.fresh.iter().map(|f| &f.terms), &terms);
+    let notes: &[NoteDoc] = if opts.notes { &corpus.notes } else { &[] };
+    let note_found = found_in(notes.iter().map(|n| &n.terms), &terms);
+    let live = Live::of(
+        corpus,
+        &postings,
+        &fresh_found,
+        notes,
+        &note_found,
+        terms.len(),
+        opts.today,
+    );
     let weights = Weights::of(&terms, &live);
     let ranked = rank_relevant(view, live.matched, &weights, opts);
     first_shown(view, ranked, opts)
@@ -133,30 +257,32 @@ fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// A document of a [`Corpus`]: an index position or a fresh file.
+/// A document of a [`Corpus`]: an index position, a fresh file or a note.
 #[derive(Clone, Copy)]
 enum Doc<'a> {
     Indexed(usize),
     Fresh(&'a Fresh),
+    Note(&'a NoteDoc),
 }
 
 impl<'a> Doc<'a> {
-    /// Its file's path.
+    /// Its file's path, or a note's id: what breaks ties of rank.
     fn path(self, view: &'a OpenIndex) -> &'a str {
         match self {
             Doc::Indexed(i) => view.path(i),
             Doc::Fresh(f) => &f.path,
+            Doc::Note(n) => &n.id,
         }
     }
 }
 
-/// A query term a document has: its position in the query, weighted tf and
-/// field mask.
+/// A query term a document has: its position in the query and weighted tf.
+/// (Where it occurs no longer matters: a term counts toward relevance in
+/// any field, and the field weights are in the tf.)
 #[derive(Clone, Copy, Default)]
 struct Found {
     term: u32,
     tf: u16,
-    mask: u8,
 }
 
 /// The query terms each indexed document has, read from the terms' posting
@@ -184,12 +310,11 @@ impl Postings {
         let mut next = start.clone();
         let mut found = vec![Found::default(); lists.iter().map(Vec::len).sum()];
         for (term, list) in lists.iter().enumerate() {
-            for &(doc, tf, mask) in list {
+            for &(doc, tf, _) in list {
                 let at = &mut next[doc as usize];
                 found[*at as usize] = Found {
                     term: term as u32,
                     tf,
-                    mask,
                 };
                 *at += 1;
             }
@@ -203,25 +328,23 @@ impl Postings {
     }
 }
 
-/// Fresh files' query terms, as the index's postings give them.
-fn fresh_found(fresh: &[Fresh], terms: &[String]) -> Vec<Vec<Found>> {
-    fresh
-        .iter()
-        .map(|f| {
-            terms
-                .iter()
-                .enumerate()
-                .filter_map(|(term, t)| {
-                    let &(tf, mask) = f.terms.get(t)?;
-                    Some(Found {
-                        term: term as u32,
-                        tf,
-                        mask,
-                    })
+/// The query terms of documents read now (fresh files, notes), as the
+/// index's postings give them.
+fn found_in<'a>(docs: impl Iterator<Item = &'a Terms>, terms: &[String]) -> Vec<Vec<Found>> {
+    docs.map(|doc| {
+        terms
+            .iter()
+            .enumerate()
+            .filter_map(|(term, t)| {
+                let &(tf, _) = doc.get(t)?;
+                Some(Found {
+                    term: term as u32,
+                    tf,
                 })
-                .collect()
-        })
-        .collect()
+            })
+            .collect()
+    })
+    .collect()
 }
 
 /// A live document that has some query term.
@@ -251,6 +374,8 @@ impl<'a> Live<'a> {
         corpus: &'a Corpus,
         postings: &'a Postings,
         fresh_found: &'a [Vec<Found>],
+        notes: &'a [NoteDoc],
+        note_found: &'a [Vec<Found>],
         terms: usize,
         today: Date,
     ) -> Live<'a> {
@@ -277,13 +402,18 @@ impl<'a> Live<'a> {
                     found: found.as_slice(),
                 })
             });
+        let notes = notes.iter().zip(note_found).map(|(n, found)| Candidate {
+            doc: Doc::Note(n),
+            len: n.len,
+            found: found.as_slice(),
+        });
         let mut live = Live {
             docs: 0,
             total_len: 0,
             df: vec![0; terms],
             matched: Vec::new(),
         };
-        for c in indexed.chain(fresh) {
+        for c in indexed.chain(fresh).chain(notes) {
             live.docs += 1;
             live.total_len += u64::from(c.len);
             if c.found.is_empty() {
@@ -320,8 +450,18 @@ impl Weights {
         let idf_total: f64 = idf
             .iter()
             .zip(&counts)
-            .filter(|(_, c)| **c)
-            .map(|(i, _)| i)
+            .zip(terms.iter().zip(&live.df))
+            .filter(|((_, c), _)| **c)
+            .map(|((i, _), (t, &df))| {
+                // A CJK word the store lacks is a bigram and the seams at
+                // its edges that share no character with a known bigram:
+                // its bigrams count half, as about one English word.
+                if df == 0 && t.chars().all(crate::model::text::is_cjk) {
+                    i * UNKNOWN_CJK_BIGRAM
+                } else {
+                    *i
+                }
+            })
             .sum();
         Weights {
             idf,
@@ -335,7 +475,7 @@ impl Weights {
     fn relevance(&self, found: &[Found]) -> f64 {
         let mut covered = 0.0;
         for f in found {
-            covered += self.idf[f.term as usize] * if f.mask == 8 { BODY_ONLY } else { 1.0 };
+            covered += self.idf[f.term as usize];
         }
         if self.idf_total > 0.0 {
             covered / self.idf_total
@@ -403,6 +543,11 @@ impl Standing {
                     review_by: r.review_by,
                 }
             }
+            Doc::Note(n) => Standing {
+                confidence: NOTE_CONFIDENCE,
+                updated: n.time.0,
+                review_by: i64::MAX,
+            },
             Doc::Fresh(f) => f.summary.as_ref().map_or(
                 Standing {
                     confidence: 1.0,
@@ -447,20 +592,32 @@ struct Ranked<'a> {
 }
 
 /// The candidates relevant enough, with their ranking scores, in
-/// candidate order.
+/// candidate order: none unless the best reaches `opts.min_score` (the
+/// store knows what the query asks), then those at least [`RELATIVE`] as
+/// relevant as the best (a question over several memories keeps each).
 fn rank_relevant<'a>(
     view: &OpenIndex,
     matched: Vec<Candidate<'a>>,
     weights: &Weights,
     opts: &Options,
 ) -> Vec<Ranked<'a>> {
+    let scores: Vec<f64> = matched.iter().map(|c| weights.relevance(c.found)).collect();
+    let best = scores.iter().copied().fold(0.0, f64::max);
+    // A hair of tolerance: a share equal to the threshold but for
+    // rounding reaches it.
+    if best <= 0.0 || best + 1e-9 < opts.min_score {
+        return Vec::new();
+    }
+    let cut = if opts.min_score > 0.0 {
+        RELATIVE * best
+    } else {
+        0.0
+    };
     matched
         .into_iter()
-        .filter_map(|c| {
-            let score = weights.relevance(c.found);
-            // A hair of tolerance: a share equal to the threshold but for
-            // rounding reaches it.
-            if score <= 0.0 || score + 1e-9 < opts.min_score {
+        .zip(scores)
+        .filter_map(|(c, score)| {
+            if score <= 0.0 || score + 1e-9 < cut {
                 return None;
             }
             let standing = Standing::of(c.doc, view);
@@ -483,17 +640,18 @@ fn best_first(view: &OpenIndex, a: &Ranked, b: &Ranked) -> Ordering {
         .then_with(|| a.doc.path(view).cmp(b.doc.path(view)))
 }
 
-/// The first `opts.limit` hits, best first, among the ranked memories the
-/// filters keep.
-fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Vec<Hit> {
+/// The first `opts.limit` hits, best first, among the ranked memories and
+/// notes the filters keep.
+fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Results {
     let conflicts: HashSet<&str> = view.head.conflicts.iter().map(String::as_str).collect();
     let order = |a: &Ranked, b: &Ranked| best_first(view, a, b);
-    let mut hits = Vec::new();
+    let mut found = Results::default();
+    let count = |r: &Results| r.hits.len() + r.notes.len();
     // Only the first hits are shown, but filters can pass over ranked
     // memories: sort a batch of the best at a time rather than them all.
     let batch = opts.limit.saturating_mul(2).max(64);
     let mut rest = &mut ranked[..];
-    while hits.len() < opts.limit && !rest.is_empty() {
+    while count(&found) < opts.limit && !rest.is_empty() {
         let take = batch.min(rest.len());
         if take < rest.len() {
             rest.select_nth_unstable_by(take - 1, order);
@@ -501,14 +659,28 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Vec
         let (best, after) = rest.split_at_mut(take);
         best.sort_by(order);
         for r in best.iter() {
-            if hits.len() >= opts.limit {
+            if count(&found) >= opts.limit {
                 break;
             }
-            hits.extend(shown(view, r, opts, &conflicts));
+            if let Doc::Note(n) = r.doc {
+                // Notes have no scope, type or tags: a filter leaves them out.
+                if opts.scope.is_none() && opts.kind.is_none() && opts.tag.is_none() {
+                    found.notes.push(NoteHit {
+                        id: n.id.clone(),
+                        time: n.time,
+                        actor: n.actor.clone(),
+                        text: n.text.clone(),
+                        score: r.score,
+                        rank: r.rank,
+                    });
+                }
+                continue;
+            }
+            found.hits.extend(shown(view, r, opts, &conflicts));
         }
         rest = after;
     }
-    hits
+    found
 }
 
 /// The hit a ranked memory makes, unless the filters pass over it.
@@ -522,6 +694,7 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
     let summary = match r.doc {
         Doc::Indexed(i) => view.entry(i).0,
         Doc::Fresh(f) => f.summary.clone(),
+        Doc::Note(_) => None,
     }?;
     if opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
         || opts
@@ -622,11 +795,17 @@ mod tests {
             kind: None,
             tag: None,
             today: Date::parse("2026-11-29").expect("a date"),
+            notes: true,
         }
     }
 
     fn keys(hits: &[Hit]) -> Vec<String> {
         hits.iter().map(|h| h.key.to_string()).collect()
+    }
+
+    /// The memories a search finds.
+    fn hits_of(c: &Corpus, query: &str, o: &Options) -> Vec<Hit> {
+        search(c, query, o).hits
     }
 
     fn small_store() -> Corpus {
@@ -671,7 +850,7 @@ mod tests {
     fn an_exact_description_ranks_first() {
         let c = small_store();
         let query = "Run the test suite with pnpm test, never npm test";
-        let hits = search(&c, query, &opts(10, DEFAULT_MIN_SCORE));
+        let hits = hits_of(&c, query, &opts(10, DEFAULT_MIN_SCORE));
         assert_eq!(keys(&hits)[0], "project/pnpm-test");
         assert!((hits[0].score - 1.0).abs() < 1e-9, "{}", hits[0].score);
         // Memories sharing only some of its words rank below it.
@@ -683,16 +862,16 @@ mod tests {
         let c = small_store();
         for min_score in [0.0, DEFAULT_MIN_SCORE] {
             let o = opts(10, min_score);
-            assert!(search(&c, "configure kafka on kubernetes", &o).is_empty());
+            assert!(hits_of(&c, "configure kafka on kubernetes", &o).is_empty());
             // Stop words only: no term at all.
-            assert!(search(&c, "the of with", &o).is_empty());
-            assert!(search(&c, "", &o).is_empty());
+            assert!(hits_of(&c, "the of with", &o).is_empty());
+            assert!(hits_of(&c, "", &o).is_empty());
         }
         // Sharing one common word is not enough to be relevant: the
         // unknown terms weigh most.
         let query = "configure kafka test";
-        assert!(search(&c, query, &opts(10, DEFAULT_MIN_SCORE)).is_empty());
-        assert!(!search(&c, query, &opts(10, 0.0)).is_empty());
+        assert!(hits_of(&c, query, &opts(10, DEFAULT_MIN_SCORE)).is_empty());
+        assert!(!hits_of(&c, query, &opts(10, 0.0)).is_empty());
     }
 
     #[test]
@@ -719,29 +898,29 @@ mod tests {
             &[],
             &[],
         );
-        // A term found only in the body counts BODY_ONLY toward relevance.
-        let hits = search(&c, "zeta", &opts(10, 0.0));
+        // A term counts wherever it is: conversation-sized memories carry
+        // most of their words in the body.
+        let hits = hits_of(&c, "zeta", &opts(10, 0.0));
         let score = |k: &str| {
             hits.iter()
                 .find(|h| h.key.to_string() == k)
                 .map(|h| h.score)
         };
         assert_eq!(score("project/in-description"), Some(1.0));
-        assert_eq!(score("project/in-body"), Some(BODY_ONLY));
-        let at = |min| keys(&search(&c, "zeta", &opts(10, min)));
-        assert_eq!(at(BODY_ONLY), ["project/in-description", "project/in-body"]);
-        assert_eq!(at(BODY_ONLY + 0.01), ["project/in-description"]);
-        // Whatever the threshold, exactly the hits that reach it are kept.
-        let all = search(&c, "zeta cache", &opts(10, 0.0));
+        assert_eq!(score("project/in-body"), Some(1.0));
+        // The store answers when its best memory reaches the threshold;
+        // then the memories with RELATIVE of the best one's share are kept.
+        let all = hits_of(&c, "zeta cache", &opts(10, 0.0));
         assert!(all.len() >= 3);
-        for h in &all {
-            let kept = search(&c, "zeta cache", &opts(10, h.score));
+        let best = all.iter().map(|h| h.score).fold(0.0, f64::max);
+        for min in [0.05, best - 0.01, best, best + 0.01] {
+            let kept = hits_of(&c, "zeta cache", &opts(10, min));
             let want: Vec<String> = all
                 .iter()
-                .filter(|x| x.score + 1e-9 >= h.score)
+                .filter(|x| best + 1e-9 >= min && x.score + 1e-9 >= RELATIVE * best)
                 .map(|x| x.key.to_string())
                 .collect();
-            assert_eq!(keys(&kept), want, "min_score {}", h.score);
+            assert_eq!(keys(&kept), want, "min_score {min}");
         }
     }
 
@@ -766,15 +945,15 @@ mod tests {
             &[],
         );
         let o = opts(10, DEFAULT_MIN_SCORE);
-        let hits = search(&c, "我们的测试命令是什么", &o);
+        let hits = hits_of(&c, "我们的测试命令是什么", &o);
         assert_eq!(keys(&hits), ["project/test-command"]);
         assert!((hits[0].score - 1.0).abs() < 1e-9);
         // 五部 spans the two words: a seam, which does not count against
         // relevance.
-        let hits = search(&c, "周五部署", &o);
+        let hits = hits_of(&c, "周五部署", &o);
         assert_eq!(keys(&hits), ["project/friday"]);
         assert!((hits[0].score - 1.0).abs() < 1e-9, "{}", hits[0].score);
-        assert!(search(&c, "数据库迁移", &opts(10, 0.0)).is_empty());
+        assert!(hits_of(&c, "数据库迁移", &opts(10, 0.0)).is_empty());
     }
 
     /// Three memories alike but for their names and `front`, searched for
@@ -791,7 +970,7 @@ mod tests {
             .collect();
         let files: Vec<(&str, String)> =
             files.iter().map(|(p, t)| (p.as_str(), t.clone())).collect();
-        keys(&search(
+        keys(&hits_of(
             &corpus(&files, &[], &[]),
             "cache warmup",
             &opts(10, DEFAULT_MIN_SCORE),
@@ -882,7 +1061,7 @@ mod tests {
             ],
             &["project/cache-a"],
         );
-        let all = search(&c, "cache rules", &opts(10, DEFAULT_MIN_SCORE));
+        let all = hits_of(&c, "cache rules", &opts(10, DEFAULT_MIN_SCORE));
         let mut found = keys(&all);
         found.sort();
         // Expired memories are never returned, indexed or fresh; a fresh
@@ -901,7 +1080,7 @@ mod tests {
         let with = |f: &dyn Fn(&mut Options)| {
             let mut o = opts(10, DEFAULT_MIN_SCORE);
             f(&mut o);
-            keys(&search(&c, "cache rules", &o))
+            keys(&hits_of(&c, "cache rules", &o))
         };
         assert_eq!(with(&|o| o.scope = Some("user".into())), ["user/cache-b"]);
         assert_eq!(
@@ -965,15 +1144,20 @@ mod tests {
             // One more than the vocabulary: a word no memory has.
             let query: Vec<&str> = query.iter().map(|&w| VOCAB.get(w).copied().unwrap_or("kafka")).collect();
             let query = query.join(" ");
-            let hits = search(&c, &query, &opts(limit, min_score));
+            let hits = hits_of(&c, &query, &opts(limit, min_score));
             prop_assert!(hits.len() <= limit);
             let mut paths: Vec<&str> = hits.iter().map(|h| h.path.as_str()).collect();
             paths.sort();
             paths.dedup();
             prop_assert_eq!(paths.len(), hits.len());
+            // The store answers only when its best memory reaches the
+            // threshold, and then with those near enough the best.
+            let best = hits_of(&c, &query, &opts(64, 0.0)).iter().map(|h| h.score).fold(0.0, f64::max);
+            prop_assert!(hits.is_empty() || best + 1e-9 >= min_score);
             for h in &hits {
                 prop_assert!(h.score > 0.0 && h.score <= 1.0 + 1e-9, "{}", h.score);
-                prop_assert!(h.score + 1e-9 >= min_score);
+                let cut = if min_score > 0.0 { RELATIVE * best } else { 0.0 };
+                prop_assert!(h.score + 1e-9 >= cut);
             }
             for w in hits.windows(2) {
                 prop_assert!(
@@ -982,7 +1166,7 @@ mod tests {
                 );
             }
             // The limit cuts the full ranking, nothing else.
-            let more = search(&c, &query, &opts(64, min_score));
+            let more = hits_of(&c, &query, &opts(64, min_score));
             prop_assert_eq!(keys(&hits), keys(&more[..hits.len()]));
             prop_assert!(hits.len() == limit || hits.len() == more.len());
         }
