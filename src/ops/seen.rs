@@ -150,6 +150,8 @@ fn cut(text: &str, max: usize) -> String {
 pub struct Seen {
     /// The newest receipts, newest first.
     pub receipts: Vec<Receipt>,
+    /// The receipts file (in the local state).
+    pub file: std::path::PathBuf,
     /// Lines of the receipts file that could not be read.
     pub skipped: usize,
     /// The context calls that injected nothing.
@@ -173,6 +175,7 @@ fn read(receipts_path: &Path, access_path: &Path, last: usize) -> Seen {
     let receipts = read.receipts.into_iter().rev().take(last).collect();
     Seen {
         receipts,
+        file: receipts_path.to_path_buf(),
         skipped: read.skipped,
         abstentions: access::load(access_path).abstentions(),
     }
