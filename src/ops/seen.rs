@@ -11,7 +11,7 @@
 //! nothing to say without a line per silent prompt.
 
 use crate::local::access::{self, Abstentions};
-use crate::local::lock::StoreLock;
+use crate::local::lock::{LockError, StoreLock};
 use crate::local::receipts::{self, Injected, Kind, Receipt, MAX_QUERY_CHARS, RECEIPT_VERSION};
 use crate::model::config::Receipts;
 use crate::model::key::Key;
@@ -72,12 +72,20 @@ pub fn record_recall(store: &Store, keys: &[Key], now: Timestamp) -> Result<(), 
     save(store, &mut signal, now.0)
 }
 
-/// The receipts' lock.
+/// The receipts' lock. Not taken: an I/O error naming its file (a
+/// `StoreError::Lock` would say the store is locked, which it is not).
 fn lock(store: &Store) -> Result<StoreLock, StoreError> {
-    Ok(StoreLock::acquire(
-        &store.state.seen_lock_path(),
-        LOCK_WAIT,
-    )?)
+    let path = store.state.seen_lock_path();
+    StoreLock::acquire(&path, LOCK_WAIT).map_err(|e| {
+        let source = match e {
+            LockError::Io { source, .. } => source,
+            LockError::Timeout { holder, secs, .. } => std::io::Error::other(format!(
+                "held by another memoir process{} for {secs}s",
+                holder.map(|p| format!(" (pid {p})")).unwrap_or_default()
+            )),
+        };
+        StoreError::Io { path, source }
+    })
 }
 
 /// Writes the access signal, dropping (once a day) the memories whose
@@ -264,6 +272,27 @@ mod tests {
         let got = seen(&t.store, 10);
         assert!(got.receipts.is_empty());
         assert_eq!(got.abstentions.count, 1);
+    }
+
+    #[test]
+    fn a_held_lock_records_nothing_and_says_which_lock() {
+        let t = TempStore::new();
+        let held = StoreLock::acquire(&t.store.state.seen_lock_path(), LOCK_WAIT).expect("taken");
+        let ctx = Context {
+            text: "<hot_memory>\n</hot_memory>\n".into(),
+            ..Context::default()
+        };
+        let err =
+            record_context(&t.store, &asked(None, false), &ctx).expect_err("waits, then gives up");
+        let message = err.to_string();
+        assert!(
+            message.contains("seen.lock") && message.contains("held by another memoir process"),
+            "{message}"
+        );
+        drop(held);
+        assert!(!t.store.state.receipts_path().exists());
+        record_context(&t.store, &asked(None, false), &ctx).expect("recorded");
+        assert_eq!(seen(&t.store, 10).receipts.len(), 1);
     }
 
     #[test]
