@@ -48,12 +48,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                 .line(format!("  {}  {}", m.key, versions.join(",")))?;
         }
     }
-    let quiet = seen.abstentions;
-    if quiet.count > 0 {
+    let silent = seen.abstentions;
+    if silent.count > 0 {
         app.out.line(format!(
             "{} context call(s) injected nothing, the last at {}",
-            quiet.count,
-            Timestamp(quiet.last_ms).seconds()
+            silent.count,
+            Timestamp(silent.last_ms).seconds()
         ))?;
     }
     Ok(0)
