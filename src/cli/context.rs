@@ -12,7 +12,8 @@ use std::io::Read;
 /// memories, most relevant first, and nothing at all when nothing is
 /// relevant. Without a query: the hot memory for a session's start (the
 /// index, open conflicts, today's and yesterday's notes). Always within the
-/// token budget.
+/// token budget. Each call that prints something leaves a receipt in the
+/// local state (`memoir seen`).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What the agent is about to do (words are joined with spaces).
@@ -40,7 +41,7 @@ struct HookInput {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if !args.from_hook {
         let query = (!args.query.is_empty()).then(|| args.query.join(" "));
-        return print(app, query.as_deref(), args.budget);
+        return print(app, query.as_deref(), args.budget, false);
     }
     let Some(hook) = read_hook(app.quiet()) else {
         return Ok(0);
@@ -51,7 +52,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         }
     }
     let query = hook.prompt.filter(|p| !p.trim().is_empty());
-    match print(app, query.as_deref(), args.budget) {
+    match print(app, query.as_deref(), args.budget, true) {
         Ok(_) => Ok(0),
         Err(e) => {
             // An agent's prompt must never fail because memory could not be read.
@@ -88,8 +89,9 @@ fn read_hook(quiet: bool) -> Option<HookInput> {
     }
 }
 
-/// Prints the memory block for `query` (the hot memory without one).
-fn print(app: &mut App, query: Option<&str>, budget: usize) -> Result<u8, CliError> {
+/// Prints the memory block for `query` (the hot memory without one),
+/// then records what it printed.
+fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Result<u8, CliError> {
     let store = app.store()?;
     let now = app.now()?;
     let ctx = memoir::ops::recall::context(&store, query, budget, now)?;
@@ -102,6 +104,17 @@ fn print(app: &mut App, query: Option<&str>, budget: usize) -> Result<u8, CliErr
     }))?;
     if !app.out.json {
         app.out.raw(&ctx.text)?;
+    }
+    let asked = memoir::ops::seen::Asked {
+        query,
+        budget,
+        hook,
+        now,
+    };
+    // Only a record for people: the block is printed already, and a
+    // prompt must not fail for want of a receipt.
+    if let Err(e) = memoir::ops::seen::record_context(&store, &asked, &ctx) {
+        warn(app.quiet(), &format!("{e}; no receipt recorded"));
     }
     Ok(0)
 }

@@ -26,6 +26,7 @@ mod reindex;
 mod remember;
 mod resolve;
 mod rollback;
+mod seen;
 mod show;
 mod status;
 mod versions;
@@ -80,6 +81,7 @@ enum Command {
     Rebuild(rebuild::Args),
     Recall(recall::Args),
     Context(context::Args),
+    Seen(seen::Args),
     Record(record::Args),
     Redact(redact::Args),
     Check(check::Args),
@@ -250,6 +252,7 @@ fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
         Command::Rebuild(a) => rebuild::run(a, app),
         Command::Recall(a) => recall::run(a, app),
         Command::Context(a) => context::run(a, app),
+        Command::Seen(a) => seen::run(a, app),
         Command::Record(a) => record::run(a, app),
         Command::Redact(a) => redact::run(a, app),
         Command::Check(a) => check::run(a, app),

@@ -63,6 +63,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         hits: recall.hits,
         notes: recall.notes,
     };
+    let keys: Vec<_> = found.hits.iter().map(|h| h.key.clone()).collect();
+    // The access signal is a hint for consolidation: never a reason to fail.
+    if let Err(e) = memoir::ops::seen::record_recall(&store, &keys, now) {
+        warn(app.quiet(), &format!("{e}; recall not recorded"));
+    }
     let items = found.ranked();
     if app.out.json {
         let hits: Vec<_> = items

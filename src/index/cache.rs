@@ -227,6 +227,22 @@ pub struct Cache {
     pub dirty: bool,
 }
 
+impl Cache {
+    /// Each of `keys` with its heads as replayed (none for a key it does
+    /// not know).
+    pub fn heads(
+        &self,
+        keys: &[crate::model::key::Key],
+    ) -> Vec<(crate::model::key::Key, Vec<String>)> {
+        keys.iter()
+            .map(|k| {
+                let heads = self.keys.get(&k.to_string()).map(|s| s.heads.clone());
+                (k.clone(), heads.unwrap_or_default())
+            })
+            .collect()
+    }
+}
+
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
 pub const CACHE_VERSION: u32 = 7 * 1000 + crate::model::text::TOKENIZER_VERSION;

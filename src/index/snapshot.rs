@@ -258,6 +258,28 @@ pub(crate) fn tail(store: &Store, view: &OpenIndex) -> Result<Option<Tail>, Stor
     Ok(Some(tail))
 }
 
+/// Each of `keys` with its heads now: the index's key states with the
+/// log entries appended since it was saved replayed on top. Where that
+/// tail cannot be replayed (a fork since, a log rewritten), the index's
+/// own: a search that met such a tail refreshed the index before opening
+/// it, so it is current.
+pub fn heads(store: &Store, view: &OpenIndex, keys: &[Key]) -> Vec<(Key, Vec<String>)> {
+    if keys.is_empty() {
+        return Vec::new();
+    }
+    let tail = tail(store, view).ok().flatten().unwrap_or_default();
+    keys.iter()
+        .map(|key| {
+            let k = key.to_string();
+            let state = match tail.keys.get(&k) {
+                Some(s) => Some(s.clone()),
+                None => view.key_state(&k),
+            };
+            (key.clone(), state.map(|s| s.heads).unwrap_or_default())
+        })
+        .collect()
+}
+
 /// The persistent index and its tail. When there is no usable index, or
 /// the tail cannot be replayed on it, refreshes and saves the index
 /// first (the one time a write reads the whole store).
@@ -325,6 +347,40 @@ mod tests {
             assert!(block.text.contains(d), "{d} in {}", block.text);
         }
         assert!(!block.text.contains("alpha one"));
+    }
+
+    #[test]
+    fn heads_are_the_index_s_with_its_tail_replayed() {
+        let mut t = TempStore::new();
+        t.memory("project/a", "alpha one")
+            .memory("project/b", "beta two");
+        let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
+        crate::index::refresh::save_cache(&t.store, &cache);
+        // After the save: only the tail knows a's new head, and c.
+        t.replace("project/a", "alpha changed")
+            .memory("project/c", "gamma three");
+        let (view, _) =
+            crate::index::file::open(&t.store.state, Load::Query).expect("the saved index");
+        let keys: Vec<Key> = ["project/a", "project/b", "project/c", "project/none"]
+            .iter()
+            .map(|k| Key::parse(k).expect("a key").0)
+            .collect();
+        let (replay, _) = crate::log::read::replay(&t.store).expect("replayed");
+        let want: Vec<(Key, Vec<String>)> = keys
+            .iter()
+            .map(|k| {
+                let heads = replay.memories.get(k).map(|m| m.heads.clone());
+                (k.clone(), heads.unwrap_or_default())
+            })
+            .collect();
+        assert!(want[..3].iter().all(|(_, h)| h.len() == 1), "{want:?}");
+        assert_ne!(
+            view.key_state("project/a").map(|s| s.heads),
+            Some(want[0].1.clone()),
+            "the index alone is behind"
+        );
+        assert_eq!(heads(&t.store, &view, &keys), want);
+        assert!(heads(&t.store, &view, &[]).is_empty());
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //! Per clone: `clone-id` (random, makes writer ids). Per store (keyed by the
 //! store's absolute path, so worktrees and several stores in one repository
 //! stay apart): `stores/<hash>/lock`, `journal` (what memoir last wrote to
-//! each view file) and `index.bin` (the persistent index, laid out in `index::layout`: file stamps and
+//! each view file), `receipts.jsonl` and `access.bin` (what `context`
+//! injected, `local::receipts` and `local::access`) and `index.bin` (the persistent index, laid out in `index::layout`: file stamps and
 //! summaries, and each memory's heads as of the log stamps recorded with
 //! them). The index is a cache: when it is missing or unreadable it is
 //! rebuilt silently; every entry is checked against the file system before
@@ -47,6 +48,24 @@ impl StateDir {
     /// The persistent index's file (see `index::cache`).
     pub fn index_path(&self) -> PathBuf {
         self.path.join("index.bin")
+    }
+
+    /// What each `memoir context` call injected (`local::receipts`).
+    pub fn receipts_path(&self) -> PathBuf {
+        self.path.join("receipts.jsonl")
+    }
+
+    /// How often and how lately each memory was injected or recalled
+    /// (`local::access`).
+    pub fn access_path(&self) -> PathBuf {
+        self.path.join("access.bin")
+    }
+
+    /// The lock the receipts' and the access signal's writers take: not
+    /// the store lock, which a consolidation holds for seconds while a
+    /// prompt hook must not wait.
+    pub fn seen_lock_path(&self) -> PathBuf {
+        self.path.join("seen.lock")
     }
 
     /// The stamp each log had when memoir last appended to it (so ending
@@ -136,7 +155,9 @@ impl StateDir {
     }
 }
 
-fn write_replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// Replaces the file at `path` with `bytes` atomically: a temporary file
+/// beside it, then a rename (a reader sees the old file or the new one).
+pub(crate) fn write_replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
     fs::write(&tmp, bytes)?;
     fs::rename(&tmp, path)

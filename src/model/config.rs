@@ -21,6 +21,22 @@ pub struct Config {
     /// Most memories a scope may hold; consolidation evicts the least
     /// valuable past it. Off (empty) by default.
     pub capacity: std::collections::BTreeMap<String, usize>,
+    /// What `memoir context` keeps of each injection in the local state
+    /// (`memoir seen`): the query, only its hash, or nothing.
+    pub receipts: Receipts,
+}
+
+/// How much of a `context` call its receipt keeps (`receipts:` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Receipts {
+    /// The query text itself (secrets redacted).
+    #[default]
+    Full,
+    /// Only a hash of the query: a teammate's prompts are not kept verbatim.
+    Hash,
+    /// No receipt at all.
+    Off,
 }
 
 impl Default for Config {
@@ -31,6 +47,7 @@ impl Default for Config {
             index_budget: 200,
             near_duplicate: 0.8,
             capacity: Default::default(),
+            receipts: Receipts::Full,
         }
     }
 }
@@ -86,5 +103,27 @@ impl Config {
             return Err(bad("`index_budget` must be at least 10 lines".into()));
         }
         Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn receipts_default_to_full_and_take_the_three_documented_values() {
+        assert_eq!(
+            Config::parse("").map(|c| c.receipts).ok(),
+            Some(Receipts::Full)
+        );
+        for (text, want) in [
+            ("full", Receipts::Full),
+            ("hash", Receipts::Hash),
+            ("off", Receipts::Off),
+        ] {
+            let c = Config::parse(&format!("receipts: {text}\n")).expect("parses");
+            assert_eq!(c.receipts, want, "{text}");
+        }
+        assert!(Config::parse("receipts: some\n").is_err());
     }
 }

@@ -16,7 +16,7 @@ use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use crate::model::memory::Memory;
 use crate::model::text;
-use crate::model::time::Date;
+use crate::model::time::Timestamp;
 use crate::render::memory_md::Rank;
 use crate::store::{Ctx, Failpoint, Store, StoreError};
 
@@ -326,9 +326,10 @@ fn plan(
     store: &Store,
     basis: &Basis<'_>,
     pending: &[&Event],
-    today: Date,
+    now: Timestamp,
     snap: &Snapshot,
 ) -> Result<Plan, Unsure> {
+    let today = now.date();
     let mut planner = Planner {
         store,
         basis,
@@ -358,7 +359,7 @@ fn plan(
             plan.stale.push(m.key.clone());
         }
     }
-    plan_capacity(store, basis, standings, &mut plan)?;
+    plan_capacity(store, basis, standings, &mut plan, now)?;
     Ok(plan)
 }
 
@@ -527,15 +528,43 @@ fn joined(existing: &Memory, proposed: &Memory) -> Memory {
     merged
 }
 
-/// Evicts the least valuable memories of each scope over its capacity
-/// (value order of MEMORY.md: user and feedback first, then confidence,
-/// then recency); what this plan adds is never evicted.
+/// A memory as capacity weighs it: its value rank, and its confidence
+/// times its access weight (`local::access::weight`).
+struct Valued<'k> {
+    rank: Rank<&'k Key>,
+    value: f64,
+}
+
+impl Valued<'_> {
+    /// Most valuable first: user and feedback memories, then the higher
+    /// value, then the more recent change, then the key. Without access
+    /// data every value is the confidence: MEMORY.md's value order.
+    fn order(&self, other: &Valued<'_>) -> std::cmp::Ordering {
+        self.rank
+            .kind
+            .cmp(&other.rank.kind)
+            .then(other.value.total_cmp(&self.value))
+            .then(other.rank.updated.cmp(&self.rank.updated))
+            .then(self.rank.key.cmp(other.rank.key))
+    }
+}
+
+/// Evicts the least valuable memories of each scope over its capacity:
+/// importance (user and feedback first, then confidence), weighed by how
+/// often and how lately `context` injected them in this clone (the access
+/// signal, decaying with a 30-day half-life), then recency
+/// (`docs/format.md`, section 9); what this plan adds is never evicted.
 fn plan_capacity(
     store: &Store,
     basis: &Basis<'_>,
     standings: Vec<Standing>,
     plan: &mut Plan,
+    now: Timestamp,
 ) -> Result<(), Unsure> {
+    if store.config.capacity.is_empty() {
+        return Ok(());
+    }
+    let access = crate::local::access::load(&store.state.access_path());
     for (scope, cap) in &store.config.capacity {
         let leaving = |k: &Key| {
             plan.steps
@@ -547,17 +576,28 @@ fn plan_capacity(
             .iter()
             .filter(|s| s.key.scope == *scope && s.action == Action::Add)
             .count();
-        let mut kept: Vec<Rank<&Key>> = standings
+        let mut kept: Vec<Valued<'_>> = standings
             .iter()
             .filter(|m| m.key.scope == *scope && !leaving(&m.key))
-            .map(|m| m.rank.with_key(&m.key))
+            .map(|m| {
+                let stat = access.get(&m.key.to_string());
+                let weight = crate::local::access::weight(stat, m.rank.updated, now.0);
+                Valued {
+                    rank: m.rank.with_key(&m.key),
+                    value: m.rank.confidence * weight,
+                }
+            })
             .collect();
         let over = (kept.len() + adding).saturating_sub(*cap);
         if over == 0 {
             continue;
         }
-        kept.sort_by(Rank::value_order);
-        for Rank { key, .. } in kept.into_iter().rev().take(over) {
+        kept.sort_by(Valued::order);
+        for Valued {
+            rank: Rank { key, .. },
+            ..
+        } in kept.into_iter().rev().take(over)
+        {
             plan.steps.push(Step {
                 key: key.clone(),
                 action: Action::Evict,
@@ -701,7 +741,7 @@ fn consolidate_locked(
             pending.extend(proposals.iter().cloned());
             let pending: Vec<&Event> = pending.iter().collect();
             let basis = Basis::Index(store, &snap);
-            match plan(store, &basis, &pending, ctx.now.date(), &snap) {
+            match plan(store, &basis, &pending, ctx.now, &snap) {
                 Ok(plan) if opts.dry_run => return Ok(plan),
                 Ok(plan) => {
                     let mut consumed = opts.notes.clone();
@@ -807,7 +847,7 @@ fn finish_consolidation(
         .collect();
     // A replay has the text of every view it lists, unless the logs
     // changed between its two reads (a git command beside memoir).
-    let Ok(mut plan) = plan(store, &basis, &pending, ctx.now.date(), snap) else {
+    let Ok(mut plan) = plan(store, &basis, &pending, ctx.now, snap) else {
         return Err(StoreError::Busy(
             "the logs changed while consolidate read them; run it again".into(),
         )
@@ -1235,6 +1275,68 @@ mod tests {
 
     fn key(text: &str) -> Key {
         Key::parse(text).expect("a key").0
+    }
+
+    #[test]
+    fn without_access_capacity_orders_as_memory_md_and_with_it_by_value() {
+        let keys: Vec<Key> = (0..6).map(|i| key(&format!("project/m{i}"))).collect();
+        let ranks: Vec<Rank<&Key>> = [
+            (0, 0.5, 3),
+            (1, 0.9, 1),
+            (1, 0.9, 2),
+            (1, 0.4, 9),
+            (0, 0.5, 3),
+            (1, 0.4, 9),
+        ]
+        .iter()
+        .zip(&keys)
+        .map(|(&(kind, confidence, updated), key)| Rank {
+            kind,
+            confidence,
+            updated,
+            key,
+        })
+        .collect();
+        let sorted = |value: &dyn Fn(&Rank<&Key>) -> f64| {
+            let mut v: Vec<Valued<'_>> = ranks
+                .iter()
+                .map(|r| Valued {
+                    rank: *r,
+                    value: value(r),
+                })
+                .collect();
+            v.sort_by(Valued::order);
+            v.into_iter()
+                .map(|v| v.rank.key.to_string())
+                .collect::<Vec<_>>()
+        };
+        let mut by_rank = ranks.clone();
+        by_rank.sort_by(Rank::value_order);
+        let by_rank: Vec<String> = by_rank.iter().map(|r| r.key.to_string()).collect();
+        let no_access =
+            |r: &Rank<&Key>| r.confidence * crate::local::access::weight(None, r.updated, 0);
+        assert_eq!(sorted(&no_access), by_rank);
+        // m3 (0.4) injected often lately now outweighs m2 and m1 (0.9, the
+        // more recent first), not m0 and m4 (feedback first).
+        let used = crate::local::access::AccessStat {
+            last_recalled_ms: 0,
+            times_injected: 20,
+        };
+        let with_access = |r: &Rank<&Key>| {
+            let stat = (r.key.slug == "m3").then_some(used);
+            r.confidence * crate::local::access::weight(stat, r.updated, 0)
+        };
+        assert_eq!(
+            sorted(&with_access),
+            [
+                "project/m0",
+                "project/m4",
+                "project/m3",
+                "project/m2",
+                "project/m1",
+                "project/m5"
+            ]
+        );
     }
 
     #[test]

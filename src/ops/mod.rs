@@ -13,4 +13,5 @@ pub mod redact;
 pub mod reindex;
 pub mod resolve;
 pub mod rollback;
+pub mod seen;
 pub mod write;

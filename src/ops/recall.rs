@@ -44,6 +44,9 @@ pub struct Context {
     pub memories: Vec<Key>,
     /// The ids of the notes it includes.
     pub notes: Vec<String>,
+    /// Each memory it includes with its head version ids at that moment
+    /// (what a receipt records), in the order of `memories`.
+    pub versions: Vec<(Key, Vec<String>)>,
     /// Memories that were relevant (or indexed) but did not fit.
     pub omitted: usize,
     /// One line per file or log that could not be read.
@@ -479,6 +482,7 @@ fn relevant_context(
     if ctx.memories.is_empty() && ctx.notes.is_empty() {
         return Context::default();
     }
+    ctx.versions = crate::index::snapshot::heads(store, &corpus.index, &ctx.memories);
     b.close(RELEVANT_CLOSE, ctx)
 }
 
@@ -629,6 +633,7 @@ fn push_index(b: &mut Budget, store: &Store, cache: &Cache, ctx: &mut Context) {
         b.push(neutralize(line), 0);
         ctx.memories.extend(listed_key(line));
     }
+    ctx.versions = cache.heads(&ctx.memories);
     b.push(INDEX_CLOSE.into(), 0);
     ctx.omitted = block.omitted;
 }

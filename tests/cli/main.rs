@@ -16,4 +16,5 @@ mod recall;
 mod resolve;
 mod roundtrip;
 mod secrets;
+mod seen;
 mod team;
