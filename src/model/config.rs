@@ -424,6 +424,29 @@ mod tests {
     }
 
     #[test]
+    fn embeddings_curl_drop_in_of_the_docs_parses() {
+        // As docs/format.md gives it: the key stays in the environment.
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format.md"),
+        )
+        .unwrap();
+        let line = docs
+            .lines()
+            .find(|l| l.trim_start().starts_with("command: [sh, -c, 'curl"))
+            .unwrap();
+        let e = embeddings(&format!("{line}\n  model: text-embedding-3-small\n")).unwrap();
+        let Endpoint::Command(argv) = e.endpoint else {
+            panic!("{:?}", e.endpoint)
+        };
+        assert_eq!(argv[..2], ["sh", "-c"]);
+        assert!(
+            argv[2].contains("Bearer $OPENAI_API_KEY\" -d @-"),
+            "{}",
+            argv[2]
+        );
+    }
+
+    #[test]
     fn embeddings_urls_parse() {
         let u = HttpUrl::parse("http://localhost").unwrap();
         assert_eq!(
