@@ -10,12 +10,14 @@
 //! The modules are layered, each using only those below it: `ops` (one
 //! module per operation) and `integration` (what git's hooks do) over
 //! `policy`, `search`, `render`, `index` (the persistent index), `log` (the
-//! logs, replay and the one transition), `store`, `local` and `git`, over
-//! the pure `model`. `docs/architecture.md` draws them, defines each word,
+//! logs, replay and the one transition), `store`, `git`, `embed` (optional
+//! embeddings for semantic recall: the service, the vector cache) and
+//! `local`, over the pure `model`. `docs/architecture.md` draws them, defines each word,
 //! and walks a `remember` and a `consolidate` through them.
 
 #![deny(missing_docs)]
 
+pub mod embed;
 pub mod fs;
 pub mod git;
 pub mod index;

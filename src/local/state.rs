@@ -6,7 +6,8 @@
 //! each view file), `receipts.jsonl` and `access.bin` (what `context`
 //! injected, `local::receipts` and `local::access`) and `index.bin` (the persistent index, laid out in `index::layout`: file stamps and
 //! summaries, and each memory's heads as of the log stamps recorded with
-//! them). The index is a cache: when it is missing or unreadable it is
+//! them), and `vectors-<hash>.bin` (the embedding vectors of one model,
+//! `embed::Vectors`). The index is a cache: when it is missing or unreadable it is
 //! rebuilt silently; every entry is checked against the file system before
 //! use.
 
@@ -66,6 +67,16 @@ impl StateDir {
     /// prompt hook must not wait.
     pub fn seen_lock_path(&self) -> PathBuf {
         self.path.join("seen.lock")
+    }
+
+    /// The vector cache of embedding model `model` (see `embed::Vectors`):
+    /// one file per model name, so that switching back and forth between
+    /// two models keeps both caches.
+    pub fn vectors_path(&self, model: &str) -> PathBuf {
+        self.path.join(format!(
+            "vectors-{:016x}.bin",
+            fingerprint(model.as_bytes())
+        ))
     }
 
     /// The stamp each log had when memoir last appended to it (so ending

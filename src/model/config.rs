@@ -21,6 +21,9 @@ pub struct Config {
     /// Most memories a scope may hold; consolidation evicts the least
     /// valuable past it. Off (empty) by default.
     pub capacity: std::collections::BTreeMap<String, usize>,
+    /// Where memory texts are embedded for semantic recall (`embeddings`);
+    /// off (`None`) by default.
+    pub embeddings: Option<EmbeddingsConfig>,
     /// What `memoir context` keeps of each injection in the local state
     /// (`memoir seen`): the query, only its hash, or nothing.
     pub receipts: Receipts,
@@ -48,7 +51,263 @@ impl Default for Config {
             near_duplicate: 0.8,
             capacity: Default::default(),
             receipts: Receipts::Full,
+            embeddings: None,
         }
+    }
+}
+
+/// How long one embedding call may take by default, in milliseconds.
+pub const DEFAULT_EMBED_TIMEOUT_MS: u64 = 5000;
+/// How many texts one embedding call sends by default.
+pub const DEFAULT_EMBED_BATCH: usize = 64;
+/// The longest `query_prefix` or `document_prefix`, in bytes.
+const MAX_PREFIX: usize = 256;
+/// The longest `model` name, in bytes.
+const MAX_MODEL: usize = 256;
+
+/// The `embeddings` section: the service that turns memory texts and
+/// queries into vectors for semantic recall. Only names and places live
+/// here: the file is committed, so the API key never does (`api_key_env`
+/// names the environment variable the CLI reads it from).
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(try_from = "RawEmbeddings")]
+pub struct EmbeddingsConfig {
+    /// Where the texts are sent: `url` or `command`, exactly one.
+    pub endpoint: Endpoint,
+    /// The model's name, sent as `"model"`; the vector cache is kept per
+    /// model name.
+    pub model: String,
+    /// The name of the environment variable holding the API key, if any.
+    pub api_key_env: Option<String>,
+    /// How long one call may take, in milliseconds (1..=600000).
+    pub timeout_ms: u64,
+    /// Texts per call (1..=2048).
+    pub batch: usize,
+    /// Prepended to a query before it is embedded (e5 models want `query: `).
+    pub query_prefix: String,
+    /// Prepended to a memory's text before it is embedded (`passage: `).
+    pub document_prefix: String,
+}
+
+/// Where embedding requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Endpoint {
+    /// An OpenAI-compatible endpoint over plain HTTP/1.1 (`url`).
+    Http(HttpUrl),
+    /// A program (`command`, its argv) that reads the request on stdin and
+    /// writes the answer on stdout.
+    Command(Vec<String>),
+}
+
+/// A parsed `http://` URL: what a request needs to reach it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HttpUrl {
+    /// The host name or address (an IPv6 address without its brackets).
+    pub host: String,
+    /// The port (80 when the URL names none).
+    pub port: u16,
+    /// The path and query, starting with `/`.
+    pub path: String,
+}
+
+impl HttpUrl {
+    /// Parses `http://host[:port][/path]`. Only plain HTTP: memoir speaks
+    /// to local servers itself and leaves TLS to a `command` (curl).
+    pub fn parse(url: &str) -> Result<HttpUrl, String> {
+        let Some(rest) = url.strip_prefix("http://") else {
+            return Err(format!(
+                "`embeddings.url` must start with http:// (memoir speaks plain HTTP to a local \
+                 server; for https, use `command` with curl, see docs/format.md), not `{}`",
+                url.split("://").next().unwrap_or(url)
+            ));
+        };
+        let rest = rest.split('#').next().unwrap_or("");
+        let (authority, path) = match rest.find(['/', '?']) {
+            Some(i) => rest.split_at(i),
+            None => (rest, "/"),
+        };
+        let path = if path.starts_with('?') {
+            format!("/{path}")
+        } else {
+            path.to_string()
+        };
+        // The path goes on the request line as it is: a space or a line
+        // break there would let the config forge headers.
+        if !path.bytes().all(|b| b.is_ascii_graphic()) {
+            return Err("`embeddings.url`'s path must be printable ASCII without spaces".into());
+        }
+        if authority.contains('@') {
+            return Err(
+                "`embeddings.url` must not hold credentials (the file is committed): \
+                 name an environment variable in `api_key_env`"
+                    .into(),
+            );
+        }
+        let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
+            let Some((host, after)) = v6.split_once(']') else {
+                return Err("`embeddings.url` has an unclosed `[`".into());
+            };
+            if host.is_empty()
+                || !host
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
+            {
+                return Err(format!("`embeddings.url` has a bad IPv6 address `{host}`"));
+            }
+            match after.strip_prefix(':') {
+                Some(p) => (host, Some(p)),
+                None if after.is_empty() => (host, None),
+                None => return Err("`embeddings.url` has text after its IPv6 address".into()),
+            }
+        } else {
+            let (host, port) = match authority.rsplit_once(':') {
+                Some((h, p)) => (h, Some(p)),
+                None => (authority, None),
+            };
+            let host_ok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_');
+            if host.is_empty() || !host.bytes().all(host_ok) {
+                return Err("`embeddings.url` needs a host: http://HOST[:PORT]/PATH".into());
+            }
+            (host, port)
+        };
+        let port = match port {
+            None => 80,
+            Some(p) => match p.parse::<u16>() {
+                Ok(n) if n > 0 => n,
+                _ => return Err(format!("`embeddings.url` has a bad port `{p}`")),
+            },
+        };
+        Ok(HttpUrl {
+            host: host.to_string(),
+            port,
+            path,
+        })
+    }
+
+    /// The `Host` header's value: `host:port`, an IPv6 address bracketed.
+    pub fn authority(&self) -> String {
+        if self.host.contains(':') {
+            format!("[{}]:{}", self.host, self.port)
+        } else {
+            format!("{}:{}", self.host, self.port)
+        }
+    }
+}
+
+impl std::fmt::Display for HttpUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "http://{}{}", self.authority(), self.path)
+    }
+}
+
+impl EmbeddingsConfig {
+    /// The text embedded for the query `query`: the query prefix and it.
+    pub fn query_text(&self, query: &str) -> String {
+        format!("{}{query}", self.query_prefix)
+    }
+
+    /// The text embedded for a memory's text: the document prefix and it.
+    pub fn document_text(&self, text: &str) -> String {
+        format!("{}{text}", self.document_prefix)
+    }
+
+    /// How long one call may take.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// The `embeddings` section as written, before it is checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEmbeddings {
+    url: Option<String>,
+    command: Option<Vec<String>>,
+    model: Option<String>,
+    api_key_env: Option<String>,
+    timeout_ms: Option<u64>,
+    batch: Option<usize>,
+    query_prefix: Option<String>,
+    document_prefix: Option<String>,
+}
+
+impl TryFrom<RawEmbeddings> for EmbeddingsConfig {
+    type Error = String;
+
+    fn try_from(raw: RawEmbeddings) -> Result<EmbeddingsConfig, String> {
+        let endpoint = match (raw.url, raw.command) {
+            (Some(url), None) => Endpoint::Http(HttpUrl::parse(&url)?),
+            (None, Some(argv)) => {
+                if argv.first().is_none_or(|a| a.is_empty()) {
+                    return Err(
+                        "`embeddings.command` must name a program: [program, args...]".into(),
+                    );
+                }
+                if argv.iter().any(|a| a.contains('\0')) {
+                    return Err("`embeddings.command` must not hold a NUL byte".into());
+                }
+                Endpoint::Command(argv)
+            }
+            (Some(_), Some(_)) => {
+                return Err("`embeddings` takes `url` or `command`, not both".into())
+            }
+            (None, None) => {
+                return Err(
+                    "`embeddings` needs `url` (an http:// endpoint) or `command` (argv)".into(),
+                )
+            }
+        };
+        let model = raw.model.unwrap_or_default();
+        if model.trim().is_empty() {
+            return Err(
+                "`embeddings.model` must name the model (it is sent, and keys the cache)".into(),
+            );
+        }
+        if model.len() > MAX_MODEL || model.chars().any(char::is_control) {
+            return Err(format!(
+                "`embeddings.model` must be printable and at most {MAX_MODEL} bytes"
+            ));
+        }
+        if let Some(name) = &raw.api_key_env {
+            let mut bytes = name.bytes();
+            let first_ok = bytes
+                .next()
+                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+            if !first_ok
+                || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
+                || name.len() > 128
+            {
+                return Err(
+                    "`embeddings.api_key_env` is the *name* of an environment variable \
+                     (letters, digits, `_`), never the key itself"
+                        .into(),
+                );
+            }
+        }
+        let timeout_ms = raw.timeout_ms.unwrap_or(DEFAULT_EMBED_TIMEOUT_MS);
+        if !(1..=600_000).contains(&timeout_ms) {
+            return Err("`embeddings.timeout_ms` must be between 1 and 600000".into());
+        }
+        let batch = raw.batch.unwrap_or(DEFAULT_EMBED_BATCH);
+        if !(1..=2048).contains(&batch) {
+            return Err("`embeddings.batch` must be between 1 and 2048".into());
+        }
+        let query_prefix = raw.query_prefix.unwrap_or_default();
+        let document_prefix = raw.document_prefix.unwrap_or_default();
+        if query_prefix.len() > MAX_PREFIX || document_prefix.len() > MAX_PREFIX {
+            return Err(format!(
+                "`embeddings.query_prefix` and `document_prefix` are at most {MAX_PREFIX} bytes"
+            ));
+        }
+        Ok(EmbeddingsConfig {
+            endpoint,
+            model,
+            api_key_env: raw.api_key_env,
+            timeout_ms,
+            batch,
+            query_prefix,
+            document_prefix,
+        })
     }
 }
 
@@ -125,5 +384,119 @@ mod tests {
             assert_eq!(c.receipts, want, "{text}");
         }
         assert!(Config::parse("receipts: some\n").is_err());
+    }
+
+    fn embeddings(section: &str) -> Result<EmbeddingsConfig, ConfigError> {
+        Config::parse(&format!("embeddings:\n{section}")).map(|c| c.embeddings.unwrap())
+    }
+
+    #[test]
+    fn embeddings_section_parses_with_defaults() {
+        let e = embeddings("  url: http://127.0.0.1:8080/v1/embeddings\n  model: m\n").unwrap();
+        assert_eq!(
+            e.endpoint,
+            Endpoint::Http(HttpUrl {
+                host: "127.0.0.1".into(),
+                port: 8080,
+                path: "/v1/embeddings".into()
+            })
+        );
+        assert_eq!((e.timeout_ms, e.batch), (5000, 64));
+        assert_eq!(e.query_text("q"), "q");
+        let e = embeddings(
+            "  command: [python3, scripts/embed.py]\n  model: multilingual-e5-small\n  \
+             api_key_env: OPENAI_API_KEY\n  timeout_ms: 100\n  batch: 2\n  \
+             query_prefix: \"query: \"\n  document_prefix: \"passage: \"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            e.endpoint,
+            Endpoint::Command(vec!["python3".into(), "scripts/embed.py".into()])
+        );
+        assert_eq!(e.api_key_env.as_deref(), Some("OPENAI_API_KEY"));
+        assert_eq!(e.query_text("db"), "query: db");
+        assert_eq!(e.document_text("db"), "passage: db");
+        assert_eq!(Config::parse("scopes: [a]\n").unwrap().embeddings, None);
+    }
+
+    #[test]
+    fn embeddings_section_is_checked() {
+        let cases = [
+            ("  model: m\n", "`url`"),
+            ("  url: http://h/\n  command: [x]\n  model: m\n", "not both"),
+            ("  url: https://api.example.com/v1\n  model: m\n", "http://"),
+            ("  url: http://h/\n", "`embeddings.model`"),
+            ("  url: http://h/\n  model: \" \"\n", "`embeddings.model`"),
+            (
+                "  url: http://h/\n  model: m\n  timeout_ms: 0\n",
+                "timeout_ms",
+            ),
+            (
+                "  url: http://h/\n  model: m\n  timeout_ms: 600001\n",
+                "timeout_ms",
+            ),
+            ("  url: http://h/\n  model: m\n  batch: 0\n", "batch"),
+            ("  url: http://h/\n  model: m\n  batch: 2049\n", "batch"),
+            ("  command: []\n  model: m\n", "program"),
+            (
+                "  url: http://h/\n  model: m\n  api_key_env: sk-live-123\n",
+                "never the key",
+            ),
+            (
+                "  url: http://h/\n  model: m\n  colour: red\n",
+                "unknown field",
+            ),
+            ("  url: http://u:p@h/\n  model: m\n", "credentials"),
+            ("  url: \"http://h/a b\"\n  model: m\n", "path"),
+            ("  url: http://h:99999/\n  model: m\n", "port"),
+            ("  url: http://:80/\n  model: m\n", "host"),
+        ];
+        for (section, says) in cases {
+            let e = embeddings(section).unwrap_err();
+            assert!(e.to_string().contains(says), "{section:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn embeddings_curl_drop_in_of_the_docs_parses() {
+        // As docs/format.md gives it: the key stays in the environment.
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format.md"),
+        )
+        .unwrap();
+        let line = docs
+            .lines()
+            .find(|l| l.trim_start().starts_with("command: [sh, -c, 'curl"))
+            .unwrap();
+        let e = embeddings(&format!("{line}\n  model: text-embedding-3-small\n")).unwrap();
+        let Endpoint::Command(argv) = e.endpoint else {
+            panic!("{:?}", e.endpoint)
+        };
+        assert_eq!(argv[..2], ["sh", "-c"]);
+        assert!(
+            argv[2].contains("Bearer $OPENAI_API_KEY\" -d @-"),
+            "{}",
+            argv[2]
+        );
+    }
+
+    #[test]
+    fn embeddings_urls_parse() {
+        let u = HttpUrl::parse("http://localhost").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("localhost", 80, "/")
+        );
+        let u = HttpUrl::parse("http://[::1]:11434/api/embed?x=1#frag").unwrap();
+        assert_eq!(
+            (u.host.as_str(), u.port, u.path.as_str()),
+            ("::1", 11434, "/api/embed?x=1")
+        );
+        assert_eq!(u.authority(), "[::1]:11434");
+        assert_eq!(u.to_string(), "http://[::1]:11434/api/embed?x=1");
+        let u = HttpUrl::parse("http://h:8080?q").unwrap();
+        assert_eq!(u.path, "/?q");
+        assert!(HttpUrl::parse("http://a:b:c/").is_err());
+        assert!(HttpUrl::parse("http://h/\r\nX: y").is_err());
     }
 }

@@ -322,6 +322,12 @@ impl Store {
         self.root.join(rel)
     }
 
+    /// The local (never committed) file caching embedding model `model`'s
+    /// vectors for this store: what `embed::Vectors` loads and saves.
+    pub fn vectors_path(&self, model: &str) -> PathBuf {
+        self.state.vectors_path(model)
+    }
+
     /// The store's folder relative to the work tree, `/`-separated, ending
     /// in `/` (empty when the store is the work tree's root).
     pub(crate) fn workdir_prefix(&self, workdir: &Path) -> String {
