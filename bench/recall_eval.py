@@ -154,6 +154,10 @@ class Store:
             dst.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(src, dst)
         self.run("record")
+        # Semantic recall on (bench/semantic.sh): the config names the embedder.
+        config = os.environ.get("MEMOIR_EVAL_CONFIG")
+        if config:
+            shutil.copyfile(config, Path(self.dir, "memory", "config.yaml"))
 
     def run(self, *args):
         p = subprocess.run([self.memoir, "--store", self.dir, *args], cwd=self.dir, env=self.env,

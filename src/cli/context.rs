@@ -94,7 +94,8 @@ fn read_hook(quiet: bool) -> Option<HookInput> {
 fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Result<u8, CliError> {
     let store = app.store()?;
     let now = app.now()?;
-    let ctx = memoir::ops::recall::context(&store, query, budget, now)?;
+    let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
+    let ctx = memoir::ops::recall::context_with(&store, query, budget, now, semantic.as_ref())?;
     for w in &ctx.warnings {
         warn(app.quiet(), w);
     }

@@ -55,13 +55,17 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         today: now.date(),
         notes: !args.no_notes,
     };
-    let recall = memoir::ops::recall::recall(&store, &args.query.join(" "), &opts)?;
+    let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
+    let query = args.query.join(" ");
+    let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
+    let mode = recall.mode.as_str();
     for w in &recall.warnings {
         warn(app.quiet(), w);
     }
     let found = Results {
         hits: recall.hits,
         notes: recall.notes,
+        ..Results::default()
     };
     let keys: Vec<_> = found.hits.iter().map(|h| h.key.clone()).collect();
     // The access signal is a hint for consolidation: never a reason to fail.
@@ -78,12 +82,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                     m.insert("score".into(), json!(rounded(h.score)));
                     m.insert("rank".into(), json!(rounded(h.rank)));
                     m.insert("stale".into(), json!(h.stale));
+                    m.insert("similarity".into(), json!(h.similarity.map(rounded)));
+                    m.insert("mode".into(), json!(mode));
                     json!(m)
                 }
                 Item::Note(n) => json!({
                     "key": null, "type": "note", "note": n.id, "time": n.time.seconds(),
                     "writer": n.actor, "text": n.text,
-                    "score": rounded(n.score), "rank": rounded(n.rank),
+                    "score": rounded(n.score), "rank": rounded(n.rank), "mode": mode,
                 }),
             })
             .collect();

@@ -21,7 +21,7 @@ mod wire;
 
 pub use command::CommandEmbedder;
 pub use http::HttpEmbedder;
-pub use vectors::{cosine, refresh, text_hash, Vectors};
+pub use vectors::{cosine, embed_query, refresh, text_hash, Vectors};
 pub use wire::check_vectors;
 
 use crate::model::config::{EmbeddingsConfig, Endpoint};

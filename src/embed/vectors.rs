@@ -72,6 +72,12 @@ impl Vectors {
         self.data.get(at..at + self.dim)
     }
 
+    /// The vector cached under `key` (see [`embed_query`]), if any.
+    pub fn get_key(&self, key: u64) -> Option<&[f32]> {
+        let at = *self.slots.get(&key)?;
+        self.data.get(at..at + self.dim)
+    }
+
     /// The model whose vectors these are.
     pub fn model(&self) -> &str {
         &self.model
@@ -224,15 +230,53 @@ pub fn refresh(
     embedder: &dyn Embedder,
     texts: &[String],
 ) -> Result<usize, EmbedError> {
+    let items: Vec<(u64, &str)> = texts.iter().map(|t| (text_hash(t), t.as_str())).collect();
+    embed_batches(vectors, embedder, &items, None).map(|(calls, _)| calls)
+}
+
+/// Embeds `query` and the `items` (cache key, text) not cached yet, in as
+/// few calls as the batch size allows: the query rides in the last call,
+/// so a query over a warm cache, or one a few memories changed under,
+/// costs one call. The items are cached, the query is not. Returns the
+/// query's vector and the calls made.
+pub fn embed_query(
+    vectors: &mut Vectors,
+    embedder: &dyn Embedder,
+    items: &[(u64, &str)],
+    query: &str,
+) -> Result<(Vec<f32>, usize), EmbedError> {
+    let (calls, vector) = embed_batches(vectors, embedder, items, Some(query))?;
+    match vector {
+        Some(v) => Ok((v, calls)),
+        None => Err(EmbedError::BadResponse("no vector for the query".into())),
+    }
+}
+
+/// The one loop of [`refresh`] and [`embed_query`].
+fn embed_batches(
+    vectors: &mut Vectors,
+    embedder: &dyn Embedder,
+    items: &[(u64, &str)],
+    query: Option<&str>,
+) -> Result<(usize, Option<Vec<f32>>), EmbedError> {
     let mut seen = HashSet::with_hasher(FnvBuild);
-    let missing: Vec<(u64, &String)> = texts
+    let missing: Vec<(u64, &str)> = items
         .iter()
-        .map(|t| (text_hash(t), t))
         .filter(|(h, _)| !vectors.slots.contains_key(h) && seen.insert(*h))
+        .copied()
         .collect();
-    let mut calls = 0;
-    for batch in missing.chunks(embedder.batch_size().max(1)) {
-        let sent: Vec<String> = batch.iter().map(|(_, t)| (*t).clone()).collect();
+    let per_call = embedder.batch_size().max(1);
+    let mut batches: Vec<&[(u64, &str)]> = missing.chunks(per_call).collect();
+    // The query needs a call of its own only when the last batch is full.
+    if query.is_some() && batches.last().is_none_or(|b| b.len() == per_call) {
+        batches.push(&[]);
+    }
+    let (mut calls, mut query_vector) = (0, None);
+    let last = batches.len().saturating_sub(1);
+    for (i, batch) in batches.into_iter().enumerate() {
+        let mut sent: Vec<String> = batch.iter().map(|(_, t)| (*t).to_string()).collect();
+        let with_query = i == last && query.is_some();
+        sent.extend(query.filter(|_| with_query).map(str::to_string));
         calls += 1;
         let answer = embedder.embed(&sent)?;
         // Whatever the embedder, the cache takes only checked vectors.
@@ -247,11 +291,14 @@ pub fn refresh(
         for ((hash, _), vector) in batch.iter().zip(&answer) {
             vectors.insert(*hash, vector);
         }
+        if with_query {
+            query_vector = answer.last().cloned();
+        }
         if let Some(expected) = changed_dim {
             return Err(EmbedError::WrongDimension { expected, got: dim });
         }
     }
-    Ok(calls)
+    Ok((calls, query_vector))
 }
 
 /// The cosine similarity of two vectors, in -1..=1; 0 when they differ in

@@ -14,4 +14,5 @@ pub mod reindex;
 pub mod resolve;
 pub mod rollback;
 pub mod seen;
+pub mod semantic;
 pub mod write;

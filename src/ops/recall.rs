@@ -13,6 +13,7 @@ use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::stamp::Stamp;
 use crate::model::time::{Date, Timestamp};
+use crate::ops::semantic::{Mode, Semantic};
 use crate::render::memory_md;
 use crate::search::rank::{
     self, estimate_tokens, Corpus, Fresh, Hit, Item, NoteDoc, NoteHit, Options,
@@ -29,6 +30,8 @@ pub struct Recall {
     pub hits: Vec<Hit>,
     /// Relevant notes, most relevant first (unconfirmed observations).
     pub notes: Vec<NoteHit>,
+    /// How it was answered: by keywords, or fused with embeddings.
+    pub mode: Mode,
     /// One line per memory file or log that could not be read.
     pub warnings: Vec<String>,
 }
@@ -314,9 +317,13 @@ impl Changes {
 fn fresh(store: &Store, path: &str) -> Fresh {
     // Removed since the listing (a `forget` beside this query): not
     // there, rather than a warning.
+    let mut hash = 0;
     let parsed = match store.read_memory_file(path) {
         Ok(None) => Err(None),
-        Ok(Some(c)) => crate::policy::memory::validate_file(&c, path).map_err(Some),
+        Ok(Some(c)) => {
+            hash = crate::model::fingerprint::fingerprint(c.as_bytes());
+            crate::policy::memory::validate_file(&c, path).map_err(Some)
+        }
         Err(e) => Err(Some(e)),
     };
     match parsed {
@@ -328,6 +335,7 @@ fn fresh(store: &Store, path: &str) -> Fresh {
                 error: None,
                 terms,
                 len,
+                hash,
             }
         }
         Err(e) => Fresh {
@@ -336,17 +344,33 @@ fn fresh(store: &Store, path: &str) -> Fresh {
             error: e.map(|e| e.to_string()),
             terms: Default::default(),
             len: 0,
+            hash,
         },
     }
 }
 
-/// The memories relevant to `query`.
+/// The memories relevant to `query`, by keywords alone.
 pub fn recall(store: &Store, query: &str, opts: &Options) -> Result<Recall, StoreError> {
+    recall_with(store, query, opts, None)
+}
+
+/// The memories relevant to `query`, by keywords fused with embeddings
+/// when `semantic` is set and its embedder answers.
+pub fn recall_with(
+    store: &Store,
+    query: &str,
+    opts: &Options,
+    semantic: Option<&Semantic>,
+) -> Result<Recall, StoreError> {
     let (corpus, mut warnings) = corpus(store)?;
+    let (found, mode, fallback) =
+        crate::ops::semantic::search(store, &corpus, query, opts, semantic);
+    warnings.extend(fallback);
     let rank::Results {
         mut hits,
         mut notes,
-    } = rank::search(&corpus, query, opts);
+        ..
+    } = found;
     // A file or a note written around the policy (a hand edit not yet
     // checked) must not hand its secret to whoever asked.
     for note in &mut notes {
@@ -371,6 +395,7 @@ pub fn recall(store: &Store, query: &str, opts: &Options) -> Result<Recall, Stor
     Ok(Recall {
         hits,
         notes,
+        mode,
         warnings,
     })
 }
@@ -383,10 +408,26 @@ pub fn context(
     budget: usize,
     now: Timestamp,
 ) -> Result<Context, StoreError> {
+    context_with(store, query, budget, now, None)
+}
+
+/// [`context`], with a query searched by keywords fused with embeddings
+/// when `semantic` is set and its embedder answers.
+pub fn context_with(
+    store: &Store,
+    query: Option<&str>,
+    budget: usize,
+    now: Timestamp,
+    semantic: Option<&Semantic>,
+) -> Result<Context, StoreError> {
     let mut ctx = match query {
         Some(q) => {
             let (corpus, mut warnings) = corpus(store)?;
-            let mut ctx = relevant_context(store, &corpus, q, budget, now.date(), &mut warnings);
+            let opts = context_options(now.date());
+            let (found, _, fallback) =
+                crate::ops::semantic::search(store, &corpus, q, &opts, semantic);
+            warnings.extend(fallback);
+            let mut ctx = relevant_context(store, &corpus, found, budget, &mut warnings);
             ctx.warnings = warnings;
             ctx
         }
@@ -427,17 +468,15 @@ const RELEVANT_OPEN: &str = "<relevant_memories>";
 const RELEVANT_CLOSE: &str = "</relevant_memories>";
 const MEMORY_CLOSE: &str = "</memory>";
 
-/// `context <query>`: the relevant memories in rank order while the
-/// budget lasts, each whole or cut in its body.
+/// `context <query>`: the relevant memories and notes `found`, in rank
+/// order while the budget lasts, each memory whole or cut in its body.
 fn relevant_context(
     store: &Store,
     corpus: &Corpus,
-    query: &str,
+    found: rank::Results,
     budget: usize,
-    today: Date,
     warnings: &mut Vec<String>,
 ) -> Context {
-    let found = rank::search(corpus, query, &context_options(today));
     let mut ctx = Context::default();
     if found.is_empty() {
         return ctx;

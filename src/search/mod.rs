@@ -1,4 +1,5 @@
 //! Search: which memories are relevant to a query, and in what order.
 
+pub mod hybrid;
 pub(crate) mod nearest;
 pub mod rank;

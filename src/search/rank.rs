@@ -57,6 +57,8 @@ pub struct Fresh {
     pub terms: Terms,
     /// Its weighted length.
     pub len: u32,
+    /// The fingerprint of its content (as the index records a file's).
+    pub hash: u64,
 }
 
 /// What a search runs over: the index as written, minus the files that
@@ -145,10 +147,15 @@ pub struct Hit {
     pub path: String,
     /// What its frontmatter says.
     pub summary: Summary,
-    /// Relevance, 0..1: the IDF-weighted share of query terms it contains.
+    /// Relevance, 0..1: the IDF-weighted share of query terms it contains
+    /// (found by its embedding alone: its similarity).
     pub score: f64,
-    /// The ranking score: BM25F times the boosts.
+    /// The ranking score: BM25F times the boosts, or the fused score of
+    /// a hybrid search ([`crate::search::hybrid`]).
     pub rank: f64,
+    /// The cosine similarity of its embedding to the query's, when a
+    /// hybrid search ranked it.
+    pub similarity: Option<f64>,
     /// Its versions disagree (an open conflict).
     pub conflict: bool,
     /// Past its `review_by` date.
@@ -181,6 +188,9 @@ pub struct Results {
     pub hits: Vec<Hit>,
     /// The relevant notes.
     pub notes: Vec<NoteHit>,
+    /// The best relevance any memory or note had, whether or not it
+    /// reached the threshold (how near the store came to answering).
+    pub best: f64,
 }
 
 /// A memory or a note, in [`Results::ranked`].
@@ -245,8 +255,10 @@ pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Results {
         opts.today,
     );
     let weights = Weights::of(&terms, &live);
-    let ranked = rank_relevant(view, live.matched, &weights, opts);
-    first_shown(view, ranked, opts)
+    let (ranked, best) = rank_relevant(view, live.matched, &weights, opts);
+    let mut found = first_shown(view, ranked, opts);
+    found.best = best;
+    found
 }
 
 /// A query's distinct terms, sorted.
@@ -600,20 +612,20 @@ fn rank_relevant<'a>(
     matched: Vec<Candidate<'a>>,
     weights: &Weights,
     opts: &Options,
-) -> Vec<Ranked<'a>> {
+) -> (Vec<Ranked<'a>>, f64) {
     let scores: Vec<f64> = matched.iter().map(|c| weights.relevance(c.found)).collect();
     let best = scores.iter().copied().fold(0.0, f64::max);
     // A hair of tolerance: a share equal to the threshold but for
     // rounding reaches it.
     if best <= 0.0 || best + 1e-9 < opts.min_score {
-        return Vec::new();
+        return (Vec::new(), best);
     }
     let cut = if opts.min_score > 0.0 {
         RELATIVE * best
     } else {
         0.0
     };
-    matched
+    let ranked = matched
         .into_iter()
         .zip(scores)
         .filter_map(|(c, score)| {
@@ -628,7 +640,8 @@ fn rank_relevant<'a>(
                 stale: standing.stale(opts.today),
             })
         })
-        .collect()
+        .collect();
+    (ranked, best)
 }
 
 /// Best rank first, then by path. A total order, as sorting and selecting
@@ -710,9 +723,66 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
         summary,
         score: r.score,
         rank: r.rank,
+        similarity: None,
         stale: r.stale,
         key,
     })
+}
+
+/// The index position of the file at `path` (the docs are sorted by path).
+fn indexed_at(view: &OpenIndex, path: &str) -> Option<usize> {
+    let (mut lo, mut hi) = (0, view.len());
+    while lo < hi {
+        let mid = (lo + hi) / 2;
+        match view.path(mid).cmp(path) {
+            Ordering::Less => lo = mid + 1,
+            Ordering::Greater => hi = mid,
+            Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
+/// The live memories of a corpus (parsed, not expired), each as its path
+/// and the fingerprint of its content: what semantic recall embeds.
+pub fn live_memories(corpus: &Corpus, today: Date) -> Vec<(&str, u64)> {
+    let view = &corpus.index;
+    let indexed = (0..view.len()).filter_map(|i| {
+        let r = view.rec(i);
+        (!corpus.skip[i] && r.valid && r.expires >= today.0).then(|| (view.path(i), r.hash))
+    });
+    let fresh = corpus.fresh.iter().filter_map(|f| {
+        let expires = f.summary.as_ref()?.expires;
+        expires
+            .is_none_or(|d| d >= today.0)
+            .then_some((f.path.as_str(), f.hash))
+    });
+    indexed.chain(fresh).collect()
+}
+
+/// The hit the live memory at `path` makes with these scores, unless the
+/// filters of `opts` pass over it.
+pub fn memory_hit(
+    corpus: &Corpus,
+    path: &str,
+    score: f64,
+    rank: f64,
+    opts: &Options,
+) -> Option<Hit> {
+    let view = &corpus.index;
+    let doc = match corpus.fresh.iter().find(|f| f.path == path) {
+        Some(f) => Doc::Fresh(f),
+        None => Doc::Indexed(indexed_at(view, path).filter(|&i| !corpus.skip[i])?),
+    };
+    let standing = Standing::of(doc, view);
+    let ranked = Ranked {
+        doc,
+        score,
+        rank,
+        stale: standing.stale(opts.today),
+    };
+    let conflicts: HashSet<&str> = view.head.conflicts.iter().map(String::as_str).collect();
+    shown(view, &ranked, opts, &conflicts)
 }
 
 /// A rough token count for budgets: a quarter token per ASCII character,
@@ -782,6 +852,7 @@ mod tests {
                 error: None,
                 terms,
                 len,
+                hash: crate::model::fingerprint::fingerprint(text.as_bytes()),
             });
         }
         corpus

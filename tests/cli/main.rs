@@ -17,4 +17,5 @@ mod resolve;
 mod roundtrip;
 mod secrets;
 mod seen;
+mod semantic;
 mod team;
