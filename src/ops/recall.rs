@@ -146,9 +146,10 @@ impl Budget {
     }
 }
 
-/// The warning for a recalled memory whose text held a secret.
-fn holds_a_secret(path: &str) -> String {
-    format!("{path}: holds a secret, shown as [redacted:<rule>]; `memoir redact` removes it")
+/// The warning for a recalled memory (by its path) or note (`note <id>`)
+/// whose text held a secret.
+fn holds_a_secret(what: &str) -> String {
+    format!("{what}: holds a secret, shown as [redacted:<rule>]; `memoir redact` removes it")
 }
 
 /// The persistent index, refreshed; a broken log only costs conflict flags.
@@ -175,9 +176,11 @@ fn read_index(store: &Store) -> Result<(Cache, Vec<String>), StoreError> {
 /// What a search runs over. Fast path: the index file read in place,
 /// with the few memory files changed since read directly; log entries
 /// appended since that only move memories forward leave it valid.
-/// Anything more refreshes and rewrites the index first.
-pub fn corpus(store: &Store) -> Result<(Corpus, Vec<String>), StoreError> {
-    if let Some(found) = corpus_in_place(store)? {
+/// Anything more refreshes and rewrites the index first. With `notes`,
+/// the notes too (parsed and cut into terms: a search that leaves them out
+/// skips that).
+pub fn corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), StoreError> {
+    if let Some(found) = corpus_in_place(store, notes)? {
         return Ok(found);
     }
     // read_index saved the refreshed index: read it back from the file
@@ -203,7 +206,9 @@ pub fn corpus(store: &Store) -> Result<(Corpus, Vec<String>), StoreError> {
         "the persistent index could not be encoded",
     ))?;
     let mut corpus = Corpus::of(view);
-    corpus.notes = notes_of(&corpus.index, Vec::new());
+    if notes {
+        corpus.notes = notes_of(&corpus.index, Vec::new());
+    }
     Ok((corpus, warnings))
 }
 
@@ -223,7 +228,10 @@ fn notes_of(view: &OpenIndex, tail: Vec<crate::model::event::Event>) -> Vec<Note
 }
 
 /// The fast path of [`corpus`], or `None` when it does not apply.
-fn corpus_in_place(store: &Store) -> Result<Option<(Corpus, Vec<String>)>, StoreError> {
+fn corpus_in_place(
+    store: &Store,
+    notes: bool,
+) -> Result<Option<(Corpus, Vec<String>)>, StoreError> {
     // Stat the memory files (most of the time, in the kernel) while the
     // index is read.
     let (files, view) = std::thread::scope(|s| {
@@ -248,7 +256,9 @@ fn corpus_in_place(store: &Store) -> Result<Option<(Corpus, Vec<String>)>, Store
         return Ok(None);
     };
     let mut corpus = Corpus::of(view);
-    corpus.notes = notes_of(&corpus.index, tail.notes);
+    if notes {
+        corpus.notes = notes_of(&corpus.index, tail.notes);
+    }
     corpus.skip = changes.skip;
     for path in changes.fresh {
         let f = fresh(store, &path);
@@ -362,7 +372,7 @@ pub fn recall_with(
     opts: &Options,
     semantic: Option<&Semantic>,
 ) -> Result<Recall, StoreError> {
-    let (corpus, mut warnings) = corpus(store)?;
+    let (corpus, mut warnings) = corpus(store, opts.notes)?;
     let (found, mode, fallback) =
         crate::ops::semantic::search(store, &corpus, query, opts, semantic);
     warnings.extend(fallback);
@@ -376,10 +386,7 @@ pub fn recall_with(
     for note in &mut notes {
         if let std::borrow::Cow::Owned(r) = crate::policy::secrets::redacted(&note.text) {
             note.text = r;
-            warnings.push(format!(
-                "note {}: holds a secret, shown as [redacted:<rule>]; `memoir redact` removes it",
-                note.id
-            ));
+            warnings.push(holds_a_secret(&format!("note {}", note.id)));
         }
     }
     for hit in &mut hits {
@@ -422,7 +429,7 @@ pub fn context_with(
 ) -> Result<Context, StoreError> {
     let mut ctx = match query {
         Some(q) => {
-            let (corpus, mut warnings) = corpus(store)?;
+            let (corpus, mut warnings) = corpus(store, true)?;
             let opts = context_options(now.date());
             let (found, _, fallback) =
                 crate::ops::semantic::search(store, &corpus, q, &opts, semantic);
@@ -1191,5 +1198,35 @@ mod tests {
             .warnings
             .iter()
             .any(|w| w.starts_with("something injected held a secret")));
+        // A note written into a log around the policy (a hand edit): the
+        // same, in recall and in context.
+        let ctx_of = Ctx {
+            now: now(),
+            actor: "Ada <ada@example.com>".into(),
+        };
+        let note = crate::ops::write::event(
+            &ctx_of,
+            Op::Note,
+            None,
+            Vec::new(),
+            format!("deploys use {secret}"),
+        )
+        .expect("an event");
+        crate::log::files::append(&store, std::slice::from_ref(&note)).expect("appended");
+        let found = recall(&store, "deploys", &opts).expect("recall");
+        assert_eq!(found.notes.len(), 1, "{found:?}");
+        assert!(
+            !found.notes[0].text.contains(&secret) && found.notes[0].text.contains("[redacted:")
+        );
+        assert!(found
+            .warnings
+            .iter()
+            .any(|w| w == &holds_a_secret(&format!("note {}", note.id))));
+        let ctx = context(&store, Some("deploys use"), DEFAULT_BUDGET, now()).expect("context");
+        assert!(
+            ctx.text.contains("<note ") && !ctx.text.contains(&secret),
+            "{}",
+            ctx.text
+        );
     }
 }
