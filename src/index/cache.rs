@@ -215,8 +215,9 @@ pub struct Cache {
     pub keys: BTreeMap<String, KeyState>,
     /// Pending proposals, oldest first.
     pub pending: Vec<crate::model::event::Event>,
-    /// Every note, oldest first (recall searches them).
-    pub notes: Vec<crate::model::event::Event>,
+    /// Every note, oldest first, with its search terms (recall searches
+    /// them).
+    pub notes: Vec<NoteEntry>,
     /// Memory files by store-relative path.
     pub files: BTreeMap<String, FileEntry>,
     /// The search terms the files' entries refer to.
@@ -227,7 +228,51 @@ pub struct Cache {
     pub dirty: bool,
 }
 
+/// A note as the index keeps it: the event and its search terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct NoteEntry {
+    /// The `note` event.
+    pub event: crate::model::event::Event,
+    /// Its terms (ids in [`Cache::dict`], weighted as a body), by id.
+    pub terms: TermList,
+    /// Its weighted length.
+    pub len: u32,
+}
+
 impl Cache {
+    /// Adds the notes among `events` that the cache does not have yet (a
+    /// note copied into another log, by a cherry-pick, is one note), with
+    /// their terms interned.
+    pub fn add_notes<'a>(
+        &mut self,
+        events: impl IntoIterator<Item = &'a crate::model::event::Event>,
+    ) {
+        let mut new = events
+            .into_iter()
+            .filter(|e| e.op == crate::model::event::Op::Note)
+            .peekable();
+        if new.peek().is_none() {
+            return;
+        }
+        let mut seen: std::collections::HashSet<String> =
+            self.notes.iter().map(|n| n.event.id.clone()).collect();
+        for e in new {
+            if !seen.insert(e.id.clone()) {
+                continue;
+            }
+            let (terms, len) = crate::index::terms::note_terms(&e.body);
+            let ids = terms
+                .into_iter()
+                .map(|(t, (tf, mask))| (self.dict.intern(&t), tf, mask))
+                .collect();
+            self.notes.push(NoteEntry {
+                event: e.clone(),
+                terms: TermList::of(ids),
+                len,
+            });
+        }
+    }
+
     /// Each of `keys` with its heads as replayed (none for a key it does
     /// not know).
     pub fn heads(
@@ -245,7 +290,7 @@ impl Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 7 * 1000 + crate::model::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 8 * 1000 + crate::model::text::TOKENIZER_VERSION;
 
 #[cfg(test)]
 mod tests {

@@ -25,12 +25,14 @@
 //! 11 Proposals      the pending proposals, oldest first, as log entries (a log's format)
 //! 12 PostingOffsets u32 offsets (n + 1) into Postings, in postings, by term id
 //! 13 Notes          every note, oldest first, as log entries (a log's format)
+//! 14 NoteRecs       one 46-byte record per note (see NoteRec); a note's postings
+//!                   are those of doc number (memory files + its place)
 //! ```
 //! The number is a section's place in the header's table; the sections
 //! themselves lie in the file in another order (`Section::PHYSICAL`).
 //! All integers little-endian.
 
-use crate::index::cache::{Cache, Dict, FileEntry, TermList};
+use crate::index::cache::{Cache, Dict, FileEntry, NoteEntry, TermList};
 use crate::log::transition::KeyState;
 use crate::model::memory::Summary;
 use crate::model::stamp::Stamp;
@@ -90,11 +92,13 @@ enum Section {
     /// Every note, oldest first, as log entries (a log's format): recall
     /// searches them.
     Notes = 13,
+    /// One [`NoteRec`] per note, in the order of [`Section::Notes`].
+    NoteRecs = 14,
 }
 
 impl Section {
     /// How many sections an index file has.
-    const COUNT: usize = 14;
+    const COUNT: usize = 15;
     /// The sections in table order (`TABLE[s as usize] == s`).
     const TABLE: [Section; Section::COUNT] = [
         Section::Head,
@@ -111,6 +115,7 @@ impl Section {
         Section::Proposals,
         Section::PostingOffsets,
         Section::Notes,
+        Section::NoteRecs,
     ];
     /// The sections in file order: what most readers load comes first, so
     /// that a load is a few long reads.
@@ -129,6 +134,7 @@ impl Section {
         Section::Keys,
         Section::Proposals,
         Section::Notes,
+        Section::NoteRecs,
     ];
 }
 
@@ -216,6 +222,11 @@ pub struct Head {
     pub pending: Vec<String>,
     /// Keys whose versions disagree.
     pub conflicts: Vec<String>,
+    /// How many notes the index holds.
+    pub notes: u64,
+    /// The notes' weighted lengths, summed (BM25's average length counts
+    /// them with the memories').
+    pub notes_len: u64,
 }
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
@@ -356,7 +367,8 @@ fn write_section(w: &mut impl Write, cache: &Cache, s: Section) -> io::Result<()
         Section::Descriptions => write_descriptions(w, cache),
         Section::Keys => write_each(w, cache.keys.iter().map(key_bytes)),
         Section::Proposals => write_each(w, cache.pending.iter().map(|e| e.render())),
-        Section::Notes => write_each(w, cache.notes.iter().map(|e| e.render())),
+        Section::Notes => write_each(w, cache.notes.iter().map(|n| n.event.render())),
+        Section::NoteRecs => write_note_recs(w, cache),
         Section::PostingOffsets => write_offsets(w, posting_counts(cache)),
     }
 }
@@ -380,6 +392,8 @@ fn head_bytes(cache: &Cache) -> Vec<u8> {
             .filter(|(_, k)| k.conflict)
             .map(|(k, _)| k.clone())
             .collect(),
+        notes: cache.notes.len() as u64,
+        notes_len: cache.notes.iter().map(|n| u64::from(n.len)).sum(),
     };
     postcard::to_stdvec(&head).unwrap_or_default()
 }
@@ -450,14 +464,58 @@ fn write_descriptions(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
 /// How many docs have each term, by term id.
 fn posting_counts(cache: &Cache) -> Vec<usize> {
     let mut counts = vec![0usize; cache.dict.terms.len()];
-    for e in cache.files.values() {
-        for (id, _, _) in e.terms.iter() {
+    for terms in doc_term_lists(cache) {
+        for (id, _, _) in terms.iter() {
             if let Some(c) = counts.get_mut(id as usize) {
                 *c += 1;
             }
         }
     }
     counts
+}
+
+/// The term lists of the postings' docs: the memory files in path order,
+/// then the notes (doc `files + i` is note `i`).
+fn doc_term_lists(cache: &Cache) -> impl Iterator<Item = &TermList> {
+    let files = cache.files.values().map(|e| &e.terms);
+    files.chain(cache.notes.iter().map(|n| &n.terms))
+}
+
+/// Bytes per note record: the entry's offset and length in
+/// [`Section::Notes`] (u32 each), the note's time (i64 ms), its weighted
+/// length (u32) and its event id (26 ASCII bytes).
+const NOTE_REC: usize = 46;
+
+/// What a search reads of a note without parsing it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NoteRec {
+    /// Where its entry lies in [`Section::Notes`].
+    entry: Span,
+    /// When it was written, ms since the epoch.
+    pub time: i64,
+    /// Its weighted length.
+    pub len: u32,
+    /// Its event id.
+    pub id: String,
+}
+
+/// Writes one [`NoteRec`] per note.
+fn write_note_recs(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
+    let mut at: u32 = 0;
+    for n in &cache.notes {
+        let len = n.event.render().len() as u32;
+        let mut id = [b' '; 26];
+        for (slot, b) in id.iter_mut().zip(n.event.id.bytes()) {
+            *slot = b;
+        }
+        w.write_all(&at.to_le_bytes())?;
+        w.write_all(&len.to_le_bytes())?;
+        w.write_all(&n.event.time.0.to_le_bytes())?;
+        w.write_all(&n.len.to_le_bytes())?;
+        w.write_all(&id)?;
+        at = at.saturating_add(len);
+    }
+    Ok(())
 }
 
 /// A posting as the postings section holds it.
@@ -488,7 +546,8 @@ fn postings_in(bytes: &[u8]) -> impl Iterator<Item = (u32, u16, u8)> + '_ {
 /// every posting (tens of megabytes at 50,000 memories).
 fn write_postings(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
     let counts = posting_counts(cache);
-    let mut cursors = vec![crate::index::cache::TermCursor::default(); cache.files.len()];
+    let docs = cache.files.len() + cache.notes.len();
+    let mut cursors = vec![crate::index::cache::TermCursor::default(); docs];
     let mut lo = 0;
     while lo < counts.len() {
         // Terms lo..hi: about a million postings (at least one term).
@@ -503,8 +562,8 @@ fn write_postings(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
             .collect();
         // Each doc's list is sorted by id: a pass resumes where the last
         // one stopped.
-        for ((doc, e), at) in cache.files.values().enumerate().zip(&mut cursors) {
-            while let Some(((id, tf, mask), next)) = at.next(&e.terms) {
+        for ((doc, terms), at) in doc_term_lists(cache).enumerate().zip(&mut cursors) {
+            while let Some(((id, tf, mask), next)) = at.next(terms) {
                 let id = id as usize;
                 let Some(list) = id.checked_sub(lo).filter(|_| id < hi) else {
                     break;
@@ -772,7 +831,9 @@ impl OpenIndex {
             recs,
         };
         let keys_ok = !view.loaded[Section::KeyOffsets] || view.key_offsets_rise()?;
-        (view.paths_sorted() && view.dict_fits()? && keys_ok).then_some(view)
+        let notes_ok = (view.head.notes as usize).checked_mul(NOTE_REC)
+            == Some(view.sec[Section::NoteRecs].len);
+        (view.paths_sorted() && view.dict_fits()? && keys_ok && notes_ok).then_some(view)
     }
 
     /// Paths must be UTF-8 and sorted: lookups merge with a sorted listing.
@@ -899,8 +960,9 @@ impl OpenIndex {
         else {
             return Vec::new();
         };
+        let docs = self.recs.len() + self.note_count();
         postings_in(&bytes)
-            .filter(|p| (p.0 as usize) < self.recs.len())
+            .filter(|p| (p.0 as usize) < docs)
             .collect()
     }
 
@@ -997,7 +1059,46 @@ impl OpenIndex {
         let bytes = self.read(Section::Notes, 0, self.sec[Section::Notes].len)?;
         let text = std::str::from_utf8(&bytes).ok()?;
         let parsed = crate::model::event::parse_log(text).ok()?;
-        parsed.torn.is_empty().then_some(parsed.events)
+        (parsed.torn.is_empty() && parsed.events.len() == self.note_count())
+            .then_some(parsed.events)
+    }
+
+    /// How many notes the index holds (their docs follow the memory
+    /// files' in the postings).
+    pub fn note_count(&self) -> usize {
+        self.head.notes as usize
+    }
+
+    /// The notes' weighted lengths, summed.
+    pub fn notes_len(&self) -> u64 {
+        self.head.notes_len
+    }
+
+    /// Note `i`'s record, read from the file; `None` if damaged.
+    pub fn note_rec(&self, i: usize) -> Option<NoteRec> {
+        let b = self.read(Section::NoteRecs, i.checked_mul(NOTE_REC)?, NOTE_REC)?;
+        let id = std::str::from_utf8(b.get(20..46)?)
+            .ok()?
+            .trim_end()
+            .to_string();
+        Some(NoteRec {
+            entry: Span {
+                at: u32_at(&b, 0)? as usize,
+                len: u32_at(&b, 4)? as usize,
+            },
+            time: i64::from_le_bytes(b.get(8..16)?.try_into().ok()?),
+            len: u32_at(&b, 16)?,
+            id,
+        })
+    }
+
+    /// Note `i`, parsed from its entry alone; `None` if damaged.
+    pub fn note(&self, rec: &NoteRec) -> Option<crate::model::event::Event> {
+        let bytes = self.read(Section::Notes, rec.entry.at, rec.entry.len)?;
+        let parsed = crate::model::event::parse_log(std::str::from_utf8(&bytes).ok()?).ok()?;
+        let mut events = parsed.events.into_iter();
+        let e = events.next()?;
+        (events.next().is_none() && e.id == rec.id).then_some(e)
     }
 
     /// Decodes everything into a [`Cache`] that commands can change.
@@ -1008,12 +1109,25 @@ impl OpenIndex {
         let terms = (0..self.term_count() as u32)
             .map(|id| String::from_utf8(self.dict_term(id).to_vec()).ok())
             .collect::<Option<Vec<_>>>()?;
-        let files = self.files(self.doc_terms()?);
+        let mut doc_terms = self.doc_terms()?;
+        let note_terms = doc_terms.split_off(self.recs.len());
+        let notes = self
+            .notes()?
+            .into_iter()
+            .zip(note_terms)
+            .enumerate()
+            .map(|(i, (event, mut terms))| {
+                terms.shrink_to_fit();
+                let len = self.note_rec(i)?.len;
+                Some(NoteEntry { event, terms, len })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let files = self.files(doc_terms);
         Some(Cache {
             logs: self.head.logs.clone(),
             keys,
             pending: self.proposals()?,
-            notes: self.notes()?,
+            notes,
             files,
             dict: Dict::from_terms(terms),
             loaded_mtime,
@@ -1030,6 +1144,7 @@ impl OpenIndex {
             .recs
             .iter()
             .map(|r| TermList::with_capacity(r.terms.min(1 << 16)))
+            .chain((0..self.note_count()).map(|_| TermList::default()))
             .collect();
         let n_terms = self.term_count();
         let offs = self.read(
@@ -1269,7 +1384,7 @@ mod tests {
                 body: body.to_string(),
             });
         }
-        cache.notes.push(Event {
+        let note = Event {
             id: id_from(time, [9; 10]),
             op: Op::Note,
             time,
@@ -1280,7 +1395,10 @@ mod tests {
             consumed: vec![],
             redacted: None,
             body: "the cache misses on Mondays".into(),
-        });
+        };
+        // Its terms interned into the fixture's dictionary: the format
+        // test pins those too.
+        cache.add_notes(std::slice::from_ref(&note));
     }
 
     #[test]
@@ -1389,12 +1507,12 @@ mod tests {
     #[test]
     fn the_format_is_unchanged() {
         // Written by the code before the sections and the record's fields
-        // were named, with the notes section added (index version 7): the
-        // same cache must still make the same bytes.
-        assert_eq!(print(&encode(&fixture(), 9)), (2148, 0xa97c_2a77_2400_b7fc));
+        // were named, with the notes and their records added (index
+        // version 8): the same cache must still make the same bytes.
+        assert_eq!(print(&encode(&fixture(), 9)), (2283, 0x724e_d814_f62c_bfba));
         assert_eq!(
             print(&encode(&Cache::default(), 9)),
-            (259, 0x7e3b_dc34_4235_bc07)
+            (277, 0xde3b_8134_0790_663b)
         );
         // Written after other bytes, the index is the same, and the writer
         // is left at its end.
@@ -1540,9 +1658,11 @@ mod tests {
         for (id, term) in cache.dict.terms.iter().enumerate() {
             let id = id as u32;
             assert_eq!(view.lookup(term), Some(id));
-            let want: Vec<_> = (cache.files.values().enumerate())
-                .filter_map(|(doc, e)| {
-                    let t = e.terms.iter().find(|t| t.0 == id)?;
+            // The memory files' docs, then the notes'.
+            let want: Vec<_> = doc_term_lists(&cache)
+                .enumerate()
+                .filter_map(|(doc, terms)| {
+                    let t = terms.iter().find(|t| t.0 == id)?;
                     Some((doc as u32, t.1, t.2))
                 })
                 .collect();
@@ -1663,7 +1783,7 @@ mod tests {
             assert!(OpenIndex::parse(with(s, at, len - 1), 9).is_none(), "{s:?}");
         }
         // The magic, the version and the section count.
-        for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 13), (COUNT_AT, 15)] {
+        for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 14), (COUNT_AT, 16)] {
             let mut b = bytes.clone();
             b[at] = byte;
             assert!(OpenIndex::parse(b, 9).is_none(), "byte {at}");

@@ -223,7 +223,7 @@ pub(crate) fn refresh_logs(store: &Store, cache: &mut Cache) -> Result<(), Store
         crate::log::read::replay_keeping(store, Vec::new(), crate::log::replay::Keep::Prints)?;
     cache.keys = key_states(&replay);
     cache.pending = replay.pending_events();
-    cache.notes = replay.note_events();
+    cache.add_notes(&replay.note_events());
     cache.logs = files.into_iter().map(|f| (f.rel, f.stamp)).collect();
     Ok(())
 }
@@ -385,7 +385,7 @@ pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
         .cloned()
         .collect();
     cache.pending.extend(proposals);
-    add_notes(&mut cache.notes, &events);
+    cache.add_notes(&events);
     for e in events {
         if !e.op.is_version() {
             continue;
@@ -398,21 +398,6 @@ pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
         cache.keys.insert(k, after);
     }
     true
-}
-
-/// Adds the notes among `events` that `notes` does not have yet (a note
-/// copied into another log, by a cherry-pick, is one note).
-pub(crate) fn add_notes(notes: &mut Vec<Event>, events: &[Event]) {
-    let mut new = events.iter().filter(|e| e.op == Op::Note).peekable();
-    if new.peek().is_none() {
-        return;
-    }
-    let mut seen: HashSet<String> = notes.iter().map(|n| n.id.clone()).collect();
-    for e in new {
-        if seen.insert(e.id.clone()) {
-            notes.push(e.clone());
-        }
-    }
 }
 
 /// Regenerates MEMORY.md from the index's summaries; `true` if it changed.

@@ -177,8 +177,8 @@ fn read_index(store: &Store) -> Result<(Cache, Vec<String>), StoreError> {
 /// with the few memory files changed since read directly; log entries
 /// appended since that only move memories forward leave it valid.
 /// Anything more refreshes and rewrites the index first. With `notes`,
-/// the notes too (parsed and cut into terms: a search that leaves them out
-/// skips that).
+/// the notes of the logs' tail too (cut into terms now: a search that
+/// leaves notes out skips that).
 pub fn corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), StoreError> {
     if let Some(found) = corpus_in_place(store, notes)? {
         return Ok(found);
@@ -205,23 +205,16 @@ pub fn corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), Store
     let view = view.ok_or(StoreError::Internal(
         "the persistent index could not be encoded",
     ))?;
-    let mut corpus = Corpus::of(view);
-    if notes {
-        corpus.notes = notes_of(&corpus.index, Vec::new());
-    }
-    Ok((corpus, warnings))
+    // Just saved: every note is in the index (a search reads its notes
+    // through the postings).
+    Ok((Corpus::of(view), warnings))
 }
 
-/// The notes a search reads: the index's, then the tail's (a note copied
-/// into another log, by a cherry-pick, is one note).
-fn notes_of(view: &OpenIndex, tail: Vec<crate::model::event::Event>) -> Vec<NoteDoc> {
+/// The notes of the logs' tail, which the index does not have yet (a note
+/// copied into another log, by a cherry-pick, is one note).
+fn tail_notes(tail: Vec<crate::model::event::Event>) -> Vec<NoteDoc> {
     let mut seen = std::collections::HashSet::new();
-    // A damaged notes section costs only the notes: the index is
-    // rebuilt by the next command that refreshes it.
-    view.notes()
-        .unwrap_or_default()
-        .into_iter()
-        .chain(tail)
+    tail.into_iter()
         .filter(|e| seen.insert(e.id.clone()))
         .map(|e| NoteDoc::of(&e))
         .collect()
@@ -257,7 +250,7 @@ fn corpus_in_place(
     };
     let mut corpus = Corpus::of(view);
     if notes {
-        corpus.notes = notes_of(&corpus.index, tail.notes);
+        corpus.notes = tail_notes(tail.notes);
     }
     corpus.skip = changes.skip;
     for path in changes.fresh {

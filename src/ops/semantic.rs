@@ -75,27 +75,55 @@ pub fn search(
     semantic: Option<&Semantic>,
 ) -> (Results, Mode, Option<String>) {
     let keyword = rank::search(corpus, query, opts);
-    let Some(semantic) = semantic else {
-        return (keyword, Mode::Keyword, None);
+    let (mut found, mode, warning) = match semantic {
+        None => (keyword, Mode::Keyword, None),
+        Some(semantic) => {
+            let embedder =
+                crate::embed::embedder(&semantic.config, &store.root, semantic.api_key.clone());
+            let similar = similarities(
+                store,
+                corpus,
+                query,
+                opts,
+                &semantic.config,
+                embedder.as_ref(),
+            );
+            match similar {
+                Ok(similar) => (fused(corpus, keyword, &similar, opts), Mode::Hybrid, None),
+                Err(e) => (
+                    keyword,
+                    Mode::Keyword,
+                    Some(format!(
+                        "semantic recall unavailable ({e}); keyword results only"
+                    )),
+                ),
+            }
+        }
     };
-    let embedder = crate::embed::embedder(&semantic.config, &store.root, semantic.api_key.clone());
-    match similarities(
-        store,
-        corpus,
-        query,
-        opts,
-        &semantic.config,
-        embedder.as_ref(),
-    ) {
-        Ok(similar) => (fused(corpus, keyword, &similar, opts), Mode::Hybrid, None),
-        Err(e) => (
-            keyword,
-            Mode::Keyword,
-            Some(format!(
-                "semantic recall unavailable ({e}); keyword results only"
-            )),
-        ),
+    break_ties_by_access(store, &mut found.hits, opts);
+    (found, mode, warning)
+}
+
+/// Among hits of equal rank, the one this clone's agents were given more,
+/// and more lately, first (`local::access::weight`; then by path, as
+/// before). The access file is read only when there is a tie to break.
+fn break_ties_by_access(store: &Store, hits: &mut [rank::Hit], opts: &Options) {
+    if !hits.windows(2).any(|w| w[0].rank == w[1].rank) {
+        return;
     }
+    const DAY_MS: i64 = 86_400_000;
+    let access = crate::local::access::load(&store.state.access_path());
+    let now_ms = opts.today.0.saturating_mul(DAY_MS);
+    let weight = |h: &rank::Hit| {
+        let stat = access.get(&h.key.to_string());
+        crate::local::access::weight(stat, h.summary.updated, now_ms)
+    };
+    // Stable: only runs of equal rank are reordered.
+    hits.sort_by(|a, b| {
+        b.rank
+            .total_cmp(&a.rank)
+            .then_with(|| weight(b).total_cmp(&weight(a)))
+    });
 }
 
 /// The keyword answer fused with the similarities (see `search::hybrid`).

@@ -13,7 +13,7 @@
 //! confidence and recency and a penalty past `review_by`. All of it is
 //! documented in `docs/search.md`.
 
-use crate::index::layout::OpenIndex;
+use crate::index::layout::{NoteRec, OpenIndex};
 use crate::index::terms::{note_terms, Terms};
 use crate::model::event::Event;
 use crate::model::key::Key;
@@ -245,12 +245,26 @@ pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Results {
     let fresh_found = found_in(corpus.fresh.iter().map(|f| &f.terms), &terms);
     let notes: &[NoteDoc] = if opts.notes { &corpus.notes } else { &[] };
     let note_found = found_in(notes.iter().map(|n| &n.terms), &terms);
+    // The index's notes that have a query term: their records are read,
+    // the others' never.
+    let indexed_notes: Vec<(usize, NoteRec)> = if opts.notes {
+        (0..view.note_count())
+            .filter(|j| !postings.of_doc(view.len() + j).is_empty())
+            .filter_map(|j| Some((j, view.note_rec(j)?)))
+            .collect()
+    } else {
+        Vec::new()
+    };
     let live = Live::of(
         corpus,
         &postings,
         &fresh_found,
-        notes,
-        &note_found,
+        Notes {
+            indexed: &indexed_notes,
+            tail: notes,
+            tail_found: &note_found,
+            counted: opts.notes,
+        },
         terms.len(),
         opts.today,
     );
@@ -269,11 +283,13 @@ fn query_terms(query: &str) -> Vec<String> {
     terms
 }
 
-/// A document of a [`Corpus`]: an index position, a fresh file or a note.
+/// A document of a [`Corpus`]: an index position, a fresh file, a note of
+/// the index (its place, its record) or one of the logs' tail.
 #[derive(Clone, Copy)]
 enum Doc<'a> {
     Indexed(usize),
     Fresh(&'a Fresh),
+    IndexedNote(&'a (usize, NoteRec)),
     Note(&'a NoteDoc),
 }
 
@@ -283,6 +299,7 @@ impl<'a> Doc<'a> {
         match self {
             Doc::Indexed(i) => view.path(i),
             Doc::Fresh(f) => &f.path,
+            Doc::IndexedNote((_, rec)) => &rec.id,
             Doc::Note(n) => &n.id,
         }
     }
@@ -312,7 +329,8 @@ impl Postings {
             .iter()
             .map(|id| id.map(|id| view.postings(id)).unwrap_or_default())
             .collect();
-        let mut start = vec![0u32; view.len() + 1];
+        // Docs past the memory files are the index's notes.
+        let mut start = vec![0u32; view.len() + view.note_count() + 1];
         for &(doc, _, _) in lists.iter().flatten() {
             start[doc as usize + 1] += 1;
         }
@@ -386,8 +404,7 @@ impl<'a> Live<'a> {
         corpus: &'a Corpus,
         postings: &'a Postings,
         fresh_found: &'a [Vec<Found>],
-        notes: &'a [NoteDoc],
-        note_found: &'a [Vec<Found>],
+        notes: Notes<'a>,
         terms: usize,
         today: Date,
     ) -> Live<'a> {
@@ -414,18 +431,29 @@ impl<'a> Live<'a> {
                     found: found.as_slice(),
                 })
             });
-        let notes = notes.iter().zip(note_found).map(|(n, found)| Candidate {
-            doc: Doc::Note(n),
-            len: n.len,
-            found: found.as_slice(),
+        let indexed_notes = notes.indexed.iter().map(|n| Candidate {
+            doc: Doc::IndexedNote(n),
+            len: n.1.len,
+            found: postings.of_doc(view.len() + n.0),
         });
+        let tail_notes = notes
+            .tail
+            .iter()
+            .zip(notes.tail_found)
+            .map(|(n, found)| Candidate {
+                doc: Doc::Note(n),
+                len: n.len,
+                found: found.as_slice(),
+            });
+        // Every note of the index counts, not only those read: their
+        // number and lengths are in the index's head.
         let mut live = Live {
-            docs: 0,
-            total_len: 0,
+            docs: if notes.counted { view.note_count() } else { 0 },
+            total_len: if notes.counted { view.notes_len() } else { 0 },
             df: vec![0; terms],
             matched: Vec::new(),
         };
-        for c in indexed.chain(fresh).chain(notes) {
+        for c in indexed.chain(fresh).chain(tail_notes) {
             live.docs += 1;
             live.total_len += u64::from(c.len);
             if c.found.is_empty() {
@@ -436,8 +464,25 @@ impl<'a> Live<'a> {
             }
             live.matched.push(c);
         }
+        // Counted above; each has a query term.
+        for c in indexed_notes {
+            for f in c.found {
+                live.df[f.term as usize] += 1;
+            }
+            live.matched.push(c);
+        }
         live
     }
+}
+
+/// The notes a search reads: the index's that have a query term (each
+/// with its place and record), and those of the logs' tail.
+struct Notes<'a> {
+    indexed: &'a [(usize, NoteRec)],
+    tail: &'a [NoteDoc],
+    tail_found: &'a [Vec<Found>],
+    /// The search counts the notes at all (all the index's in `N`).
+    counted: bool,
 }
 
 /// What the query's terms weigh in the live documents.
@@ -560,6 +605,11 @@ impl Standing {
                 updated: n.time.0,
                 review_by: i64::MAX,
             },
+            Doc::IndexedNote((_, rec)) => Standing {
+                confidence: NOTE_CONFIDENCE,
+                updated: rec.time,
+                review_by: i64::MAX,
+            },
             Doc::Fresh(f) => f.summary.as_ref().map_or(
                 Standing {
                     confidence: 1.0,
@@ -675,14 +725,28 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Res
             if count(&found) >= opts.limit {
                 break;
             }
-            if let Doc::Note(n) = r.doc {
+            let note = match r.doc {
+                Doc::Note(n) => Some(Some((
+                    n.id.clone(),
+                    n.time,
+                    n.actor.clone(),
+                    n.text.clone(),
+                ))),
+                // Parsed only now that it is shown; a damaged entry is passed over.
+                Doc::IndexedNote((_, rec)) => {
+                    Some(view.note(rec).map(|e| (e.id, e.time, e.actor, e.body)))
+                }
+                _ => None,
+            };
+            if let Some(note) = note {
                 // Notes have no scope, type or tags: a filter leaves them out.
-                if opts.scope.is_none() && opts.kind.is_none() && opts.tag.is_none() {
+                let unfiltered = opts.scope.is_none() && opts.kind.is_none() && opts.tag.is_none();
+                if let (true, Some((id, time, actor, text))) = (unfiltered, note) {
                     found.notes.push(NoteHit {
-                        id: n.id.clone(),
-                        time: n.time,
-                        actor: n.actor.clone(),
-                        text: n.text.clone(),
+                        id,
+                        time,
+                        actor,
+                        text,
                         score: r.score,
                         rank: r.rank,
                     });
@@ -707,7 +771,7 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
     let summary = match r.doc {
         Doc::Indexed(i) => view.entry(i).0,
         Doc::Fresh(f) => f.summary.clone(),
-        Doc::Note(_) => None,
+        Doc::Note(_) | Doc::IndexedNote(_) => None,
     }?;
     if opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
         || opts

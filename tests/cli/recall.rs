@@ -534,3 +534,31 @@ fn notes_are_found_marked_after_memories_and_can_be_left_out() {
     assert_eq!(ctx.matches("</relevant_memories>").count(), 1, "{ctx}");
     assert!(!ctx.contains("<memory key=\"x\">"), "{ctx}");
 }
+
+#[test]
+fn among_equally_ranked_memories_the_one_injected_more_comes_first() {
+    let env = Env::new();
+    env.ok(&["init"]);
+    for name in ["alpha", "beta"] {
+        env.write(
+            &format!("memory/project/{name}.md"),
+            format!(
+                "---\nname: {name}\ndescription: cache warmup runs nightly\ntype: project\n\
+                 updated: 2026-11-01T00:00:00Z\n---\nCheck the cron.\n"
+            ),
+        );
+    }
+    env.ok(&["record"]);
+    let order = |env: &Env| recall_keys(env, "cache warmup", &[]);
+    // Equal in everything: by path.
+    assert_eq!(order(&env), ["project/alpha", "project/beta"]);
+    // beta injected (its name is in the query; alpha's is not), twice.
+    for _ in 0..2 {
+        let ctx = env.ok(&["context", "--", "beta"]);
+        assert!(
+            ctx.contains("project/beta") && !ctx.contains("project/alpha"),
+            "{ctx}"
+        );
+    }
+    assert_eq!(order(&env), ["project/beta", "project/alpha"]);
+}
