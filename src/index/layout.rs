@@ -180,8 +180,8 @@ impl Span {
 /// Which sections a reader loads; the others are read from the file on use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Load {
-    /// A search: records, paths, dictionary, posting offsets and key
-    /// offsets (its terms' postings are read on use).
+    /// A search: records, paths, dictionary, posting offsets, key
+    /// offsets and note records (its terms' postings are read on use).
     Query,
     /// A write: records, paths, dictionary, descriptions and key offsets.
     Write,
@@ -205,7 +205,9 @@ impl Load {
         );
         checked
             || match self {
-                Load::Query => s == PostingOffsets,
+                // A query's terms can be in tens of thousands of notes: one
+                // read of their records, not one each.
+                Load::Query => matches!(s, PostingOffsets | NoteRecs),
                 Load::Write => s == Descriptions,
                 Load::Plan => matches!(s, Descriptions | Keys | Proposals),
                 Load::Decode => matches!(s, Entries | Descriptions | Keys | PostingOffsets),
