@@ -74,61 +74,68 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     }
     let items = found.ranked();
     if app.out.json {
-        let hits: Vec<_> = items
-            .iter()
-            .map(|item| match item {
-                Item::Memory(h) => {
-                    let mut m = memory_json(&h.key, &h.path, &h.summary, h.conflict);
-                    m.insert("score".into(), json!(rounded(h.score)));
-                    m.insert("rank".into(), json!(rounded(h.rank)));
-                    m.insert("stale".into(), json!(h.stale));
-                    m.insert("similarity".into(), json!(h.similarity.map(rounded)));
-                    m.insert("mode".into(), json!(mode));
-                    json!(m)
-                }
-                Item::Note(n) => json!({
-                    "key": null, "type": "note", "note": n.id, "time": n.time.seconds(),
-                    "writer": n.actor, "text": n.text,
-                    "score": rounded(n.score), "rank": rounded(n.rank), "mode": mode,
-                }),
-            })
-            .collect();
+        let hits: Vec<_> = items.iter().map(|item| item_json(item, mode)).collect();
         app.out.json(&json!(hits))?;
         return Ok(0);
     }
-    for item in items {
-        match item {
-            Item::Memory(h) => {
-                let s = &h.summary;
-                app.out.line(format!(
-                    "{}\n      source: {}  ({})",
-                    columns(&[
-                        &format!("{:.2}", h.score),
-                        &h.key,
-                        &day(s.updated),
-                        &format!("{}{}", s.description, flags(h.conflict, h.stale)),
-                    ]),
-                    s.source.as_deref().unwrap_or("-"),
-                    h.path
-                ))?;
-            }
-            Item::Note(n) => {
-                let first = n.text.lines().next().unwrap_or("");
-                app.out.line(format!(
-                    "{}\n      note by {}, not confirmed ({})",
-                    columns(&[
-                        &format!("{:.2}", n.score),
-                        &"note",
-                        &n.time.date().to_string(),
-                        &first,
-                    ]),
-                    n.actor.split(" <").next().unwrap_or(&n.actor),
-                    n.id
-                ))?;
-            }
-        }
+    for item in &items {
+        app.out.line(item_text(item))?;
     }
     Ok(0)
+}
+
+/// A memory or a note as `recall --json` shows it (`docs/cli.md`).
+fn item_json(item: &Item<'_>, mode: &str) -> serde_json::Value {
+    match item {
+        Item::Memory(h) => {
+            let mut m = memory_json(&h.key, &h.path, &h.summary, h.conflict);
+            m.insert("score".into(), json!(rounded(h.score)));
+            m.insert("rank".into(), json!(rounded(h.rank)));
+            m.insert("stale".into(), json!(h.stale));
+            m.insert("similarity".into(), json!(h.similarity.map(rounded)));
+            m.insert("mode".into(), json!(mode));
+            json!(m)
+        }
+        Item::Note(n) => json!({
+            "key": null, "type": "note", "note": n.id, "time": n.time.seconds(),
+            "writer": n.actor, "text": n.text,
+            "score": rounded(n.score), "rank": rounded(n.rank), "mode": mode,
+        }),
+    }
+}
+
+/// A memory or a note as `recall` prints it: its line and an indented one.
+fn item_text(item: &Item<'_>) -> String {
+    match item {
+        Item::Memory(h) => {
+            let s = &h.summary;
+            format!(
+                "{}\n      source: {}  ({})",
+                columns(&[
+                    &format!("{:.2}", h.score),
+                    &h.key,
+                    &day(s.updated),
+                    &format!("{}{}", s.description, flags(h.conflict, h.stale)),
+                ]),
+                s.source.as_deref().unwrap_or("-"),
+                h.path
+            )
+        }
+        Item::Note(n) => {
+            let first = n.text.lines().next().unwrap_or("");
+            format!(
+                "{}\n      note by {}, not confirmed ({})",
+                columns(&[
+                    &format!("{:.2}", n.score),
+                    &"note",
+                    &n.time.date().to_string(),
+                    &first,
+                ]),
+                n.actor.split(" <").next().unwrap_or(&n.actor),
+                n.id
+            )
+        }
+    }
 }
 
 /// A score as JSON shows it: three decimals.

@@ -151,7 +151,7 @@ pub struct Hit {
     /// (found by its embedding alone: its similarity).
     pub score: f64,
     /// The ranking score: BM25F times the boosts, or the fused score of
-    /// a hybrid search ([`crate::search::hybrid`]).
+    /// a hybrid search (`search::hybrid`).
     pub rank: f64,
     /// The cosine similarity of its embedding to the query's, when a
     /// hybrid search ranked it.
