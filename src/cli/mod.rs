@@ -43,7 +43,7 @@ use std::time::Duration;
 /// Git-native memory for AI agents: plain markdown, append-only logs,
 /// views you can rebuild.
 #[derive(Debug, Parser)]
-#[command(name = "memoir", version, about, max_term_width = 100)]
+#[command(name = "memoir", version = env!("MEMOIR_VERSION"), about, max_term_width = 100)]
 pub struct Cli {
     #[command(flatten)]
     global: Global,

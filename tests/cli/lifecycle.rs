@@ -683,3 +683,25 @@ fn memory_md_keeps_the_most_valuable_lines_within_its_budget() {
     env.ok(&["reindex"]);
     assert_eq!(env.snapshot(), before);
 }
+
+/// `memoir --version` names the release and, built from a git checkout,
+/// the commit.
+#[test]
+fn version_names_the_commit() {
+    let env = Env::bare();
+    let out = env.ok(&["--version"]);
+    assert!(
+        out.starts_with(concat!("memoir ", env!("CARGO_PKG_VERSION"))),
+        "{out}"
+    );
+    if std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(".git")
+        .exists()
+    {
+        let rev = out.split("(rev ").nth(1).unwrap_or("");
+        assert!(
+            rev.len() >= 13 && rev[..12].bytes().all(|b| b.is_ascii_hexdigit()),
+            "{out}"
+        );
+    }
+}
