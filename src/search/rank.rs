@@ -485,6 +485,10 @@ struct Notes<'a> {
     counted: bool,
 }
 
+/// The fewest documents IDF assumes (measured: no change on the
+/// evaluation sets, whose stores are larger; see docs/search.md).
+const MIN_DOCS: f64 = 20.0;
+
 /// What the query's terms weigh in the live documents.
 struct Weights {
     /// Each query term's IDF.
@@ -498,10 +502,15 @@ struct Weights {
 impl Weights {
     fn of(terms: &[String], live: &Live) -> Weights {
         let n = live.docs.max(1) as f64;
+        // IDF as if the store held at least MIN_DOCS documents: in a young
+        // store a word no memory has would otherwise outweigh several that
+        // one has (with one memory, 4.8 to 1), and "which database do we
+        // use" would not find "The database is Postgres 16".
+        let n_idf = n.max(MIN_DOCS);
         let idf: Vec<f64> = live
             .df
             .iter()
-            .map(|&d| (1.0 + (n - d as f64 + 0.5) / (d as f64 + 0.5)).ln())
+            .map(|&d| (1.0 + (n_idf - d as f64 + 0.5) / (d as f64 + 0.5)).ln())
             .collect();
         let counts = counted(terms, &live.df);
         let idf_total: f64 = idf

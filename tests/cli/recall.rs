@@ -562,3 +562,24 @@ fn among_equally_ranked_memories_the_one_injected_more_comes_first() {
     }
     assert_eq!(order(&env), ["project/beta", "project/alpha"]);
 }
+
+/// A young store answers a question that has a word it lacks: with one
+/// memory, "use" alone outweighed "database" 4.8 to 1 (score 0.17) until
+/// IDF took the store to hold at least 20 documents. What it does not
+/// know still gets nothing.
+#[test]
+fn a_store_of_one_memory_answers_and_still_abstains() {
+    let env = Env::new();
+    env.remember(
+        "project/db",
+        "The database is Postgres 16",
+        &["--tags", "db"],
+    );
+    assert_eq!(
+        recall_keys(&env, "which database do we use", &[]),
+        ["project/db"]
+    );
+    for unknown in ["how do I run a marathon", "what is the capital of Peru"] {
+        assert!(recall_keys(&env, unknown, &[]).is_empty(), "{unknown}");
+    }
+}
