@@ -7,7 +7,8 @@
 //! identity come in through [`store::Ctx`]), and returns data for the CLI to
 //! render.
 //!
-//! The modules are layered, each using only those below it: `ops` (one
+//! The modules are layered, each using only those below it: `mcp` (the
+//! Model Context Protocol server, whose tools the CLI runs) over `ops` (one
 //! module per operation) and `integration` (what git's hooks do) over
 //! `policy`, `search`, `render`, `index` (the persistent index), `log` (the
 //! logs, replay and the one transition), `store`, `git`, `embed` (optional
@@ -24,6 +25,7 @@ pub mod index;
 pub mod integration;
 pub mod local;
 pub mod log;
+pub mod mcp;
 pub mod model;
 pub mod ops;
 mod parallel;

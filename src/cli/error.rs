@@ -17,6 +17,19 @@ pub mod code {
     /// The store is busy: its lock was not acquired in time, or the store
     /// changed while the command read it. Nothing was written; retry.
     pub const BUSY: u8 = 5;
+
+    /// An exit code's name in JSON errors: `error`, `usage`, `refused`,
+    /// `decision`, `busy`.
+    pub fn name(exit: u8) -> &'static str {
+        match exit {
+            OK => "ok",
+            USAGE => "usage",
+            REFUSED => "refused",
+            DECISION => "decision",
+            BUSY => "busy",
+            _ => "error",
+        }
+    }
 }
 
 /// Anything that ends a command unsuccessfully.
@@ -114,6 +127,37 @@ impl CliError {
             } => format!("{input}: refused ({rule}): {message}"),
             CliError::Input { input, message } => format!("{input}: {message}"),
         }
+    }
+
+    /// The error as data: `{"code", "message", "exit"}`, and `rule`,
+    /// `path`, `line` where the error has them.
+    pub fn to_json(&self) -> serde_json::Value {
+        let mut j = serde_json::json!({
+            "code": code::name(self.code()), "message": self.message(), "exit": self.code(),
+        });
+        let (rule, path, line) = match self {
+            CliError::Store(StoreError::Refused {
+                rule, path, line, ..
+            }) => (Some(rule.as_str()), Some(path.as_str()), *line),
+            CliError::Store(StoreError::Invalid { path, line, .. }) => {
+                (None, Some(path.as_str()), *line)
+            }
+            CliError::Refused { rule, input, .. } => {
+                (Some(rule.as_str()), Some(input.as_str()), None)
+            }
+            CliError::Input { input, .. } => (None, Some(input.as_str()), None),
+            _ => (None, None, None),
+        };
+        if let Some(rule) = rule {
+            j["rule"] = rule.into();
+        }
+        if let Some(path) = path {
+            j["path"] = path.into();
+        }
+        if let Some(line) = line {
+            j["line"] = line.into();
+        }
+        j
     }
 
     /// Is this a closed pipe (`memoir list | head`), which is not an error?

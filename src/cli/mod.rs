@@ -15,6 +15,7 @@ mod history;
 mod hooks;
 mod init;
 mod list;
+mod mcp;
 mod merge_driver;
 mod note;
 mod output;
@@ -52,7 +53,7 @@ pub struct Cli {
 }
 
 /// Flags every command takes.
-#[derive(Debug, clap::Args)]
+#[derive(Debug, Clone, clap::Args)]
 struct Global {
     /// The store's directory (default: the nearest ancestor with memory/log/).
     #[arg(long, global = true, env = "MEMOIR_STORE", value_name = "DIR")]
@@ -96,6 +97,7 @@ enum Command {
     MergeDriver(merge_driver::Args),
     Hooks(hooks::Args),
     Hook(hooks::HookArgs),
+    Mcp(mcp::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -267,6 +269,7 @@ fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
         Command::MergeDriver(a) => merge_driver::run(a, app),
         Command::Hooks(a) => hooks::run(a, app),
         Command::Hook(a) => hooks::run_hook(a, app),
+        Command::Mcp(a) => mcp::run(a, app),
     }
 }
 

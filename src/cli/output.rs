@@ -15,7 +15,7 @@ use std::io::{self, IsTerminal, Write};
 
 /// Where command output goes, and how.
 pub struct Output {
-    out: io::StdoutLock<'static>,
+    out: Sink,
     /// `--json`: print data as JSON.
     pub json: bool,
     /// `-q`: print nothing on success.
@@ -25,17 +25,62 @@ pub struct Output {
     terminal: bool,
 }
 
+/// Where the output is written.
+enum Sink {
+    /// stdout, locked for the command's life.
+    Stdout(io::StdoutLock<'static>),
+    /// A buffer.
+    Memory(Vec<u8>),
+}
+
+/// Writes to stdout or the buffer.
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Sink::Stdout(o) => o.write(buf),
+            Sink::Memory(m) => m.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Sink::Stdout(o) => o.flush(),
+            Sink::Memory(_) => Ok(()),
+        }
+    }
+}
+
 /// Everything a command prints on stdout.
 impl Output {
     /// Output to stdout; colour only on a terminal and never with NO_COLOR.
     pub fn new(json: bool, quiet: bool, no_color: bool) -> Output {
         let terminal = io::stdout().is_terminal();
         Output {
-            out: io::stdout().lock(),
+            out: Sink::Stdout(io::stdout().lock()),
             json,
             quiet,
             color: !no_color && terminal,
             terminal,
+        }
+    }
+
+    /// JSON output kept in memory, for `memoir mcp` (whose stdout is the
+    /// protocol's): [`Output::captured`] gives it back.
+    pub fn capture() -> Output {
+        Output {
+            out: Sink::Memory(Vec::new()),
+            json: true,
+            quiet: false,
+            color: false,
+            terminal: false,
+        }
+    }
+
+    /// What a [`Output::capture`] output holds.
+    pub fn captured(self) -> Vec<u8> {
+        match self.out {
+            Sink::Memory(bytes) => bytes,
+            Sink::Stdout(_) => Vec::new(),
         }
     }
 
@@ -82,7 +127,7 @@ impl Output {
         }
         // Redacted string by string: the document stays valid JSON.
         let mut value = value.clone();
-        redact_strings(&mut value);
+        memoir::policy::secrets::redact_json(&mut value);
         serde_json::to_writer_pretty(&mut self.out, &value)?;
         writeln!(self.out)
     }
@@ -203,20 +248,6 @@ pub fn memory_json(
     match v {
         Value::Object(m) => m,
         _ => Map::new(),
-    }
-}
-
-/// Replaces every secret in the strings of a JSON value.
-fn redact_strings(value: &mut Value) {
-    match value {
-        Value::String(s) => {
-            if let Cow::Owned(r) = memoir::policy::secrets::redacted(s) {
-                *s = r;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(redact_strings),
-        Value::Object(map) => map.values_mut().for_each(redact_strings),
-        _ => {}
     }
 }
 

@@ -12,6 +12,7 @@ mod git_status;
 mod hooks;
 mod hostile;
 mod lifecycle;
+mod mcp;
 mod recall;
 mod resolve;
 mod roundtrip;

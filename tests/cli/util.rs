@@ -66,7 +66,8 @@ impl Env {
             .path()
     }
 
-    fn pin(&self, cmd: &mut Command) {
+    /// Pins the environment of `cmd` (any program) as for memoir.
+    pub fn pin(&self, cmd: &mut Command) {
         let home = self.dir.path().join("home");
         cmd.current_dir(self.root())
             .env_clear()

@@ -385,6 +385,22 @@ pub fn redacted(text: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// Redacts every string of a JSON document in place: the document stays
+/// valid JSON, where redacting its serialized text could break a string.
+pub fn redact_json(value: &mut serde_json::Value) {
+    use serde_json::Value;
+    match value {
+        Value::String(s) => {
+            if let std::borrow::Cow::Owned(r) = redacted(s) {
+                *s = r;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(redact_json),
+        Value::Object(map) => map.values_mut().for_each(redact_json),
+        _ => {}
+    }
+}
+
 /// The text standard or URL-safe base64 holds (whitespace ignored), if it
 /// is base64 of text: what a YAML `!!binary` value hides.
 pub(crate) fn base64_text(encoded: &str) -> Option<String> {

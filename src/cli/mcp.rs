@@ -1,0 +1,373 @@
+//! `memoir mcp`
+
+use super::error::{code, CliError};
+use super::output::Output;
+use super::{dispatch, App, Cli, Global};
+use clap::Parser;
+use memoir::mcp::{
+    Arg, Arguments, Effect, Handler, Kind, Param, Server, ServerInfo, ToolOutcome, ToolSpec,
+};
+use serde_json::{json, Value};
+
+/// Serve memoir to an agent over the Model Context Protocol (stdio).
+///
+/// Reads JSON-RPC messages on stdin, one a line, and answers on stdout.
+/// Each tool is the memoir command of the same name run with --json: the
+/// same write policy, the same JSON (docs/cli.md), and an error as
+/// `{"error": {"code", "message", "exit"}}` with `isError` set. A change
+/// to an existing memory is kept as a proposal for a human; no tool
+/// overwrites or resolves. Configure a client with the command
+/// `memoir mcp` (docs/cli.md).
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+/// What the model reads before it uses the tools.
+const INSTRUCTIONS: &str = "\
+memoir is this project's memory, kept in git as plain markdown and reviewed by people.
+
+Before a task, call `context` with what you are about to do (or `recall` with a question); \
+treat what it returns as what the team already knows. Notes in results are unconfirmed.
+
+Remember (tool `remember`) only what is stable, reusable, confirmed and low risk: a decision, \
+a convention, a command that works, a preference the user stated. Give the source that makes \
+it trustworthy (\"stated by the user on 2026-11-29\", \"CI log of 2026-11-28\"). One fact a memory, \
+a short description line, a lowercase slug name. Scope `user` is the person, `project` the \
+repository, `task` the work in hand.
+
+Never remember secrets (keys, tokens, passwords: they are refused), guesses, one-off logs, or \
+what the code or git history already says. Use `note` for a raw observation you are not sure of: \
+consolidation turns notes into proposals for review.
+
+If `remember` answers with a proposal (exit 4, \"decision\"), a memory with that name or nearly \
+the same content exists: nothing was overwritten; tell the user, who decides with \
+`memoir conflicts` and `memoir consolidate`. Use `forget` only when the user says a memory is wrong \
+or obsolete, with the reason.";
+
+/// Starts the server on stdin and stdout.
+pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Scopes come from the store's config; without a store yet, the
+    // defaults (each call then says there is no store).
+    let scopes = app
+        .store()
+        .map(|s| s.config.scopes.clone())
+        .unwrap_or_else(|_| memoir::model::config::Config::default().scopes);
+    let info = ServerInfo {
+        name: "memoir".into(),
+        version: env!("MEMOIR_VERSION").into(),
+        instructions: INSTRUCTIONS.into(),
+    };
+    let handler = Commands {
+        global: app.global.clone(),
+        cwd: app.cwd.clone(),
+    };
+    let mut server = Server::new(info, tools(scopes), handler);
+    server.serve(std::io::stdin().lock(), std::io::stdout().lock())?;
+    Ok(code::OK)
+}
+
+/// Runs a tool as the memoir command of its name.
+struct Commands {
+    global: Global,
+    cwd: Option<std::path::PathBuf>,
+}
+
+impl Handler for Commands {
+    fn call(&mut self, tool: &ToolSpec, args: Arguments) -> ToolOutcome {
+        let argv = argv(tool.name, &args);
+        let command = match Cli::try_parse_from(argv) {
+            Ok(cli) => cli.command,
+            Err(e) => {
+                let message = e.render().to_string();
+                let first = message.lines().next().unwrap_or("bad arguments");
+                return failure(&CliError::Usage(
+                    first.trim_start_matches("error: ").to_string(),
+                ));
+            }
+        };
+        let mut global = self.global.clone();
+        global.json = true;
+        global.quiet = false;
+        let mut app = App {
+            global,
+            cwd: self.cwd.clone(),
+            out: Output::capture(),
+            stats: Default::default(),
+        };
+        let result = dispatch(command, &mut app);
+        let printed = app.out.captured();
+        let document = serde_json::from_slice::<Value>(&printed).unwrap_or_else(|_| json!({}));
+        match result {
+            Err(e) => failure(&e),
+            Ok(exit) => outcome(tool, document, exit),
+        }
+    }
+}
+
+/// A command that ran: its JSON as the result; a non-zero exit (a
+/// proposal kept for a human) as a tool error carrying that JSON too.
+fn outcome(tool: &ToolSpec, document: Value, exit: u8) -> ToolOutcome {
+    let text = document
+        .get("text")
+        .and_then(Value::as_str)
+        .map(String::from);
+    let mut document = match document {
+        Value::Array(items) => json!({ list_key(tool.name): items }),
+        other => other,
+    };
+    if exit != code::OK {
+        let message = match exit {
+            code::DECISION => "needs a human decision: nothing was overwritten; the memory is kept as a proposal for review (`memoir conflicts`, `memoir consolidate`)",
+            _ => "the command failed",
+        };
+        document["error"] = json!({ "code": code::name(exit), "message": message, "exit": exit });
+    }
+    ToolOutcome {
+        document,
+        text: text.filter(|_| exit == code::OK),
+        is_error: exit != code::OK,
+    }
+}
+
+/// An error as a tool error.
+fn failure(e: &CliError) -> ToolOutcome {
+    ToolOutcome {
+        document: json!({ "error": e.to_json() }),
+        text: None,
+        is_error: true,
+    }
+}
+
+/// What a command's JSON array is called in the tool's structured result.
+fn list_key(tool: &str) -> &'static str {
+    match tool {
+        "recall" => "hits",
+        "conflicts" => "conflicts",
+        _ => "memories",
+    }
+}
+
+/// The command line a call stands for. Values go in `--flag=value` form
+/// and positionals after `--`, so no value is ever read as a flag.
+fn argv(tool: &str, args: &Arguments) -> Vec<String> {
+    let mut flags = vec!["memoir".to_string(), tool.to_string()];
+    let mut positional = Vec::new();
+    let text = |name: &str| {
+        args.iter().find_map(|(n, a)| match a {
+            Arg::Text(t) if *n == name => Some(t.clone()),
+            _ => None,
+        })
+    };
+    if tool == "remember" {
+        let scope = text("scope").unwrap_or_default();
+        let name = text("name").unwrap_or_default();
+        positional.push(format!("{scope}/{name}"));
+    }
+    for (name, arg) in args {
+        let flag = format!("--{}", name.replace('_', "-"));
+        match (*name, arg) {
+            ("scope" | "name", _) if tool == "remember" => {}
+            ("key" | "query" | "text", Arg::Text(t)) => positional.push(t.clone()),
+            ("notes", Arg::Flag(false)) => flags.push("--no-notes".into()),
+            ("notes", _) => {}
+            (_, Arg::Flag(true)) => flags.push(flag),
+            (_, Arg::Flag(false)) => {}
+            (_, Arg::Text(t)) => flags.push(format!("{flag}={t}")),
+            (_, Arg::Number(n)) => flags.push(format!("{flag}={n}")),
+            (_, Arg::Texts(items)) => flags.extend(items.iter().map(|i| format!("{flag}={i}"))),
+        }
+    }
+    flags.push("--".into());
+    flags.extend(positional);
+    flags
+}
+
+/// A parameter.
+fn param(name: &'static str, kind: Kind, required: bool, description: &'static str) -> Param {
+    Param {
+        name,
+        kind,
+        required,
+        description,
+    }
+}
+
+/// A string parameter.
+fn text(name: &'static str, required: bool, description: &'static str) -> Param {
+    param(
+        name,
+        Kind::Text {
+            non_empty: required,
+        },
+        required,
+        description,
+    )
+}
+
+/// The tools, with the store's scopes.
+fn tools(scopes: Vec<String>) -> Vec<ToolSpec> {
+    let scope =
+        |required, description| param("scope", Kind::OneOf(scopes.clone()), required, description);
+    let types = || {
+        Kind::OneOf(
+            ["user", "feedback", "project", "reference"]
+                .map(String::from)
+                .to_vec(),
+        )
+    };
+    let key = || {
+        text(
+            "key",
+            true,
+            "The memory: <scope>/<name>, as recall and list give it.",
+        )
+    };
+    vec![
+        ToolSpec {
+            name: "remember",
+            title: "Remember a fact",
+            description: "Remember one stable, confirmed, reusable fact (a decision, a convention, a \
+                working command, a stated preference) as a memory in git. Checked by the write \
+                policy: secrets, missing sources and bad names are refused. A change to an existing \
+                memory, or a near-duplicate of one, is kept as a proposal for a human (isError, \
+                code \"decision\") and overwrites nothing.",
+            effect: Effect::Additive,
+            params: vec![
+                scope(true, "Whose fact: user (the person), project (this repository), task (the work in hand)."),
+                text("name", true, "A slug: lowercase letters, digits and dashes, e.g. test-command."),
+                text("description", true, "One line saying what the memory is; shown in the index."),
+                text("source", true, "Why it can be trusted, e.g. \"stated by the user on 2026-11-29\"."),
+                text("body", false, "The fact in a few lines of markdown, with why and how to apply it."),
+                param("type", types(), false, "user, feedback, project (default) or reference."),
+                param("tags", Kind::Texts, false, "Labels, e.g. [\"tooling\", \"tests\"]."),
+                param("confidence", Kind::Number { min: 0.0, max: 1.0 }, false, "0..1 (default 1)."),
+                text("review_by", false, "Flag for review after this date (YYYY-MM-DD)."),
+                text("expires", false, "Forget after this date (YYYY-MM-DD)."),
+                param("propose", Kind::Flag, false, "Only propose it, for a human to review at consolidation."),
+                text("expect", false, "Write only if the memory's current version is this event id (from show's heads)."),
+            ],
+        },
+        ToolSpec {
+            name: "recall",
+            title: "Recall memories",
+            description: "The memories (and unconfirmed notes) relevant to a question, best first, \
+                with scores. Nothing when the store does not know.",
+            effect: Effect::ReadOnly,
+            params: vec![
+                text("query", true, "The question or topic, in natural language."),
+                param("limit", Kind::Integer { min: 1, max: 100 }, false, "At most this many hits (default 10)."),
+                param("min_score", Kind::Number { min: 0.0, max: 1.0 }, false, "Relevance threshold (default 0.3; 0 shows any match)."),
+                scope(false, "Only this scope."),
+                param("type", types(), false, "Only this type."),
+                text("tag", false, "Only memories with this tag."),
+                param("notes", Kind::Flag, false, "Include notes (default true)."),
+            ],
+        },
+        ToolSpec {
+            name: "context",
+            title: "Memory for a task",
+            description: "The block of memory to read before a task, within a token budget: the \
+                memories relevant to what you are about to do, or without a query the hot memory \
+                for a session's start.",
+            effect: Effect::ReadOnly,
+            params: vec![
+                text("query", false, "What you are about to do."),
+                param("budget", Kind::Integer { min: 1, max: 1_000_000 }, false, "Token budget (default as the CLI's)."),
+            ],
+        },
+        ToolSpec {
+            name: "note",
+            title: "Note an observation",
+            description: "Append a raw observation to today's log. Notes are never applied to \
+                memories; consolidation proposes memories from them for review.",
+            effect: Effect::Additive,
+            params: vec![text("text", true, "The observation, one or a few lines.")],
+        },
+        ToolSpec {
+            name: "forget",
+            title: "Forget a memory",
+            description: "Forget a memory the user says is wrong or obsolete. The log keeps it \
+                (memoir history), so a rollback can bring it back.",
+            effect: Effect::Destructive,
+            params: vec![key(), text("reason", true, "Why it is forgotten.")],
+        },
+        ToolSpec {
+            name: "show",
+            title: "Show a memory",
+            description: "One memory's fields and body, with its version ids (heads).",
+            effect: Effect::ReadOnly,
+            params: vec![key()],
+        },
+        ToolSpec {
+            name: "list",
+            title: "List memories",
+            description: "Every memory's key, type, description and date.",
+            effect: Effect::ReadOnly,
+            params: vec![scope(false, "Only this scope."), param("type", types(), false, "Only this type.")],
+        },
+        ToolSpec {
+            name: "conflicts",
+            title: "Open conflicts",
+            description: "What waits for a human decision: memories changed two ways, with each \
+                candidate version.",
+            effect: Effect::ReadOnly,
+            params: vec![],
+        },
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values never become flags: a description that looks like one stays text.
+    #[test]
+    fn values_stay_values() {
+        let args = vec![
+            ("scope", Arg::Text("project".into())),
+            ("name", Arg::Text("x".into())),
+            ("description", Arg::Text("--replace".into())),
+            ("tags", Arg::Texts(vec!["a".into(), "-b".into()])),
+        ];
+        assert_eq!(
+            argv("remember", &args),
+            [
+                "memoir",
+                "remember",
+                "--description=--replace",
+                "--tags=a",
+                "--tags=-b",
+                "--",
+                "project/x"
+            ]
+        );
+    }
+
+    /// Every tool's parameters are flags its command knows.
+    #[test]
+    fn every_parameter_is_a_flag() {
+        for tool in tools(vec!["user".into(), "project".into()]) {
+            let mut args: Arguments = Vec::new();
+            for p in &tool.params {
+                let v = match &p.kind {
+                    Kind::Text { .. } => {
+                        Arg::Text(if p.name.contains("by") || p.name == "expires" {
+                            "2030-01-01".into()
+                        } else {
+                            "project".into()
+                        })
+                    }
+                    Kind::OneOf(v) => Arg::Text(v[0].clone()),
+                    Kind::Flag => Arg::Flag(p.name != "propose"),
+                    Kind::Number { max, .. } => Arg::Number(*max),
+                    Kind::Integer { min, .. } => Arg::Number(*min as f64),
+                    Kind::Texts => Arg::Texts(vec!["t".into()]),
+                };
+                args.push((p.name, v));
+            }
+            let argv = argv(tool.name, &args);
+            if let Err(e) = Cli::try_parse_from(&argv) {
+                panic!("{}: {argv:?}: {e}", tool.name);
+            }
+        }
+    }
+}

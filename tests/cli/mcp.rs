@@ -1,0 +1,304 @@
+//! `memoir mcp`: the protocol on the wire, hostile input, and the official
+//! clients (the MCP Python SDK, the MCP Inspector) as oracles.
+//!
+//! The clients are installed by `.ci/run`, which sets
+//! `MEMOIR_TEST_MCP_CLIENTS=required`; elsewhere a missing client skips its
+//! test with a message.
+
+use crate::util::Env;
+use serde_json::{json, Value};
+
+/// A session's messages, one a line, and the answers `memoir mcp` gives.
+fn session(env: &Env, messages: &[Value]) -> Vec<Value> {
+    let input: String = messages.iter().map(|m| format!("{m}\n")).collect();
+    answers(env, input.as_bytes())
+}
+
+/// What `memoir mcp` answers to raw input; every line of stdout must be JSON.
+fn answers(env: &Env, input: &[u8]) -> Vec<Value> {
+    let out = env.cmd(&["mcp"]).write_stdin(input).output().expect("run");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "exit {:?}: {stderr}",
+        out.status.code()
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    String::from_utf8(out.stdout)
+        .expect("UTF-8")
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not JSON ({e}): {l}")))
+        .collect()
+}
+
+fn request(id: u64, method: &str, params: Value) -> Value {
+    json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params })
+}
+
+fn call(id: u64, tool: &str, arguments: Value) -> Value {
+    request(
+        id,
+        "tools/call",
+        json!({ "name": tool, "arguments": arguments }),
+    )
+}
+
+/// A session as a client runs it: the handshake, then writes and reads
+/// that reach the store as the CLI's would.
+#[test]
+fn a_session_writes_and_reads_the_store() {
+    let env = Env::new();
+    let got = session(
+        &env,
+        &[
+            request(
+                1,
+                "initialize",
+                json!({ "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+            ),
+            json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }),
+            request(2, "tools/list", json!({})),
+            call(
+                3,
+                "remember",
+                json!({ "scope": "project", "name": "test-command", "description": "Run the tests with `cargo test`", "source": "stated by the user on 2026-11-29", "tags": ["tests"] }),
+            ),
+            call(
+                4,
+                "recall",
+                json!({ "query": "which command runs the tests" }),
+            ),
+        ],
+    );
+    // One answer per request, none for the notification, in order.
+    let ids: Vec<&Value> = got.iter().map(|a| &a["id"]).collect();
+    assert_eq!(ids, [&json!(1), &json!(2), &json!(3), &json!(4)]);
+    assert_eq!(got[0]["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(got[0]["result"]["serverInfo"]["name"], "memoir");
+    assert_eq!(got[1]["result"]["tools"].as_array().map(Vec::len), Some(8));
+    assert_eq!(got[2]["result"]["isError"], false, "{}", got[2]);
+    assert_eq!(got[2]["result"]["structuredContent"]["status"], "written");
+    assert_eq!(
+        got[3]["result"]["structuredContent"]["hits"][0]["key"],
+        "project/test-command"
+    );
+    // The write is the CLI's: the same file, the same log event.
+    assert!(env
+        .read("memory/project/test-command.md")
+        .contains("source: stated by the user on 2026-11-29"));
+    let show = env.ok(&["show", "project/test-command", "--json"]);
+    assert!(show.contains("\"tests\""), "{show}");
+}
+
+/// A remember that would change a memory is a proposal (isError, code
+/// decision) carrying the diff; a refused secret is a tool error that
+/// names the rule and never the secret; the memory is untouched.
+#[test]
+fn collisions_and_refusals_are_tool_errors() {
+    let env = Env::new();
+    let secret = concat!("ghp_", "0123456789abcdefghijABCDEFGHIJ012345");
+    let remember = |id, description: &str| {
+        call(
+            id,
+            "remember",
+            json!({ "scope": "project", "name": "db", "description": description, "source": "stated by the user" }),
+        )
+    };
+    let got = session(
+        &env,
+        &[
+            remember(1, "The database is Postgres 16"),
+            remember(2, "The database is MySQL 8"),
+            remember(3, &format!("the password is {secret}")),
+        ],
+    );
+    let decision = &got[1]["result"];
+    assert_eq!(decision["isError"], true);
+    assert_eq!(decision["structuredContent"]["error"]["code"], "decision");
+    assert_eq!(decision["structuredContent"]["error"]["exit"], 4);
+    assert!(decision["structuredContent"]["diff"]
+        .as_str()
+        .unwrap_or("")
+        .contains("+description: The database is MySQL 8"));
+    let refused = &got[2]["result"];
+    assert_eq!(refused["isError"], true);
+    assert_eq!(refused["structuredContent"]["error"]["code"], "refused");
+    assert_eq!(
+        refused["structuredContent"]["error"]["rule"],
+        "secret:github-pat"
+    );
+    let all: String = got.iter().map(Value::to_string).collect();
+    assert!(!all.contains(secret), "the secret was echoed: {all}");
+    assert!(env.read("memory/project/db.md").contains("Postgres 16"));
+}
+
+/// Bad arguments are tool errors naming the argument (the model can
+/// correct them); an unknown tool or method is a JSON-RPC error.
+#[test]
+fn bad_calls_get_errors_the_caller_can_act_on() {
+    let env = Env::new();
+    let got = session(
+        &env,
+        &[
+            call(1, "remember", json!({ "scope": "project", "name": "x" })),
+            call(2, "recall", json!({ "query": "x", "limit": "ten" })),
+            call(3, "list", json!({ "scope": "nope" })),
+            call(4, "show", json!({ "key": "project/x", "extra": 1 })),
+            call(5, "drop_tables", json!({})),
+            request(6, "resources/list", json!({})),
+        ],
+    );
+    let message = |i: usize| {
+        got[i]["result"]["structuredContent"]["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(
+        message(0).contains("`description` is required"),
+        "{}",
+        got[0]
+    );
+    assert!(
+        message(1).contains("`limit` must be a whole number"),
+        "{}",
+        got[1]
+    );
+    assert!(
+        message(2).contains("`scope` must be one of user, project, task"),
+        "{}",
+        got[2]
+    );
+    assert!(
+        message(3).contains("unknown argument `extra`"),
+        "{}",
+        got[3]
+    );
+    for answer in &got[..4] {
+        assert_eq!(
+            answer["result"]["structuredContent"]["error"]["code"], "usage",
+            "{answer}"
+        );
+    }
+    assert_eq!(got[4]["error"]["code"], -32602);
+    assert_eq!(got[5]["error"]["code"], -32601);
+}
+
+/// stdin is the protocol: no tool reads it. An empty note is refused and
+/// the message after it is still answered.
+#[test]
+fn no_tool_reads_the_protocol_channel() {
+    let env = Env::new();
+    let got = session(
+        &env,
+        &[
+            call(1, "note", json!({ "text": "" })),
+            call(
+                2,
+                "note",
+                json!({ "text": "the CI cache misses on Mondays" }),
+            ),
+            call(3, "context", json!({})),
+        ],
+    );
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0]["result"]["isError"], true);
+    assert_eq!(got[1]["result"]["isError"], false, "{}", got[1]);
+    assert!(env.log_text().contains("the CI cache misses on Mondays"));
+    assert_eq!(got[2]["result"]["isError"], false);
+}
+
+/// Garbage, a line without end, deep nesting and invalid UTF-8 each get a
+/// parse error; the server goes on and exits 0 when the input ends.
+#[test]
+fn hostile_input_gets_parse_errors() {
+    let env = Env::new();
+    let mut input = Vec::new();
+    input.extend_from_slice(b"not json\n");
+    input.extend_from_slice(&vec![b'x'; 5 << 20]);
+    input.push(b'\n');
+    input.extend_from_slice(&"[".repeat(100_000).into_bytes());
+    input.push(b'\n');
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\"}\n");
+    input.extend_from_slice(b"{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}\n");
+    input.extend_from_slice(b"\x00\x01\x02");
+    let got = answers(&env, &input);
+    assert_eq!(got.len(), 6, "{got:?}");
+    for a in &got[..4] {
+        assert!(
+            a["error"]["code"] == -32700 || a["error"]["code"] == -32600,
+            "{a}"
+        );
+    }
+    assert_eq!(got[4], json!({ "jsonrpc": "2.0", "id": 2, "result": {} }));
+    assert_eq!(got[5]["error"]["code"], -32700);
+}
+
+/// Whether an installed client may be missing here: `.ci/run` requires them.
+fn client_missing(what: &str) -> bool {
+    if std::env::var("MEMOIR_TEST_MCP_CLIENTS").as_deref() == Ok("required") {
+        panic!("{what} is not installed, and .ci/run requires it");
+    }
+    eprintln!("skipped: {what} is not installed (.ci/run installs it)");
+    true
+}
+
+/// The official MCP Python SDK as a scripted client: every tool, bad
+/// arguments, a refused secret, a proposal (tests/mcp/python_client.py).
+#[test]
+fn the_python_sdk_drives_every_tool() {
+    // The interpreter itself: a pyenv shim needs the real HOME, which is pinned.
+    let python = std::process::Command::new("python3")
+        .args(["-c", "import mcp, sys; print(sys.executable)"])
+        .output();
+    let python = match python {
+        Ok(o) if o.status.success() => String::from_utf8_lossy(&o.stdout).trim().to_string(),
+        _ if client_missing("the MCP Python SDK (pip install mcp)") => return,
+        _ => unreachable!(),
+    };
+    let env = Env::new();
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/python_client.py");
+    let memoir = assert_cmd::cargo::cargo_bin("memoir");
+    let mut cmd = assert_cmd::Command::new(python);
+    env.pin(&mut cmd);
+    let out = cmd
+        .arg(script)
+        .arg(memoir)
+        .arg(env.root())
+        .output()
+        .expect("python");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && text.contains("ok: all checks"),
+        "{text}"
+    );
+}
+
+/// The official MCP Inspector's CLI mode (tests/mcp/inspector.sh), found
+/// at `MEMOIR_INSPECTOR`.
+#[test]
+fn the_mcp_inspector_lists_and_calls_tools() {
+    let Some(inspector) = std::env::var_os("MEMOIR_INSPECTOR") else {
+        client_missing("the MCP Inspector (MEMOIR_INSPECTOR)");
+        return;
+    };
+    let env = Env::new();
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/inspector.sh");
+    let mut cmd = assert_cmd::Command::new("bash");
+    env.pin(&mut cmd);
+    let out = cmd
+        .arg(script)
+        .arg(inspector)
+        .arg(assert_cmd::cargo::cargo_bin("memoir"))
+        .arg(env.root())
+        .output()
+        .expect("inspector");
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && text.contains("ok: inspector checks"),
+        "{text}"
+    );
+}
