@@ -1,10 +1,10 @@
 //! `memoir context`
 
+use super::claude_hook::read_hook;
 use super::output::{strings, warn};
 use super::{error::CliError, App};
 use memoir::ops::recall::DEFAULT_BUDGET;
 use serde_json::json;
-use std::io::Read;
 
 /// Print the memory block to inject into an agent's prompt.
 ///
@@ -28,22 +28,13 @@ pub struct Args {
     from_hook: bool,
 }
 
-/// What memoir reads of a Claude Code hook's payload.
-#[derive(serde::Deserialize)]
-struct HookInput {
-    /// The user's prompt (UserPromptSubmit); none at SessionStart.
-    prompt: Option<String>,
-    /// Where the agent works: finds the store.
-    cwd: Option<std::path::PathBuf>,
-}
-
 /// Prints the memory block for the query, or for the hook's prompt.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if !args.from_hook {
         let query = (!args.query.is_empty()).then(|| args.query.join(" "));
         return print(app, query.as_deref(), args.budget, false);
     }
-    let Some(hook) = read_hook(app.quiet()) else {
+    let Some(hook) = read_hook(app.quiet(), "no memory injected") else {
         return Ok(0);
     };
     if app.global.store.is_none() {
@@ -58,33 +49,6 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             // An agent's prompt must never fail because memory could not be read.
             warn(app.quiet(), &format!("{}; no memory injected", e.message()));
             Ok(0)
-        }
-    }
-}
-
-/// The hook's payload on stdin; `None`, after a warning, when there is
-/// none or it is not JSON.
-fn read_hook(quiet: bool) -> Option<HookInput> {
-    // A hook's payload is one JSON object of a prompt and a few fields:
-    // read up to its end only (a harness may keep the pipe open), and at
-    // most 4 MiB (a prompt hook must never wait on an endless stdin).
-    const MAX_HOOK_INPUT: u64 = 4 << 20;
-    let stdin = std::io::stdin().lock().take(MAX_HOOK_INPUT);
-    let first = serde_json::Deserializer::from_reader(stdin)
-        .into_iter::<HookInput>()
-        .next();
-    match first {
-        Some(Ok(h)) => Some(h),
-        Some(Err(e)) => {
-            warn(
-                quiet,
-                &format!("hook input on stdin is not JSON ({e}); no memory injected"),
-            );
-            None
-        }
-        None => {
-            warn(quiet, "no hook input on stdin; no memory injected");
-            None
         }
     }
 }

@@ -5,6 +5,7 @@
 //! `run` function.
 
 mod check;
+mod claude_hook;
 mod conflicts;
 mod consolidate;
 mod context;
@@ -28,6 +29,7 @@ mod remember;
 mod resolve;
 mod rollback;
 mod seen;
+mod setup;
 mod show;
 mod status;
 mod versions;
@@ -98,6 +100,7 @@ enum Command {
     Hooks(hooks::Args),
     Hook(hooks::HookArgs),
     Mcp(mcp::Args),
+    Setup(setup::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -270,6 +273,7 @@ fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
         Command::Hooks(a) => hooks::run(a, app),
         Command::Hook(a) => hooks::run_hook(a, app),
         Command::Mcp(a) => mcp::run(a, app),
+        Command::Setup(a) => setup::run(a, app),
     }
 }
 

@@ -1,5 +1,7 @@
 //! `memoir note`
 
+use super::claude_hook::read_hook;
+use super::output::warn;
 use super::{error::CliError, read_capped, App};
 use serde_json::json;
 
@@ -11,10 +13,21 @@ use serde_json::json;
 pub struct Args {
     /// The note's text (words are joined with spaces).
     text: Vec<String>,
+    /// Read a Claude Code SessionEnd hook's JSON on stdin and note what the
+    /// user asked in the session (from its transcript, bounded, secrets
+    /// redacted). Never fails the hook: problems are warnings.
+    #[arg(long, conflicts_with = "text")]
+    from_hook: bool,
 }
 
-/// Appends the note, from the arguments or stdin.
+/// Appends the note, from the arguments, stdin, or a hook's transcript.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    if args.from_hook {
+        if let Err(e) = from_hook(app) {
+            warn(app.quiet(), &format!("{}; no note recorded", e.message()));
+        }
+        return Ok(0);
+    }
     let store = app.store()?;
     let text = if args.text.is_empty() {
         // One byte past the limit is enough to refuse: `< /dev/zero` must
@@ -36,4 +49,39 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let id = memoir::ops::write::note(&store, &ctx, &text)?;
     app.out.json(&json!({ "id": id }))?;
     Ok(0)
+}
+
+/// The note of the session a SessionEnd hook names, if the user asked anything.
+fn from_hook(app: &mut App) -> Result<(), CliError> {
+    /// A transcript is read up to this size (its first requests set the task).
+    const MAX_TRANSCRIPT: usize = 64 << 20;
+    let Some(hook) = read_hook(app.quiet(), "no note recorded") else {
+        return Ok(());
+    };
+    if app.global.store.is_none() {
+        app.cwd = hook.cwd.or(app.cwd.take());
+    }
+    let Some(path) = hook.transcript_path else {
+        return Err(CliError::Usage(
+            "the hook input has no transcript_path".into(),
+        ));
+    };
+    let unreadable = |e: std::io::Error| CliError::Input {
+        input: path.display().to_string(),
+        message: e.to_string(),
+    };
+    let file = std::fs::File::open(&path).map_err(unreadable)?;
+    let bytes = read_capped(file, MAX_TRANSCRIPT).map_err(unreadable)?;
+    let transcript = String::from_utf8_lossy(&bytes);
+    let session = hook.session_id.unwrap_or_default();
+    let reason = hook.reason.unwrap_or_default();
+    let Some(text) = memoir::integration::claude_code::session_note(&transcript, &session, &reason)
+    else {
+        return Ok(());
+    };
+    let store = app.store()?;
+    let ctx = app.ctx(&store)?;
+    let id = memoir::ops::write::note(&store, &ctx, &text)?;
+    app.out.json(&json!({ "id": id }))?;
+    Ok(())
 }

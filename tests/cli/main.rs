@@ -19,4 +19,5 @@ mod roundtrip;
 mod secrets;
 mod seen;
 mod semantic;
+mod setup;
 mod team;
