@@ -23,6 +23,7 @@ pub mod fs;
 pub mod git;
 pub mod index;
 pub mod integration;
+pub mod interop;
 pub mod local;
 pub mod log;
 pub mod mcp;

@@ -11,9 +11,11 @@ mod consolidate;
 mod context;
 mod diff;
 mod error;
+mod export;
 mod forget;
 mod history;
 mod hooks;
+mod import;
 mod init;
 mod list;
 mod mcp;
@@ -101,6 +103,8 @@ enum Command {
     Hook(hooks::HookArgs),
     Mcp(mcp::Args),
     Setup(setup::Args),
+    Import(import::Args),
+    Export(export::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -274,6 +278,8 @@ fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
         Command::Hook(a) => hooks::run_hook(a, app),
         Command::Mcp(a) => mcp::run(a, app),
         Command::Setup(a) => setup::run(a, app),
+        Command::Import(a) => import::run(a, app),
+        Command::Export(a) => export::run(a, app),
     }
 }
 

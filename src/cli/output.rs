@@ -308,3 +308,8 @@ pub fn redacted(text: &str) -> String {
     }
     memoir::policy::secrets::redact(&out)
 }
+
+/// `1 item`, `2 items`: a count with its noun, singular for one.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}

@@ -295,6 +295,50 @@ fn moved(req: &Remember, heads: &[String]) -> Option<RememberOutcome> {
 
 /// A memory with its timestamps cleared: two versions that differ only in
 /// them say the same.
+/// What [`remember`] would do with a request, found without the lock and
+/// without writing: the policy's refusal as an error, else this.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Preview {
+    /// No memory at the key: it would be written.
+    New,
+    /// The memory says exactly this already.
+    Unchanged,
+    /// The memory says something else: it would be a proposal.
+    Changed,
+}
+
+/// Previews `remember` (for `--dry-run`): the write policy's checks, then
+/// the memory at the key compared, times aside.
+pub fn preview(store: &Store, ctx: &Ctx, req: &Remember) -> Result<Preview, StoreError> {
+    let memory = req.memory(ctx.now);
+    check_remember(store, req, &memory)?;
+    let current = store.read_memory_file(&req.key.rel_path())?;
+    Ok(
+        match current.as_deref().and_then(|c| Memory::parse(c).ok()) {
+            None => Preview::New,
+            Some(old) if without_times(&old) == as_written(req) => Preview::Unchanged,
+            Some(_) => Preview::Changed,
+        },
+    )
+}
+
+/// The memory a request writes as its file reads back (rendering ends
+/// the body with a newline), times aside.
+fn as_written(req: &Remember) -> Memory {
+    let m = req.memory(crate::model::time::Timestamp(0));
+    without_times(&Memory::parse(&m.render()).unwrap_or(m))
+}
+
+/// Whether a pending proposal (of `pending`, as a replay gives them)
+/// proposes exactly this memory, times aside.
+pub fn is_proposed(pending: &[crate::model::event::Event], req: &Remember) -> bool {
+    let wanted = as_written(req);
+    pending.iter().any(|e| {
+        e.key.as_ref() == Some(&req.key)
+            && Memory::parse(&e.body).is_ok_and(|m| without_times(&m) == wanted)
+    })
+}
+
 fn without_times(m: &Memory) -> Memory {
     Memory {
         created: None,

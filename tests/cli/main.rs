@@ -11,6 +11,7 @@ mod fuzz_regressions;
 mod git_status;
 mod hooks;
 mod hostile;
+mod interop;
 mod lifecycle;
 mod mcp;
 mod recall;

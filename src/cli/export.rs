@@ -1,0 +1,71 @@
+//! `memoir export`
+
+use super::{error::CliError, import::claude_code_folder, output::count, App};
+use serde_json::json;
+use std::path::PathBuf;
+
+/// Export the memories as Claude Code's auto memory, so its own memory reads memoir's.
+///
+/// Writes a topic file per memory (the file it was imported from, else
+/// <scope>_<slug>.md, with its key and source in `metadata`) and MEMORY.md,
+/// the index Claude Code loads: memoir's memories most valuable first,
+/// then the folder's other topic files, within 200 lines and 25,000 bytes.
+/// Topic files of memories memoir no longer has are removed; Claude Code's
+/// own files are kept. Importing what was exported changes nothing.
+///
+/// Examples:
+///   memoir export claude-code --dry-run
+///   memoir export claude-code ~/.claude/projects/-home-ada-shop/memory
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// Where to: claude-code.
+    #[arg(value_parser = ["claude-code"])]
+    to: String,
+    /// The folder (default: Claude Code's memory folder for this project).
+    dir: Option<PathBuf>,
+    /// Say what would be written; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Exports and says what changed.
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let dir = match args.dir {
+        Some(d) => d,
+        None => claude_code_folder(&store.root)?,
+    };
+    let e = memoir::ops::export::claude_code(&store, &dir, args.dry_run)?;
+    app.out.json(&json!({
+        "to": args.to, "dir": dir.display().to_string(), "dry_run": args.dry_run,
+        "written": e.written, "removed": e.removed, "unchanged": e.unchanged,
+        "index_written": e.index_written, "left_out": e.left_out,
+    }))?;
+    let would = if args.dry_run { "would " } else { "" };
+    for f in &e.written {
+        app.out.line(format!("{would}write {f}"))?;
+    }
+    for f in &e.removed {
+        app.out.line(format!("{would}remove {f}"))?;
+    }
+    if e.index_written {
+        let left = if e.left_out > 0 {
+            format!(
+                " ({} left out: Claude Code loads 200 lines)",
+                count(e.left_out, "memory", "memories")
+            )
+        } else {
+            String::new()
+        };
+        app.out.line(format!("{would}write MEMORY.md{left}"))?;
+    }
+    app.out.line(format!(
+        "exported to {}: {} written, {} removed, {} unchanged",
+        dir.display(),
+        e.written.len(),
+        e.removed.len(),
+        e.unchanged
+    ))?;
+    Ok(0)
+}

@@ -1,0 +1,188 @@
+//! `memoir import`
+
+use super::error::code;
+use super::{error::CliError, App};
+use memoir::ops::import::{Item, Outcome};
+use serde_json::json;
+use std::path::{Path, PathBuf};
+
+/// Import another tool's memory: Claude Code's auto memory or an OpenClaw workspace.
+///
+/// Every item goes through the write policy, at its own date; a second
+/// import of the same files adds nothing. claude-code: each topic file
+/// becomes a memory (user type in the user scope, the others in project;
+/// the file named in its source); one that would change a memory is kept
+/// as a proposal (exit 4). openclaw: daily notes memory/YYYY-MM-DD*.md
+/// become notes at their dates; MEMORY.md sections and USER.md directives
+/// become proposals for consolidation. Every bad file is reported; exit 3
+/// if one was refused, else 1 if one could not be read.
+///
+/// Examples:
+///   memoir import claude-code --dry-run
+///   memoir import claude-code ~/.claude/projects/-home-ada-shop/memory
+///   memoir import openclaw ~/.openclaw/workspace
+#[derive(Debug, clap::Args)]
+#[command(verbatim_doc_comment)]
+pub struct Args {
+    /// What to import: claude-code or openclaw.
+    #[arg(value_parser = ["claude-code", "openclaw"])]
+    from: String,
+    /// The folder (default: where that tool keeps this project's memory).
+    dir: Option<PathBuf>,
+    /// Say what would be imported; write nothing.
+    #[arg(long)]
+    dry_run: bool,
+}
+
+/// Imports the folder and reports each item.
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    let ctx = app.ctx(&store)?;
+    let dir = match args.dir {
+        Some(d) => d,
+        None if args.from == "openclaw" => openclaw_folder()?,
+        None => claude_code_folder(&store.root)?,
+    };
+    if !dir.is_dir() {
+        return Err(CliError::Input {
+            input: dir.display().to_string(),
+            message: "no such folder".into(),
+        });
+    }
+    let items = if args.from == "openclaw" {
+        memoir::ops::import::openclaw(&store, &ctx.actor, ctx.now, &dir, args.dry_run)?
+    } else {
+        memoir::ops::import::claude_code(&store, &ctx.actor, ctx.now, &dir, args.dry_run)?
+    };
+    report(app, &args.from, &dir, args.dry_run, &items)
+}
+
+/// Each item's line, the counts, and the exit code they make.
+fn report(
+    app: &mut App,
+    from: &str,
+    dir: &Path,
+    dry_run: bool,
+    items: &[Item],
+) -> Result<u8, CliError> {
+    let mut counts = [0usize; 5];
+    let mut rows = Vec::new();
+    for item in items {
+        let (i, name, message) = match &item.outcome {
+            Outcome::Added => (0, "added", None),
+            Outcome::Unchanged => (1, "unchanged", None),
+            Outcome::Proposed => (2, "proposed", None),
+            Outcome::Refused(m) => (3, "refused", Some(m.as_str())),
+            Outcome::Invalid(m) => (4, "invalid", Some(m.as_str())),
+        };
+        counts[i] += 1;
+        let key = item.key.as_ref().map(ToString::to_string);
+        rows.push(json!({ "what": item.what, "key": key, "outcome": name, "message": message }));
+        if i == 1 {
+            continue;
+        }
+        let verb = if dry_run && i < 3 {
+            format!("would be {name}")
+        } else {
+            name.to_string()
+        };
+        let target = match key {
+            Some(k) => format!("{k} "),
+            None if i < 3 => "note ".into(),
+            None => String::new(),
+        };
+        let why = message.map(|m| format!(": {m}")).unwrap_or_default();
+        app.out
+            .line(format!("{verb} {target}({}){why}", item.what))?;
+    }
+    let [added, unchanged, proposed, refused, invalid] = counts;
+    app.out.json(&json!({
+        "from": from, "dir": dir.display().to_string(), "dry_run": dry_run, "items": rows,
+        "counts": { "added": added, "unchanged": unchanged, "proposed": proposed, "refused": refused, "invalid": invalid },
+    }))?;
+    app.out.line(format!(
+        "{}{} from {}: {added} added, {unchanged} unchanged, {proposed} proposed, {refused} refused, {invalid} invalid",
+        if dry_run { "would import " } else { "imported " },
+        super::output::count(items.len(), "item", "items"),
+        dir.display()
+    ))?;
+    Ok(if refused > 0 {
+        code::REFUSED
+    } else if invalid > 0 {
+        code::ERROR
+    } else if proposed > 0 && from == "claude-code" {
+        code::DECISION
+    } else {
+        code::OK
+    })
+}
+
+/// Claude Code's memory folder for the project at `root`, found as Claude
+/// Code finds it: the override variable, `autoMemoryDirectory` in the
+/// policy, local or user settings (never the checked-in project settings),
+/// else `<config dir>/projects/<root as a folder name>/memory`.
+pub fn claude_code_folder(root: &Path) -> Result<PathBuf, CliError> {
+    if let Some(dir) =
+        std::env::var_os("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE").filter(|d| !d.is_empty())
+    {
+        return Ok(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let config = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| home.join(".claude"), PathBuf::from);
+    for settings in [
+        PathBuf::from("/etc/claude-code/managed-settings.json"),
+        root.join(".claude/settings.local.json"),
+        config.join("settings.json"),
+    ] {
+        let Ok(text) = std::fs::read_to_string(&settings) else {
+            continue;
+        };
+        let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {
+            continue;
+        };
+        if let Some(dir) = v
+            .get("autoMemoryDirectory")
+            .and_then(|d| d.as_str())
+            .filter(|d| !d.is_empty())
+        {
+            return Ok(match dir.strip_prefix("~/") {
+                Some(rest) => home.join(rest),
+                None => PathBuf::from(dir),
+            });
+        }
+    }
+    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let name = memoir::interop::claude_code::project_folder(&canonical.to_string_lossy());
+    let projects = config.join("projects");
+    if name.len() <= 200 {
+        return Ok(projects.join(name).join("memory"));
+    }
+    // Past 200 characters Claude Code adds a hash of its own: find the folder by its prefix.
+    let prefix = &name[..200];
+    let found = std::fs::read_dir(&projects).ok().and_then(|entries| {
+        entries
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .find(|n| n.starts_with(prefix))
+    });
+    found
+        .map(|n| projects.join(n).join("memory"))
+        .ok_or_else(|| CliError::Input {
+            input: projects.display().to_string(),
+            message: "no Claude Code folder for this project (name it with DIR)".into(),
+        })
+}
+
+/// OpenClaw's workspace: `OPENCLAW_WORKSPACE_DIR`, else `~/.openclaw/workspace`.
+fn openclaw_folder() -> Result<PathBuf, CliError> {
+    if let Some(dir) = std::env::var_os("OPENCLAW_WORKSPACE_DIR").filter(|d| !d.is_empty()) {
+        return Ok(PathBuf::from(dir));
+    }
+    let home = std::env::var_os("HOME")
+        .ok_or_else(|| CliError::Usage("HOME is not set: name the workspace".into()))?;
+    Ok(PathBuf::from(home).join(".openclaw/workspace"))
+}

@@ -1,0 +1,435 @@
+//! `import`: other tools' memory into the store, every item through the
+//! write policy, each at its own date, and idempotent (a second import of
+//! the same files adds nothing).
+//!
+//! Claude Code's topic files become memories (a change to an existing one
+//! a proposal, as for `remember`); OpenClaw's daily notes become notes at
+//! their dates, and its curated `MEMORY.md` sections and `USER.md`
+//! directives proposals for consolidation to review. Every file that
+//! cannot be read is reported; the others are imported all the same.
+
+use crate::interop::{claude_code, openclaw};
+use crate::model::event::Event;
+use crate::model::key::Key;
+use crate::model::memory::MemoryType;
+use crate::model::time::{Date, Timestamp};
+use crate::ops::write::{self, Collision, Preview, Remember, RememberOutcome};
+use crate::store::{Ctx, Store, StoreError};
+use std::collections::HashSet;
+use std::path::Path;
+
+/// The largest file an import reads (a topic file is a few lines; a daily
+/// note a page or two).
+const MAX_FILE: u64 = 1 << 20;
+
+/// What became of one item.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Written (or, with `dry_run`, would be).
+    Added,
+    /// Already in the store as given.
+    Unchanged,
+    /// Kept as a proposal for a human (a change to a memory, a curated
+    /// section to review); with `dry_run`, would be.
+    Proposed,
+    /// Refused by the write policy (the message never holds a secret).
+    Refused(String),
+    /// The file could not be read as the format says.
+    Invalid(String),
+}
+
+/// One item of an import: a file, or a part of one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    /// The file, relative to the folder imported (`memory/2026-11-28.md`),
+    /// and a part of it where there are several (`MEMORY.md § Deploys`).
+    pub what: String,
+    /// The memory it went to (none for a note, or a file not read).
+    pub key: Option<Key>,
+    /// What became of it.
+    pub outcome: Outcome,
+}
+
+/// Imports a Claude Code memory folder. `now` bounds the items' own dates
+/// (a date in the future is taken as now).
+pub fn claude_code(
+    store: &Store,
+    actor: &str,
+    now: Timestamp,
+    dir: &Path,
+    dry_run: bool,
+) -> Result<Vec<Item>, StoreError> {
+    let mut items = Vec::new();
+    let pending = crate::log::read::replay(store)?.0.pending_events();
+    for (name, read) in markdown_files(dir, |n| n != claude_code::INDEX)? {
+        let item = |key, outcome| Item {
+            what: name.clone(),
+            key,
+            outcome,
+        };
+        let (text, mtime) = match read {
+            Ok(r) => r,
+            Err(message) => {
+                items.push(item(None, Outcome::Invalid(message)));
+                continue;
+            }
+        };
+        let topic = match claude_code::parse_topic(&name, &text) {
+            Ok(t) => t,
+            Err(e) => {
+                let at = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+                items.push(item(None, Outcome::Invalid(format!("{at}{}", e.message))));
+                continue;
+            }
+        };
+        let req = match topic_request(store, &topic) {
+            Ok(r) => r,
+            Err(message) => {
+                items.push(item(None, Outcome::Invalid(message)));
+                continue;
+            }
+        };
+        let when = topic
+            .modified
+            .as_deref()
+            .and_then(parse_when)
+            .or(mtime)
+            .map_or(now, |t| t.min(now));
+        let ctx = Ctx {
+            now: when,
+            actor: actor.to_string(),
+        };
+        let key = Some(req.key.clone());
+        items.push(item(key, remember(store, &ctx, &req, &pending, dry_run)?));
+    }
+    Ok(items)
+}
+
+/// The `remember` a topic stands for: memoir's own key and source when
+/// memoir exported it, else `<scope>/<file name as a slug>` and the file as
+/// the source (with its title when that says more than the name).
+fn topic_request(store: &Store, t: &claude_code::Topic) -> Result<Remember, String> {
+    let stem = t.file.strip_suffix(".md").unwrap_or(&t.file);
+    let scope = if t.kind == MemoryType::User {
+        "user"
+    } else {
+        "project"
+    };
+    // Claude Code names files `<type>_<topic>`: `user_role` is user/role.
+    let stem = stem
+        .strip_prefix(scope)
+        .and_then(|s| s.strip_prefix(['_', '-']))
+        .filter(|s| !s.is_empty())
+        .unwrap_or(stem);
+    let exported = t.memoir_key.as_deref().and_then(|k| Key::parse(k).ok());
+    let key = match exported {
+        Some((key, _)) => key,
+        None => {
+            Key::parse(&format!("{scope}/{stem}"))
+                .map_err(|e| format!("{}: {e}", t.file))?
+                .0
+        }
+    };
+    // The name is the slug: the file's own name is kept in the source.
+    let name = key.slug.clone();
+    if !store.has_scope(&key.scope) {
+        return Err(format!("scope `{}` is not configured", key.scope));
+    }
+    let source = t.source.clone().unwrap_or_else(|| {
+        let same = crate::model::key::slugify(&t.title).ok().as_deref() == Some(key.slug.as_str());
+        if t.title.is_empty() || same {
+            format!("imported from Claude Code {}", t.file)
+        } else {
+            format!("imported from Claude Code {} (\"{}\")", t.file, t.title)
+        }
+    });
+    Ok(Remember {
+        key,
+        name,
+        description: t.description.clone(),
+        kind: t.kind,
+        tags: Vec::new(),
+        source,
+        confidence: 1.0,
+        body: t.body.clone(),
+        review_by: None,
+        expires: None,
+        collision: Collision::Ask,
+        expect: None,
+    })
+}
+
+/// Imports an OpenClaw workspace: daily notes as notes at their dates,
+/// `MEMORY.md` sections and active `USER.md` directives as proposals.
+pub fn openclaw(
+    store: &Store,
+    actor: &str,
+    now: Timestamp,
+    dir: &Path,
+    dry_run: bool,
+) -> Result<Vec<Item>, StoreError> {
+    let mut items = Vec::new();
+    // Notes already in the logs, by text: what a second import must not add again.
+    let (replay, _) = crate::log::read::replay(store)?;
+    let pending = replay.pending_events();
+    let mut known: HashSet<String> = replay.note_events().into_iter().map(|e| e.body).collect();
+    let at = |when: Timestamp| Ctx {
+        now: when.min(now),
+        actor: actor.to_string(),
+    };
+    let daily = dir.join("memory");
+    let files = if daily.is_dir() {
+        markdown_files(&daily, |_| true)?
+    } else {
+        Vec::new()
+    };
+    for (name, read) in files {
+        let what = format!("memory/{name}");
+        let Some(day) = openclaw::daily_note_date(&name) else {
+            continue;
+        };
+        let text = match read {
+            Ok((text, _)) => text,
+            Err(message) => {
+                items.push(Item {
+                    what,
+                    key: None,
+                    outcome: Outcome::Invalid(message),
+                });
+                continue;
+            }
+        };
+        for (i, note) in openclaw::daily_notes(&what, &text).into_iter().enumerate() {
+            // Noon of its day, a second apart: in the order of the file.
+            let when = Timestamp(day.0 * DAY_MS + DAY_MS / 2 + i as i64 * 1000);
+            let outcome = add_note(store, &mut known, &at(when), &note, dry_run)?;
+            items.push(Item {
+                what: what.clone(),
+                key: None,
+                outcome,
+            });
+        }
+    }
+    for (file, parse) in [
+        (
+            "MEMORY.md",
+            openclaw::curated as fn(&str) -> Vec<openclaw::Proposal>,
+        ),
+        ("USER.md", openclaw::directives),
+    ] {
+        let path = dir.join(file);
+        if !path.is_file() {
+            continue;
+        }
+        let text = match read_file(&path) {
+            Ok((t, _)) => t,
+            Err(message) => {
+                items.push(Item {
+                    what: file.into(),
+                    key: None,
+                    outcome: Outcome::Invalid(message),
+                });
+                continue;
+            }
+        };
+        for p in parse(&text) {
+            let what = format!("{file} § {}", p.title);
+            let item = match proposal_request(&p, &what) {
+                Err(message) => Item {
+                    what,
+                    key: None,
+                    outcome: Outcome::Invalid(message),
+                },
+                Ok(req) => {
+                    let when = p.observed.map_or(now, |d| Timestamp(d.0 * DAY_MS));
+                    let outcome = propose(store, &at(when), &req, &pending, dry_run)?;
+                    Item {
+                        what,
+                        key: Some(req.key),
+                        outcome,
+                    }
+                }
+            };
+            items.push(item);
+        }
+    }
+    Ok(items)
+}
+
+/// Milliseconds in a day.
+const DAY_MS: i64 = 86_400_000;
+
+/// The proposal an OpenClaw entry stands for, at `<scope>/<its title as a slug>`.
+fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, String> {
+    let (key, _) = Key::parse(&format!("{}/{}", p.scope, p.title)).map_err(|e| e.to_string())?;
+    Ok(Remember {
+        name: key.slug.clone(),
+        key,
+        description: p.description.clone(),
+        kind: if p.scope == "user" {
+            MemoryType::User
+        } else {
+            MemoryType::Project
+        },
+        tags: Vec::new(),
+        source: format!("imported from OpenClaw {what}"),
+        confidence: 1.0,
+        body: p.body.clone(),
+        review_by: None,
+        expires: None,
+        collision: Collision::Propose,
+        expect: None,
+    })
+}
+
+/// A note, unless one of the same text is in the logs already.
+fn add_note(
+    store: &Store,
+    known: &mut HashSet<String>,
+    ctx: &Ctx,
+    text: &str,
+    dry_run: bool,
+) -> Result<Outcome, StoreError> {
+    if known.contains(text) {
+        return Ok(Outcome::Unchanged);
+    }
+    if let Err(e) = crate::policy::free_text::check_note(text) {
+        return refused(e);
+    }
+    if !dry_run {
+        write::note(store, ctx, text)?;
+    }
+    known.insert(text.to_string());
+    Ok(Outcome::Added)
+}
+
+/// A proposal, unless the memory or a pending proposal already says it.
+fn propose(
+    store: &Store,
+    ctx: &Ctx,
+    req: &Remember,
+    pending: &[Event],
+    dry_run: bool,
+) -> Result<Outcome, StoreError> {
+    match write::preview(store, ctx, req) {
+        Ok(Preview::Unchanged) => return Ok(Outcome::Unchanged),
+        Ok(_) => {}
+        Err(e) => return refused(e),
+    }
+    if write::is_proposed(pending, req) {
+        return Ok(Outcome::Unchanged);
+    }
+    if dry_run {
+        return Ok(Outcome::Proposed);
+    }
+    match write::remember(store, ctx, req) {
+        Ok(_) => Ok(Outcome::Proposed),
+        Err(e) => refused(e),
+    }
+}
+
+/// A memory through `remember` (or its preview).
+fn remember(
+    store: &Store,
+    ctx: &Ctx,
+    req: &Remember,
+    pending: &[Event],
+    dry_run: bool,
+) -> Result<Outcome, StoreError> {
+    // A change imported before waits for a human already.
+    if write::is_proposed(pending, req) {
+        return Ok(Outcome::Unchanged);
+    }
+    if dry_run {
+        return match write::preview(store, ctx, req) {
+            Ok(Preview::New) => Ok(Outcome::Added),
+            Ok(Preview::Unchanged) => Ok(Outcome::Unchanged),
+            Ok(Preview::Changed) => Ok(Outcome::Proposed),
+            Err(e) => refused(e),
+        };
+    }
+    match write::remember(store, ctx, req) {
+        Ok(RememberOutcome::Written { .. }) => Ok(Outcome::Added),
+        Ok(RememberOutcome::Unchanged { .. }) => Ok(Outcome::Unchanged),
+        Ok(RememberOutcome::Proposed { .. } | RememberOutcome::Moved { .. }) => {
+            Ok(Outcome::Proposed)
+        }
+        Err(e) => refused(e),
+    }
+}
+
+/// A refusal or a malformed item as an outcome; any other error stops the import.
+fn refused(e: StoreError) -> Result<Outcome, StoreError> {
+    match e {
+        // The rule and why, not the line of a file that was never written.
+        StoreError::Refused { rule, message, .. } => {
+            Ok(Outcome::Refused(format!("{rule}: {message}")))
+        }
+        StoreError::Invalid { .. } => Ok(Outcome::Invalid(e.to_string())),
+        other => Err(other),
+    }
+}
+
+/// `2026-10-02`, `2026-10-02T10:00:00Z` or with milliseconds.
+fn parse_when(s: &str) -> Option<Timestamp> {
+    let s = s.trim();
+    if let Ok(d) = Date::parse(s) {
+        return Some(Timestamp(d.0 * DAY_MS));
+    }
+    let seconds = match (s.find('.'), s.ends_with('Z')) {
+        (Some(dot), true) => format!("{}Z", &s[..dot]),
+        _ => s.to_string(),
+    };
+    Timestamp::parse(&seconds).ok()
+}
+
+/// A file read: its text and modification time, or why not.
+type Read = Result<(String, Option<Timestamp>), String>;
+
+/// The folder's `*.md` regular files that `keep` lets through, sorted,
+/// each read (links and other kinds are reported, not followed).
+fn markdown_files(
+    dir: &Path,
+    keep: impl Fn(&str) -> bool,
+) -> Result<Vec<(String, Read)>, StoreError> {
+    let entries = std::fs::read_dir(dir).map_err(|source| StoreError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut out = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.ends_with(".md") || !keep(&name) {
+            continue;
+        }
+        let read = match entry.file_type() {
+            Ok(t) if t.is_file() => read_file(&entry.path()),
+            Ok(t) if t.is_dir() => continue,
+            _ => Err("not a regular file (links are not followed)".to_string()),
+        };
+        out.push((name, read));
+    }
+    out.sort_by(|a, b| a.0.cmp(&b.0));
+    Ok(out)
+}
+
+/// A file's text (at most MAX_FILE bytes, UTF-8) and modification time.
+fn read_file(path: &Path) -> Read {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
+    let mtime = file
+        .metadata()
+        .ok()
+        .and_then(|m| m.modified().ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| Timestamp(d.as_millis() as i64));
+    let mut bytes = Vec::new();
+    file.take(MAX_FILE + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| e.to_string())?;
+    if bytes.len() as u64 > MAX_FILE {
+        return Err(format!("larger than {MAX_FILE} bytes"));
+    }
+    let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
+    Ok((text, mtime))
+}
