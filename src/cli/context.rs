@@ -1,7 +1,8 @@
 //! `memoir context`
 
 use super::claude_hook::read_hook;
-use super::output::{strings, warn};
+use super::output::warn;
+use super::stores::Origin;
 use super::{error::CliError, App};
 use memoir::ops::recall::DEFAULT_BUDGET;
 use serde_json::json;
@@ -56,30 +57,54 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
 /// Prints the memory block for `query` (the hot memory without one),
 /// then records what it printed.
 fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Result<u8, CliError> {
-    let store = app.store()?;
     let now = app.now()?;
-    let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
-    let ctx = memoir::ops::recall::context_with(&store, query, budget, now, semantic.as_ref())?;
-    for w in &ctx.warnings {
-        warn(app.quiet(), w);
+    let mut stores = app.stores()?;
+    // The person's own store speaks first (their preferences shape the
+    // work) within a third of the budget; the repository's gets the rest.
+    stores.reverse();
+    let mut text = String::new();
+    let (mut tokens, mut omitted) = (0, 0);
+    let (mut memories, mut personal) = (Vec::new(), Vec::new());
+    let many = stores.len() > 1;
+    for (store, origin) in &stores {
+        let share = if many && *origin == Origin::Personal {
+            budget / 3
+        } else {
+            budget.saturating_sub(tokens)
+        };
+        let semantic = memoir::ops::semantic::Semantic::of(store, |name| std::env::var(name).ok());
+        let mut ctx =
+            memoir::ops::recall::context_with(store, query, share, now, semantic.as_ref())?;
+        if *origin == Origin::Personal {
+            ctx = memoir::ops::recall::as_personal(ctx);
+        }
+        for w in &ctx.warnings {
+            warn(app.quiet(), w);
+        }
+        let asked = memoir::ops::seen::Asked {
+            query,
+            budget: share,
+            hook,
+            now,
+        };
+        // Only a record for people: a prompt must not fail for want of a receipt.
+        if let Err(e) = memoir::ops::seen::record_context(store, &asked, &ctx) {
+            warn(app.quiet(), &format!("{e}; no receipt recorded"));
+        }
+        text.push_str(&ctx.text);
+        tokens += ctx.tokens;
+        omitted += ctx.omitted;
+        let keys = ctx.memories.iter().map(ToString::to_string);
+        if *origin == Origin::Personal {
+            personal.extend(keys.clone());
+        }
+        memories.extend(keys);
     }
     app.out.json(&json!({
-        "text": ctx.text, "tokens": ctx.tokens, "omitted": ctx.omitted,
-        "memories": strings(&ctx.memories),
+        "text": text, "tokens": tokens, "omitted": omitted, "memories": memories, "personal": personal,
     }))?;
     if !app.out.json {
-        app.out.raw(&ctx.text)?;
-    }
-    let asked = memoir::ops::seen::Asked {
-        query,
-        budget,
-        hook,
-        now,
-    };
-    // Only a record for people: the block is printed already, and a
-    // prompt must not fail for want of a receipt.
-    if let Err(e) = memoir::ops::seen::record_context(&store, &asked, &ctx) {
-        warn(app.quiet(), &format!("{e}; no receipt recorded"));
+        app.out.raw(&text)?;
     }
     Ok(0)
 }

@@ -18,11 +18,12 @@ pub struct Args {
 
 /// Forgets the memory.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
-    let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
+    let (store, origin) = app.store_for(&key, false)?;
     let ctx = app.ctx(&store)?;
     let id = memoir::ops::write::forget(&store, &ctx, &key, &args.reason)?;
-    app.out.json(&json!({ "key": key.to_string(), "id": id }))?;
+    app.out
+        .json(&json!({ "key": key.to_string(), "id": id, "store": origin.as_str() }))?;
     app.out.line(format!("forgot {key}"))?;
     Ok(0)
 }

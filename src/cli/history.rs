@@ -20,8 +20,8 @@ pub struct Args {
 
 /// Prints every version of the memory.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
-    let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
+    let (store, _) = app.store_for(&key, false)?;
     let versions = memoir::ops::history::history(&store, &key)?;
     app.out.json(&json!(versions
         .iter()

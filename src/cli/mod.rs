@@ -34,6 +34,7 @@ mod seen;
 mod setup;
 mod show;
 mod status;
+mod stores;
 mod versions;
 
 use clap::{Parser, Subcommand};
@@ -132,7 +133,12 @@ impl App {
                 store::discover(&cwd)?
             }
         };
-        let mut s = Store::open(&root)?;
+        self.open(&root)
+    }
+
+    /// Opens the store at `root` with the global flags' settings.
+    pub fn open(&self, root: &std::path::Path) -> Result<Store, CliError> {
+        let mut s = Store::open(root)?;
         *self.stats.borrow_mut() = Some(s.stats.clone());
         if !(self.global.lock_timeout >= 0.0 && self.global.lock_timeout <= 86_400.0) {
             return Err(CliError::Usage(

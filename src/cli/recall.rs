@@ -1,6 +1,7 @@
 //! `memoir recall`
 
 use super::output::{columns, day, flags, memory_json, warn};
+use super::stores::Origin;
 use super::{error::CliError, App};
 use memoir::search::rank::{Item, Options, Results, DEFAULT_MIN_SCORE};
 use serde_json::json;
@@ -44,7 +45,6 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             "--min-score must be between 0 and 1".into(),
         ));
     }
-    let store = app.store()?;
     let now = app.now()?;
     let opts = Options {
         limit: args.limit,
@@ -55,37 +55,82 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         today: now.date(),
         notes: !args.no_notes,
     };
-    let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
     let query = args.query.join(" ");
-    let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
-    let mode = recall.mode.as_str();
-    for w in &recall.warnings {
-        warn(app.quiet(), w);
+    // Each store's hits in its own order, with the score they merge by.
+    let mut lists: Vec<Vec<(f64, serde_json::Value, String)>> = Vec::new();
+    for (store, origin) in app.stores()? {
+        let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
+        let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
+        let mode = recall.mode.as_str();
+        for w in &recall.warnings {
+            warn(app.quiet(), w);
+        }
+        let found = Results {
+            hits: recall.hits,
+            notes: recall.notes,
+            ..Results::default()
+        };
+        let keys: Vec<_> = found.hits.iter().map(|h| h.key.clone()).collect();
+        // The access signal is a hint for consolidation: never a reason to fail.
+        if let Err(e) = memoir::ops::seen::record_recall(&store, &keys, now) {
+            warn(app.quiet(), &format!("{e}; recall not recorded"));
+        }
+        let items = found.ranked();
+        lists.push(
+            items
+                .iter()
+                .map(|item| {
+                    (
+                        score(item),
+                        item_json(item, mode, origin),
+                        item_text(item, origin),
+                    )
+                })
+                .collect(),
+        );
     }
-    let found = Results {
-        hits: recall.hits,
-        notes: recall.notes,
-        ..Results::default()
-    };
-    let keys: Vec<_> = found.hits.iter().map(|h| h.key.clone()).collect();
-    // The access signal is a hint for consolidation: never a reason to fail.
-    if let Err(e) = memoir::ops::seen::record_recall(&store, &keys, now) {
-        warn(app.quiet(), &format!("{e}; recall not recorded"));
-    }
-    let items = found.ranked();
+    let merged = merge(lists, args.limit);
     if app.out.json {
-        let hits: Vec<_> = items.iter().map(|item| item_json(item, mode)).collect();
+        let hits: Vec<_> = merged.into_iter().map(|(_, j, _)| j).collect();
         app.out.json(&json!(hits))?;
         return Ok(0);
     }
-    for item in &items {
-        app.out.line(item_text(item))?;
+    for (_, _, text) in &merged {
+        app.out.line(text)?;
     }
     Ok(0)
 }
 
+/// An item's relevance, by which the stores' lists are merged.
+fn score(item: &Item<'_>) -> f64 {
+    match item {
+        Item::Memory(h) => h.score,
+        Item::Note(n) => n.score,
+    }
+}
+
+/// The stores' lists merged by relevance, each list keeping its own order,
+/// at most `limit` items.
+fn merge<T>(lists: Vec<Vec<(f64, T, String)>>, limit: usize) -> Vec<(f64, T, String)> {
+    let mut lists: Vec<std::collections::VecDeque<_>> = lists.into_iter().map(Into::into).collect();
+    let mut out = Vec::new();
+    while out.len() < limit {
+        let best = lists
+            .iter()
+            .enumerate()
+            .filter_map(|(i, l)| l.front().map(|(s, _, _)| (i, *s)))
+            .fold(None, |best: Option<(usize, f64)>, (i, s)| match best {
+                Some((_, b)) if b >= s => best,
+                _ => Some((i, s)),
+            });
+        let Some((i, _)) = best else { break };
+        out.extend(lists[i].pop_front());
+    }
+    out
+}
+
 /// A memory or a note as `recall --json` shows it (`docs/cli.md`).
-fn item_json(item: &Item<'_>, mode: &str) -> serde_json::Value {
+fn item_json(item: &Item<'_>, mode: &str, origin: Origin) -> serde_json::Value {
     match item {
         Item::Memory(h) => {
             let mut m = memory_json(&h.key, &h.path, &h.summary, h.conflict);
@@ -94,23 +139,29 @@ fn item_json(item: &Item<'_>, mode: &str) -> serde_json::Value {
             m.insert("stale".into(), json!(h.stale));
             m.insert("similarity".into(), json!(h.similarity.map(rounded)));
             m.insert("mode".into(), json!(mode));
+            m.insert("store".into(), json!(origin.as_str()));
             json!(m)
         }
         Item::Note(n) => json!({
             "key": null, "type": "note", "note": n.id, "time": n.time.seconds(),
             "writer": n.actor, "text": n.text,
-            "score": rounded(n.score), "rank": rounded(n.rank), "mode": mode,
+            "score": rounded(n.score), "rank": rounded(n.rank), "mode": mode, "store": origin.as_str(),
         }),
     }
 }
 
 /// A memory or a note as `recall` prints it: its line and an indented one.
-fn item_text(item: &Item<'_>) -> String {
+fn item_text(item: &Item<'_>, origin: Origin) -> String {
+    let mine = if origin == Origin::Personal {
+        ", personal store"
+    } else {
+        ""
+    };
     match item {
         Item::Memory(h) => {
             let s = &h.summary;
             format!(
-                "{}\n      source: {}  ({})",
+                "{}\n      source: {}  ({}{mine})",
                 columns(&[
                     &format!("{:.2}", h.score),
                     &h.key,
@@ -124,7 +175,7 @@ fn item_text(item: &Item<'_>) -> String {
         Item::Note(n) => {
             let first = n.text.lines().next().unwrap_or("");
             format!(
-                "{}\n      note by {}, not confirmed ({})",
+                "{}\n      note by {}, not confirmed ({}{mine})",
                 columns(&[
                     &format!("{:.2}", n.score),
                     &"note",

@@ -1,6 +1,7 @@
 //! `memoir remember`
 
 use super::output::{diagnostic, strings};
+use super::stores::Origin;
 use super::{error::code, error::CliError, parse_key, read_capped, App};
 use memoir::model::key::Key;
 use memoir::model::memory::MemoryType;
@@ -76,15 +77,15 @@ fn date(flag: &str, value: &Option<String>) -> Result<Option<Date>, CliError> {
 /// Checks the memory against the policy and writes it (or proposes it, or
 /// says what it collides with).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
-    let store = app.store()?;
     let (key, name) = parse_key(&args.key)?;
     let kind = parse_type(&args.kind)?;
     check_flags(&args)?;
     let body = body(&args)?;
+    let (store, origin) = app.store_for(&key, true)?;
     let req = request(args, key, name, kind, body)?;
     let ctx = app.ctx(&store)?;
     let outcome = memoir::ops::write::remember(&store, &ctx, &req)?;
-    render(app, outcome)
+    render(app, outcome, origin)
 }
 
 /// `--type`: one of the four types, else refused.
@@ -193,7 +194,13 @@ fn request(
 }
 
 /// Says what happened, in text and JSON; exit 4 when a human must decide.
-fn render(app: &mut App, outcome: RememberOutcome) -> Result<u8, CliError> {
+fn render(app: &mut App, outcome: RememberOutcome, origin: Origin) -> Result<u8, CliError> {
+    let store = origin.as_str();
+    let personal = if origin == Origin::Personal {
+        " (in your personal store)"
+    } else {
+        ""
+    };
     match outcome {
         RememberOutcome::Written {
             key,
@@ -203,20 +210,20 @@ fn render(app: &mut App, outcome: RememberOutcome) -> Result<u8, CliError> {
         } => {
             app.out.json(&json!({
                 "status": "written", "key": key.to_string(), "path": key.rel_path(), "id": id,
-                "replaced": replaced, "superseded": strings(&superseded),
+                "replaced": replaced, "superseded": strings(&superseded), "store": store,
             }))?;
             for s in &superseded {
                 app.out.line(format!("forgot {s} (superseded by {key})"))?;
             }
             app.out.line(format!(
-                "{} {key}",
+                "{} {key}{personal}",
                 if replaced { "replaced" } else { "remembered" }
             ))?;
             Ok(code::OK)
         }
         RememberOutcome::Unchanged { key } => {
             app.out.json(
-                &json!({ "status": "unchanged", "key": key.to_string(), "path": key.rel_path() }),
+                &json!({ "status": "unchanged", "key": key.to_string(), "path": key.rel_path(), "store": store }),
             )?;
             app.out.line(format!(
                 "{key} is already remembered as given; nothing changed"
@@ -228,7 +235,7 @@ fn render(app: &mut App, outcome: RememberOutcome) -> Result<u8, CliError> {
             id,
             reason,
             diff,
-        } => proposed(app, &key, &id, &reason, &diff),
+        } => proposed(app, &key, &id, &reason, &diff, store),
         RememberOutcome::Moved {
             key,
             expected,
@@ -252,6 +259,7 @@ fn proposed(
     id: &str,
     reason: &ProposalReason,
     diff: &str,
+    store: &str,
 ) -> Result<u8, CliError> {
     let (why, reason_json, other) = match reason {
         ProposalReason::Requested => ("proposed".to_string(), "requested", None),
@@ -269,7 +277,7 @@ fn proposed(
     };
     app.out.json(&json!({
         "status": "proposed", "key": key.to_string(), "id": id, "reason": reason_json,
-        "other": other, "diff": diff,
+        "other": other, "diff": diff, "store": store,
     }))?;
     if *reason == ProposalReason::Requested {
         app.out.line(format!("proposed {key} ({id})"))?;

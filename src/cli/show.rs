@@ -12,8 +12,8 @@ pub struct Args {
 
 /// Prints the memory's file (its fields in JSON).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
-    let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
+    let (store, origin) = app.store_for(&key, false)?;
     let shown = memoir::ops::query::show(&store, &key)?;
     if shown.listed.conflict {
         warn(app.quiet(), &format!("{key} has an open conflict: this is the version both sides agreed on; see `memoir conflicts`"));
@@ -26,6 +26,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             "created": m.created.map(|t| t.seconds()), "updated": m.updated.map(|t| t.seconds()),
             "review_by": m.review_by.map(|d| d.to_string()), "expires": m.expires.map(|d| d.to_string()),
             "body": m.body, "heads": shown.heads, "conflict": shown.listed.conflict,
+            "store": origin.as_str(),
         }))?;
     } else {
         app.out.raw(&shown.content)?;

@@ -19,7 +19,16 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
     let st = memoir::ops::query::status(&store, ctx.now.date())?;
-    app.out.json(&to_json(&store, &st))?;
+    let personal = app.personal_store(&store, false)?;
+    let personal_count = match &personal {
+        Some(p) => memoir::ops::query::list(p, &Default::default())?.len(),
+        None => 0,
+    };
+    let mut j = to_json(&store, &st);
+    j["personal_store"] = json!(personal
+        .as_ref()
+        .map(|p| json!({ "path": p.root, "memories": personal_count })));
+    app.out.json(&j)?;
     let total: usize = st.counts.iter().map(|(_, n)| n).sum();
     let per: Vec<String> = st.counts.iter().map(|(s, n)| format!("{n} {s}")).collect();
     app.out.line(format!(
@@ -29,6 +38,24 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     ))?;
     app.out
         .line(format!("{total} memories: {}", per.join(", ")))?;
+    let shared_user = st
+        .counts
+        .iter()
+        .find(|(s, _)| s == "user")
+        .map_or(0, |(_, n)| *n);
+    if let Some(p) = &personal {
+        app.out.line(format!(
+            "personal store {}: {} (user/ memories are written there)",
+            p.root.display(),
+            super::output::count(personal_count, "memory", "memories")
+        ))?;
+    }
+    if shared_user > 0 && store.config.user_store == memoir::model::config::UserStore::Personal {
+        app.out.line(format!(
+            "memory/user/ in this repository holds {}, read by everyone who clones it; new user/ memories go to your personal store",
+            super::output::count(shared_user, "memory", "memories")
+        ))?;
+    }
     if !st.recent.is_empty() {
         app.out.line("\nRecently updated:")?;
         for l in &st.recent {

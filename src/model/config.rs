@@ -27,6 +27,21 @@ pub struct Config {
     /// What `memoir context` keeps of each injection in the local state
     /// (`memoir seen`): the query, only its hash, or nothing.
     pub receipts: Receipts,
+    /// Where `user`-scope memories are written: each person's own store
+    /// (the default), or this repository, shared with everyone.
+    pub user_store: UserStore,
+}
+
+/// Where `user/…` memories live (`user_store:` in the config).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum UserStore {
+    /// In the person's own store, outside the repository (shared by all of
+    /// their projects, never committed here).
+    #[default]
+    Personal,
+    /// In this repository's `memory/user/`, as any scope.
+    Shared,
 }
 
 /// How much of a `context` call its receipt keeps (`receipts:` in the config).
@@ -52,6 +67,7 @@ impl Default for Config {
             capacity: Default::default(),
             receipts: Receipts::Full,
             embeddings: None,
+            user_store: UserStore::Personal,
         }
     }
 }
@@ -368,6 +384,21 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn user_store_defaults_to_personal_and_takes_shared() {
+        assert_eq!(
+            Config::parse("").map(|c| c.user_store).ok(),
+            Some(UserStore::Personal)
+        );
+        assert_eq!(
+            Config::parse("user_store: shared\n")
+                .map(|c| c.user_store)
+                .ok(),
+            Some(UserStore::Shared)
+        );
+        assert!(Config::parse("user_store: team\n").is_err());
+    }
 
     #[test]
     fn receipts_default_to_full_and_take_the_three_documented_values() {

@@ -61,13 +61,14 @@ pub struct Context {
 /// memory cannot forge or end the block it sits in.
 pub fn neutralize(text: &str) -> String {
     // "memory" also covers memory_index; each is matched as a prefix.
-    const TAGS: [&str; 6] = [
+    const TAGS: [&str; 7] = [
         "relevant_memories",
         "memory",
         "note",
         "open_conflicts",
         "recent_notes",
         "hot_memory",
+        "personal_",
     ];
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -462,6 +463,39 @@ fn context_options(today: Date) -> Options {
         today,
         notes: true,
     }
+}
+
+/// The block of a person's own store, told apart from the repository's
+/// beside it: its outer element becomes `<personal_memories>` (for a
+/// query) or `<personal_hot_memory>` (without one).
+pub fn as_personal(mut ctx: Context) -> Context {
+    for (open, close, new_open, new_close) in [
+        (
+            RELEVANT_OPEN,
+            RELEVANT_CLOSE,
+            "<personal_memories>",
+            "</personal_memories>",
+        ),
+        (
+            HOT_OPEN,
+            HOT_CLOSE,
+            "<personal_hot_memory>",
+            "</personal_hot_memory>",
+        ),
+    ] {
+        let body = ctx
+            .text
+            .strip_prefix(open)
+            .and_then(|t| t.trim_end_matches('\n').strip_suffix(close));
+        if let Some(body) = body {
+            ctx.text = format!("{new_open}{body}{new_close}\n");
+            ctx.tokens += Budget::cost(new_open) + Budget::cost(new_close)
+                - Budget::cost(open)
+                - Budget::cost(close);
+            break;
+        }
+    }
+    ctx
 }
 
 const RELEVANT_OPEN: &str = "<relevant_memories>";

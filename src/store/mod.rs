@@ -125,6 +125,17 @@ pub fn discover(start: &Path) -> Result<PathBuf, StoreError> {
         .ok_or(StoreError::NotFound(start))
 }
 
+/// Creates a store in a git repository of its own at `dir`: a personal
+/// store must not land inside a repository that happens to hold `dir` (a
+/// home folder kept in git).
+pub fn init_standalone(dir: &Path) -> Result<InitReport, StoreError> {
+    fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
+    if !dir.join(".git").exists() {
+        git::init(dir)?;
+    }
+    init(dir)
+}
+
 /// Creates a store in `dir` (and a git repository there if it is in none).
 pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
     fs::create_dir_all(dir).map_err(StoreError::io(dir))?;

@@ -71,6 +71,8 @@ fn store_is_found_from_a_subfolder_and_by_flag_and_env() {
 #[test]
 fn remember_writes_file_log_and_index_in_english_and_chinese() {
     let env = Env::new();
+    // A team that keeps user/ in the repository (the index shows each scope).
+    env.write("memory/config.yaml", "user_store: shared\n");
     let (code, _, err) = env.remember(
         "project/Test Command",
         "Run the test suite with `pnpm test`, never `npm test`.",
@@ -619,7 +621,10 @@ fn a_fork_from_another_writer_is_a_conflict_until_replaced() {
 #[test]
 fn memory_md_keeps_the_most_valuable_lines_within_its_budget() {
     let env = Env::new();
-    env.write("memory/config.yaml", "index_budget: 12\n");
+    env.write(
+        "memory/config.yaml",
+        "index_budget: 12\nuser_store: shared\n",
+    );
     env.write("MEMORY.md", "# Team notes\n\nKeep this line.\n");
     for i in 0..15 {
         let conf = format!("0.{}", i % 10);

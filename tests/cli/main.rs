@@ -14,6 +14,7 @@ mod hostile;
 mod interop;
 mod lifecycle;
 mod mcp;
+mod personal;
 mod recall;
 mod resolve;
 mod roundtrip;

@@ -1,0 +1,99 @@
+//! The two stores a person works with: the repository's, shared with the
+//! team, and their own personal store for `user`-scope memories, shared
+//! by all of their projects and never committed to any of them.
+//!
+//! The personal store is a memoir store in a git repository of its own at
+//! `MEMOIR_USER_STORE`, else `$XDG_DATA_HOME/memoir/user`, else
+//! `~/.local/share/memoir/user`, created by the first `remember user/…`.
+//! A repository whose config says `user_store: shared` keeps `user/` as
+//! any scope. `user/` memories already in a repository stay readable
+//! there (`status` says how many).
+
+use super::{error::CliError, App};
+use memoir::model::config::UserStore;
+use memoir::model::key::Key;
+use memoir::store::Store;
+use std::path::PathBuf;
+
+/// Which store a memory or a hit is in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// The repository's store.
+    Repo,
+    /// The person's own store.
+    Personal,
+}
+
+impl Origin {
+    /// As JSON and text say it: `repo`, `personal`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Origin::Repo => "repo",
+            Origin::Personal => "personal",
+        }
+    }
+}
+
+/// Where the personal store is (or would be), from the environment.
+pub fn personal_path() -> Option<PathBuf> {
+    let var = |name: &str| {
+        std::env::var_os(name)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    var("MEMOIR_USER_STORE")
+        .or_else(|| var("XDG_DATA_HOME").map(|d| d.join("memoir/user")))
+        .or_else(|| var("HOME").map(|h| h.join(".local/share/memoir/user")))
+}
+
+impl App {
+    /// The personal store beside `repo`: `None` when the repository shares
+    /// `user/`, when `repo` is the personal store itself, or when it does
+    /// not exist and `create` is false.
+    pub fn personal_store(&self, repo: &Store, create: bool) -> Result<Option<Store>, CliError> {
+        if repo.config.user_store == UserStore::Shared {
+            return Ok(None);
+        }
+        let Some(path) = personal_path() else {
+            return Ok(None);
+        };
+        let same = |a: &std::path::Path, b: &std::path::Path| {
+            std::fs::canonicalize(a)
+                .ok()
+                .is_some_and(|a| std::fs::canonicalize(b).ok() == Some(a))
+        };
+        if same(&path, &repo.root) {
+            return Ok(None);
+        }
+        if !memoir::store::is_store(&path) {
+            if !create {
+                return Ok(None);
+            }
+            memoir::store::init_standalone(&path)?;
+        }
+        Ok(Some(self.open(&path)?))
+    }
+
+    /// The store a key belongs to: the personal store for `user/…` (created
+    /// when `create`), unless the repository holds that memory already or
+    /// shares `user/`.
+    pub fn store_for(&self, key: &Key, create: bool) -> Result<(Store, Origin), CliError> {
+        let repo = self.store()?;
+        if key.scope != "user" || repo.path(&key.rel_path()).exists() {
+            return Ok((repo, Origin::Repo));
+        }
+        match self.personal_store(&repo, create)? {
+            Some(personal) => Ok((personal, Origin::Personal)),
+            None => Ok((repo, Origin::Repo)),
+        }
+    }
+
+    /// The stores a search reads: the repository's, then the personal one if there is one.
+    pub fn stores(&self) -> Result<Vec<(Store, Origin)>, CliError> {
+        let repo = self.store()?;
+        let personal = self.personal_store(&repo, false)?;
+        let mut out = vec![(repo, Origin::Repo)];
+        out.extend(personal.map(|p| (p, Origin::Personal)));
+        Ok(out)
+    }
+}
