@@ -16,16 +16,21 @@ pub struct Args {}
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let conflicts = memoir::ops::resolve::conflicts(&store)?;
-    app.out.json(&json!(conflicts
-        .iter()
-        .map(|c| json!({
-            "key": c.key.to_string(), "current": c.current,
-            "candidates": c.candidates.iter().map(|v| json!({
-                "id": v.id, "op": v.op.as_str(), "actor": v.actor, "time": v.time,
-                "source": v.source, "content": v.content, "diff": v.diff,
-            })).collect::<Vec<_>>(),
-        }))
-        .collect::<Vec<_>>()))?;
+    app.out.json_list(
+        "conflicts",
+        conflicts
+            .iter()
+            .map(|c| {
+                json!({
+                    "key": c.key.to_string(), "current": c.current,
+                    "candidates": c.candidates.iter().map(|v| json!({
+                        "id": v.id, "op": v.op.as_str(), "actor": v.actor, "time": v.time,
+                        "source": v.source, "content": v.content, "diff": v.diff,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect(),
+    )?;
     for c in &conflicts {
         app.out.line(format!(
             "conflict {} ({} versions to choose from)",

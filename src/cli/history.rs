@@ -23,14 +23,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let (key, _) = parse_key(&args.key)?;
     let (store, _) = app.store_for(&key, false)?;
     let versions = memoir::ops::history::history(&store, &key)?;
-    app.out.json(&json!(versions
+    app.out.json_list("versions", versions
         .iter()
         .map(|v| json!({
             "id": v.id, "op": v.op.as_str(), "time": v.time, "actor": v.actor, "source": v.source,
             "reason": v.reason, "prev": v.prev, "commit": v.commit, "content": v.content,
             "diff": if args.patch { Some(&v.diff) } else { None },
         }))
-        .collect::<Vec<_>>()))?;
+        .collect())?;
     for v in &versions {
         let commit = v.commit.as_deref().map_or("(not committed)", short_id);
         app.out.line(columns(&[

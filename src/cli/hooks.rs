@@ -43,9 +43,21 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Action::Uninstall => memoir::integration::hooks::uninstall(&store.root),
     }
     .map_err(|e| CliError::Failed(e.to_string()))?;
-    app.out.json(&json!(done))?;
-    for line in &done {
-        app.out.line(line)?;
+    app.out.json_list(
+        "actions",
+        done.iter()
+            .map(|d| {
+                let (kind, command) = match &d.action {
+                    memoir::integration::hooks::Action::Configured(c) => ("driver", Some(c.as_str())),
+                    memoir::integration::hooks::Action::Unconfigured => ("driver", None),
+                    _ => ("hook", None),
+                };
+                json!({ "kind": kind, "target": d.target, "action": d.action.as_str(), "command": command })
+            })
+            .collect(),
+    )?;
+    for d in &done {
+        app.out.line(d.to_string())?;
     }
     Ok(0)
 }

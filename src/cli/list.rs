@@ -36,10 +36,10 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             .map(|(l, origin)| {
                 let mut m = memory_json(&l.key, &l.path, &l.summary, l.conflict);
                 m.insert("store".into(), json!(origin.as_str()));
-                m
+                json!(m)
             })
             .collect();
-        app.out.json(&json!(items))?;
+        app.out.json_list("memories", items)?;
         return Ok(0);
     }
     let width = listed

@@ -72,6 +72,10 @@ struct Commands {
 }
 
 impl Handler for Commands {
+    fn usage_error(&self, message: String) -> ToolOutcome {
+        failure(&CliError::Usage(message))
+    }
+
     fn call(&mut self, tool: &ToolSpec, args: Arguments) -> ToolOutcome {
         let argv = argv(tool.name, &args);
         let command = match Cli::try_parse_from(argv) {
@@ -98,22 +102,19 @@ impl Handler for Commands {
         let document = serde_json::from_slice::<Value>(&printed).unwrap_or_else(|_| json!({}));
         match result {
             Err(e) => failure(&e),
-            Ok(exit) => outcome(tool, document, exit),
+            Ok(exit) => outcome(document, exit),
         }
     }
 }
 
 /// A command that ran: its JSON as the result; a non-zero exit (a
 /// proposal kept for a human) as a tool error carrying that JSON too.
-fn outcome(tool: &ToolSpec, document: Value, exit: u8) -> ToolOutcome {
+fn outcome(document: Value, exit: u8) -> ToolOutcome {
     let text = document
         .get("text")
         .and_then(Value::as_str)
         .map(String::from);
-    let mut document = match document {
-        Value::Array(items) => json!({ list_key(tool.name): items }),
-        other => other,
-    };
+    let mut document = document;
     if exit != code::OK {
         let message = match exit {
             code::DECISION => "needs a human decision: nothing was overwritten; the memory is kept as a proposal for review (`memoir conflicts`, `memoir consolidate`)",
@@ -131,18 +132,9 @@ fn outcome(tool: &ToolSpec, document: Value, exit: u8) -> ToolOutcome {
 /// An error as a tool error.
 fn failure(e: &CliError) -> ToolOutcome {
     ToolOutcome {
-        document: json!({ "error": e.to_json() }),
+        document: json!({ "format": super::output::JSON_FORMAT, "error": e.to_json() }),
         text: None,
         is_error: true,
-    }
-}
-
-/// What a command's JSON array is called in the tool's structured result.
-fn list_key(tool: &str) -> &'static str {
-    match tool {
-        "recall" => "hits",
-        "conflicts" => "conflicts",
-        _ => "memories",
     }
 }
 

@@ -219,6 +219,13 @@ pub fn main() -> ExitCode {
         Err(e) if e.is_broken_pipe() => ExitCode::from(code::OK),
         Err(e) => {
             output::diagnostic(&format!("memoir: {}", e.message()));
+            if app.out.json {
+                // A harness reads data on stdout: the error is data too.
+                let mut error = e.to_json();
+                error["message"] = output::redacted(&e.message()).into();
+                let _ = app.out.json(&serde_json::json!({ "error": error }));
+                let _ = app.out.flush();
+            }
             ExitCode::from(e.code())
         }
     }
@@ -237,7 +244,20 @@ fn usage(e: &clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::from(code::OK);
     }
-    output::diagnostic_lines(e.render().to_string().trim_end());
+    let rendered = e.render().to_string();
+    output::diagnostic_lines(rendered.trim_end());
+    let json = std::env::args()
+        .take_while(|a| a != "--")
+        .any(|a| a == "--json");
+    if json {
+        let first = rendered.lines().next().unwrap_or("bad usage");
+        let message = first.strip_prefix("error: ").unwrap_or(first);
+        let message = output::redacted(message);
+        let mut out = Output::new(true, false, true);
+        let error = serde_json::json!({ "code": "usage", "message": message, "exit": code::USAGE });
+        let _ = out.json(&serde_json::json!({ "error": error }));
+        let _ = out.flush();
+    }
     ExitCode::from(code::USAGE)
 }
 

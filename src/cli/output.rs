@@ -116,11 +116,13 @@ impl Output {
         Ok(())
     }
 
-    /// A JSON document (only in JSON mode).
+    /// A JSON document (only in JSON mode): an object, given the
+    /// [`JSON_FORMAT`] version of its shape as its first field.
     pub fn json(&mut self, value: &Value) -> io::Result<()> {
         if !self.json {
             return Ok(());
         }
+        let value = &versioned(value);
         let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
         if let Cow::Borrowed(_) = memoir::policy::secrets::redacted(&text) {
             return writeln!(self.out, "{text}");
@@ -130,6 +132,13 @@ impl Output {
         memoir::policy::secrets::redact_json(&mut value);
         serde_json::to_writer_pretty(&mut self.out, &value)?;
         writeln!(self.out)
+    }
+
+    /// A JSON document of one list, `{"format": 1, "<key>": [...]}`.
+    pub fn json_list(&mut self, key: &str, items: Vec<Value>) -> io::Result<()> {
+        let mut m = Map::new();
+        m.insert(key.to_string(), Value::Array(items));
+        self.json(&Value::Object(m))
     }
 
     /// A unified diff, coloured on a terminal.
@@ -159,6 +168,30 @@ impl Output {
     pub fn flush(&mut self) -> io::Result<()> {
         self.out.flush()
     }
+}
+
+/// The version of the JSON documents' shapes (docs/cli.md): every
+/// document carries it as `"format"`, and it changes when a documented
+/// field changes its meaning or goes away.
+pub const JSON_FORMAT: u32 = 1;
+
+/// `value` with `"format"` first (an object; anything else is wrapped as
+/// `{"format", "value"}`, which no command prints).
+fn versioned(value: &Value) -> Value {
+    let mut m = Map::new();
+    m.insert("format".into(), JSON_FORMAT.into());
+    match value {
+        Value::Object(fields) => m.extend(
+            fields
+                .iter()
+                .filter(|(k, _)| *k != "format")
+                .map(|(k, v)| (k.clone(), v.clone())),
+        ),
+        other => {
+            m.insert("value".into(), other.clone());
+        }
+    }
+    Value::Object(m)
 }
 
 /// A date from ms since the epoch, empty when unknown (0).

@@ -92,7 +92,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let merged = merge(lists, args.limit);
     if app.out.json {
         let hits: Vec<_> = merged.into_iter().map(|(_, j, _)| j).collect();
-        app.out.json(&json!(hits))?;
+        app.out.json_list("hits", hits)?;
         return Ok(0);
     }
     for (_, _, text) in &merged {

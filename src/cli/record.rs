@@ -16,12 +16,12 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
     let recorded = memoir::ops::record::record(&store, &ctx)?;
-    app.out.json(&json!(recorded
+    app.out.json_list("recorded", recorded
         .iter()
         .map(|r| json!({
             "key": r.key.to_string(), "kind": r.kind.as_str(), "op": r.op.as_str(), "id": r.id, "filled": r.filled,
         }))
-        .collect::<Vec<_>>()))?;
+        .collect())?;
     for r in &recorded {
         let filled = if r.filled.is_empty() {
             String::new()

@@ -35,11 +35,8 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             ),
         );
     }
-    app.out.json(&json!(seen
-        .receipts
-        .iter()
-        .map(receipt_json)
-        .collect::<Vec<_>>()))?;
+    app.out
+        .json_list("receipts", seen.receipts.iter().map(receipt_json).collect())?;
     for r in &seen.receipts {
         app.out.line(heading(r))?;
         for m in &r.memories {

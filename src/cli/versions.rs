@@ -18,13 +18,18 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         .and_then(|repo| repo.versions())
         .map_err(|e| CliError::Failed(e.to_string()))?;
     let when = |s: i64| Timestamp(s * 1000).seconds();
-    app.out.json(&json!(versions
-        .iter()
-        .map(|v| json!({
-            "commit": v.id, "date": when(v.seconds), "author": v.author,
-            "summary": v.summary, "event": v.event, "counts": v.counts,
-        }))
-        .collect::<Vec<_>>()))?;
+    app.out.json_list(
+        "versions",
+        versions
+            .iter()
+            .map(|v| {
+                json!({
+                    "commit": v.id, "date": when(v.seconds), "author": v.author,
+                    "summary": v.summary, "event": v.event, "counts": v.counts,
+                })
+            })
+            .collect(),
+    )?;
     for v in &versions {
         app.out.line(columns(&[
             &short_id(&v.id),

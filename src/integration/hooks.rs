@@ -98,8 +98,67 @@ fn without_block(text: &str) -> String {
     out
 }
 
-/// Installs the hooks and merge drivers; returns what was done, one line each.
-pub fn install(dir: &Path) -> Result<Vec<String>, HooksError> {
+/// One thing `install` or `uninstall` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Done {
+    /// A hook file's path, or a merge driver's name.
+    pub target: String,
+    /// What happened to it.
+    pub action: Action,
+}
+
+/// What happened to a hook or a merge driver.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// A new hook file holding the shim.
+    Installed,
+    /// The hook held the shim already.
+    AlreadyInstalled,
+    /// The shim put before an existing hook's own lines.
+    Chained,
+    /// A hook file that held only the shim, deleted.
+    Removed,
+    /// The shim taken out of a hook with lines of its own.
+    Trimmed,
+    /// `merge.<driver>.driver` set to this command.
+    Configured(String),
+    /// The `merge.<driver>` section removed.
+    Unconfigured,
+}
+
+impl Action {
+    /// Its name in JSON.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Action::Installed => "installed",
+            Action::AlreadyInstalled => "already-installed",
+            Action::Chained => "chained",
+            Action::Removed => "removed",
+            Action::Trimmed => "trimmed",
+            Action::Configured(_) => "configured",
+            Action::Unconfigured => "unconfigured",
+        }
+    }
+}
+
+/// The line `memoir hooks` prints for it.
+impl std::fmt::Display for Done {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let t = &self.target;
+        match &self.action {
+            Action::Installed => write!(f, "{t}: installed"),
+            Action::AlreadyInstalled => write!(f, "{t}: already installed"),
+            Action::Chained => write!(f, "{t}: chained before the existing hook"),
+            Action::Removed => write!(f, "{t}: removed"),
+            Action::Trimmed => write!(f, "{t}: memoir's lines removed, the rest kept"),
+            Action::Configured(command) => write!(f, "git config merge.{t}.driver \"{command}\""),
+            Action::Unconfigured => write!(f, "git config --remove-section merge.{t}"),
+        }
+    }
+}
+
+/// Installs the hooks and merge drivers; returns what was done.
+pub fn install(dir: &Path) -> Result<Vec<Done>, HooksError> {
     let repo = git::Repo::discover(dir)?;
     let hooks = repo.hooks_dir();
     std::fs::create_dir_all(&hooks).map_err(io(&hooks))?;
@@ -117,28 +176,36 @@ pub fn install(dir: &Path) -> Result<Vec<String>, HooksError> {
             format!("{}{base}", shim(hook))
         };
         if existing.as_deref() == Some(text.as_str()) {
-            done.push(format!("{}: already installed", path.display()));
+            done.push(Done {
+                target: path.display().to_string(),
+                action: Action::AlreadyInstalled,
+            });
             continue;
         }
         std::fs::write(&path, &text).map_err(io(&path))?;
         make_executable(&path)?;
-        done.push(match existing {
-            Some(e) if !without_block(&e).trim().is_empty() => {
-                format!("{}: chained before the existing hook", path.display())
-            }
-            _ => format!("{}: installed", path.display()),
+        let action = match existing {
+            Some(e) if !without_block(&e).trim().is_empty() => Action::Chained,
+            _ => Action::Installed,
+        };
+        done.push(Done {
+            target: path.display().to_string(),
+            action,
         });
     }
     for (driver, name, command) in DRIVERS {
         repo.set_merge_driver(driver, Some((name, command)))?;
-        done.push(format!("git config merge.{driver}.driver \"{command}\""));
+        done.push(Done {
+            target: driver.to_string(),
+            action: Action::Configured(command.to_string()),
+        });
     }
     Ok(done)
 }
 
 /// Removes memoir's hook blocks (and hooks that held nothing else) and its
 /// merge driver configuration.
-pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
+pub fn uninstall(dir: &Path) -> Result<Vec<Done>, HooksError> {
     let repo = git::Repo::discover(dir)?;
     let hooks = repo.hooks_dir();
     let mut done = Vec::new();
@@ -156,18 +223,24 @@ pub fn uninstall(dir: &Path) -> Result<Vec<String>, HooksError> {
             .all(|l| l.trim().is_empty() || l.starts_with("#!"));
         if only_shebang {
             std::fs::remove_file(&path).map_err(io(&path))?;
-            done.push(format!("{}: removed", path.display()));
+            done.push(Done {
+                target: path.display().to_string(),
+                action: Action::Removed,
+            });
         } else {
             std::fs::write(&path, rest).map_err(io(&path))?;
-            done.push(format!(
-                "{}: memoir's lines removed, the rest kept",
-                path.display()
-            ));
+            done.push(Done {
+                target: path.display().to_string(),
+                action: Action::Trimmed,
+            });
         }
     }
     for (driver, _, _) in DRIVERS {
         repo.set_merge_driver(driver, None)?;
-        done.push(format!("git config --remove-section merge.{driver}"));
+        done.push(Done {
+            target: driver.to_string(),
+            action: Action::Unconfigured,
+        });
     }
     Ok(done)
 }

@@ -67,6 +67,16 @@ pub struct ToolOutcome {
 pub trait Handler {
     /// Runs `tool` with checked arguments.
     fn call(&mut self, tool: &ToolSpec, args: Arguments) -> ToolOutcome;
+
+    /// The result of a call whose arguments do not fit the tool (a
+    /// missing, unknown or mistyped one: `message` names it).
+    fn usage_error(&self, message: String) -> ToolOutcome {
+        ToolOutcome {
+            document: json!({ "error": { "code": "usage", "message": message, "exit": 2 } }),
+            text: None,
+            is_error: true,
+        }
+    }
 }
 
 /// The server: its description, its tools and what runs them.
@@ -201,11 +211,7 @@ impl<H: Handler> Server<H> {
         };
         let outcome = match tool.check(params.and_then(|p| p.get("arguments"))) {
             Ok(args) => self.handler.call(tool, args),
-            Err(message) => ToolOutcome {
-                document: json!({ "error": { "code": "usage", "message": message, "exit": 2 } }),
-                text: None,
-                is_error: true,
-            },
+            Err(message) => self.handler.usage_error(message),
         };
         Ok(result(outcome))
     }

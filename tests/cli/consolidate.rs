@@ -309,6 +309,7 @@ fn history_lists_every_version_with_its_commit() {
     let v: serde_json::Value =
         serde_json::from_str(&env.ok(&["--json", "history", "--patch", "project/db"]))
             .expect("json");
+    let v = v["versions"].clone();
     let head = env.git(&["rev-parse", "HEAD"]).trim().to_string();
     assert_eq!(v[1]["commit"], head.as_str());
     assert!(v[1]["diff"]

@@ -46,7 +46,7 @@ fn claude_code_topic_files_become_memories_once() {
         out.ends_with(": 4 added, 0 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
         "{out}"
     );
-    let keys: Vec<String> = json(&env, &["list"])
+    let keys: Vec<String> = json(&env, &["list"])["memories"]
         .as_array()
         .expect("list")
         .iter()
@@ -292,7 +292,7 @@ fn an_openclaw_workspace_imports_notes_and_proposals_once() {
     assert_eq!(env.pending_proposals(), 4);
     env.ok(&["check"]);
     let found = json(&env, &["recall", "why did the checkout test flake on CI"]);
-    assert_eq!(found[0]["type"], "note", "{found}");
+    assert_eq!(found["hits"][0]["type"], "note", "{found}");
 
     let before = env.snapshot();
     let again = env.ok(&["import", "openclaw", dir]);

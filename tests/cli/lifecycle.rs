@@ -108,6 +108,8 @@ fn remember_writes_file_log_and_index_in_english_and_chinese() {
     let show = env.ok(&["show", "project/test-command"]);
     assert_eq!(show, file);
     let json: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "list"])).expect("json");
+    assert_eq!(json["format"], 1);
+    let json = &json["memories"];
     assert_eq!(json.as_array().map(Vec::len), Some(2));
     assert_eq!(json[0]["key"], "project/test-command");
     assert_eq!(json[0]["tags"][1], "tests");

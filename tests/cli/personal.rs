@@ -45,7 +45,9 @@ impl Bob {
 
 fn keys(json: &str) -> Vec<String> {
     let v: Value = serde_json::from_str(json).expect("json");
-    v.as_array()
+    v.get("hits")
+        .or(v.get("memories"))
+        .and_then(Value::as_array)
         .expect("array")
         .iter()
         .map(|h| h["key"].as_str().unwrap_or("note").to_string())
@@ -83,8 +85,8 @@ fn one_persons_user_memories_never_reach_another() {
     let hits: Value =
         serde_json::from_str(&env.ok(&["--json", "recall", "what tea does Ada drink"]))
             .expect("json");
-    assert_eq!(hits[0]["key"], "user/likes-tea");
-    assert_eq!(hits[0]["store"], "personal");
+    assert_eq!(hits["hits"][0]["key"], "user/likes-tea");
+    assert_eq!(hits["hits"][0]["store"], "personal");
     let (_, bobs, _) = bob.run(&env, &["--json", "recall", "what tea does Ada drink"]);
     assert!(keys(&bobs).is_empty(), "{bobs}");
     assert!(!keys(&bob.ok(&env, &["--json", "list"])).contains(&"user/likes-tea".to_string()));

@@ -40,12 +40,19 @@ fn store_of(set: &str) -> Env {
     env
 }
 
+/// The hits of a `recall --json` document.
+fn hits_of(json: &str) -> Vec<Value> {
+    let v: Value = serde_json::from_str(json).expect("json");
+    v["hits"].as_array().cloned().unwrap_or_default()
+}
+
 fn recall_keys(env: &Env, query: &str, extra: &[&str]) -> Vec<String> {
     let mut args = vec!["--json", "recall"];
     args.extend_from_slice(extra);
     args.extend(["--", query]);
     let v: Value = serde_json::from_str(&env.ok(&args)).expect("json");
-    v.as_array()
+    v["hits"]
+        .as_array()
         .expect("array")
         .iter()
         .map(|h| h["key"].as_str().expect("key").to_string())
@@ -93,7 +100,7 @@ fn recall_json_has_the_documented_fields_and_filters_work() {
     let env = fixture_store();
     let v: Value =
         serde_json::from_str(&env.ok(&["--json", "recall", "database", "backups"])).expect("json");
-    let first = &v[0];
+    let first = &v["hits"][0];
     for field in [
         "key",
         "scope",
@@ -174,7 +181,7 @@ fn expired_memories_are_never_returned_and_conflicts_and_reviews_are_flagged() {
     assert!(recall_keys(&env, "jenkins build server", &[]).is_empty());
     let v: Value =
         serde_json::from_str(&env.ok(&["--json", "recall", "cache", "ttl"])).expect("json");
-    assert_eq!(v[0]["stale"], true);
+    assert_eq!(v["hits"][0]["stale"], true);
     assert!(env
         .ok(&["recall", "cache", "ttl"])
         .contains("[review overdue]"));
@@ -500,7 +507,7 @@ fn notes_are_found_marked_after_memories_and_can_be_left_out() {
     env.ok(&["reindex"]);
     env.ok(&["note", "a second observation: the cache misses again"]);
     let out = env.ok(&["--json", "recall", "--", "why does the CI cache miss"]);
-    let items: Vec<Value> = serde_json::from_str(&out).expect("json");
+    let items = hits_of(&out);
     let notes: Vec<&Value> = items.iter().filter(|i| i["type"] == "note").collect();
     assert_eq!(notes.len(), 2, "{out}");
     assert!(notes
@@ -515,7 +522,7 @@ fn notes_are_found_marked_after_memories_and_can_be_left_out() {
         let mut args = vec!["--json", "recall"];
         args.extend_from_slice(extra);
         args.extend(["--", "why does the CI cache miss"]);
-        let items: Vec<Value> = serde_json::from_str(&env.ok(&args)).expect("json");
+        let items = hits_of(&env.ok(&args));
         assert!(items.iter().all(|i| i["type"] != "note"), "{extra:?}");
     }
     // In context, marked as unconfirmed, inside the block.

@@ -4,7 +4,8 @@ use crate::util::{forked, Env};
 use serde_json::Value;
 
 fn conflicts(env: &Env) -> Value {
-    serde_json::from_str(&env.ok(&["--json", "conflicts"])).expect("json")
+    let v: Value = serde_json::from_str(&env.ok(&["--json", "conflicts"])).expect("json");
+    v["conflicts"].clone()
 }
 
 #[test]

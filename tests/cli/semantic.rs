@@ -87,7 +87,8 @@ fn calls(env: &Env) -> usize {
 fn recall(env: &Env, query: &str) -> (Vec<Value>, String) {
     let (code, out, err) = env.run(&["--json", "recall", "--", query]);
     assert_eq!(code, 0, "{err}");
-    (serde_json::from_str(&out).expect("json"), err)
+    let v: Value = serde_json::from_str(&out).expect("json");
+    (v["hits"].as_array().cloned().unwrap_or_default(), err)
 }
 
 #[test]

@@ -231,6 +231,7 @@ fn with_the_drivers_a_branch_merge_has_no_text_conflict_and_the_fork_is_a_confli
     assert_eq!(status["conflicts"], serde_json::json!(["project/db"]));
     let conflicts: serde_json::Value =
         serde_json::from_str(&env.ok(&["--json", "conflicts"])).expect("json");
+    let conflicts = &conflicts["conflicts"];
     assert!(conflicts[0]["candidates"][0]["diff"]
         .as_str()
         .expect("diff")
