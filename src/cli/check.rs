@@ -12,6 +12,9 @@ use serde_json::json;
 /// left behind, or a hand edit); MEMORY.md is in sync and within its budget.
 /// Exit 1 when any error is found.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir check\n  memoir check --base origin/main   # in CI on a pull request"
+)]
 pub struct Args {
     /// Also check the change since this revision (for CI on a pull request):
     /// every log at it is a prefix of the same log now, and nothing added

@@ -10,10 +10,13 @@ use serde_json::json;
 /// shows now (for a fork, the version both sides agreed on), with who wrote
 /// it, when, and its source. Decide with `memoir resolve`.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir conflicts")]
 pub struct Args {}
 
 /// Prints each conflict with its candidate versions as diffs.
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     let store = app.store()?;
     let conflicts = memoir::ops::resolve::conflicts(&store)?;
     app.out.json_list(
@@ -33,9 +36,9 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     )?;
     for c in &conflicts {
         app.out.line(format!(
-            "conflict {} ({} versions to choose from)",
+            "conflict {} ({} to choose from)",
             c.key,
-            c.candidates.len()
+            super::output::count(c.candidates.len(), "version", "versions")
         ))?;
         for v in &c.candidates {
             app.out.line(format!(

@@ -24,6 +24,9 @@ use std::time::Duration;
 /// then commits exactly the store's paths (your other staged and unstaged
 /// changes stay as they are).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir consolidate --dry-run\n  memoir consolidate --yes -m 'memory: weekly consolidation'"
+)]
 pub struct Args {
     /// Show the plan; change nothing.
     #[arg(long)]
@@ -451,6 +454,10 @@ fn plan_json(plan: &Plan, dry_run: bool) -> Value {
 /// The plan as text: each step and its diff, the stale memories, the
 /// counts and the commit; returns how many conflicts stay pending.
 fn show_plan(app: &mut App, plan: &Plan, dry_run: bool) -> Result<usize, CliError> {
+    if plan.conflicts().next().is_some() {
+        // The conflicts are why it exits 4: shown even with -q.
+        app.out.show_data();
+    }
     for s in &plan.steps {
         match &s.action {
             Action::Conflict { reason } => app.out.line(format!(

@@ -16,6 +16,9 @@ use serde_json::json;
 /// token budget. Each call that prints something leaves a receipt in the
 /// local state (`memoir seen`).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir context \"fix the flaky payment test\"\n  memoir context                 # hot memory for a session's start"
+)]
 pub struct Args {
     /// What the agent is about to do (words are joined with spaces).
     query: Vec<String>,
@@ -31,6 +34,8 @@ pub struct Args {
 
 /// Prints the memory block for the query, or for the hook's prompt.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     if !args.from_hook {
         let query = (!args.query.is_empty()).then(|| args.query.join(" "));
         return print(app, query.as_deref(), args.budget, false);

@@ -12,6 +12,9 @@ use serde_json::{json, Value};
 /// Default: from the merge base of HEAD and its upstream to the work tree.
 /// `--format markdown` is made to be posted as a pull-request comment.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir diff origin/main HEAD\n  memoir diff origin/main HEAD --format markdown"
+)]
 pub struct Args {
     /// The base revision (default: merge base of HEAD and its upstream, else HEAD).
     from: Option<String>,
@@ -25,14 +28,15 @@ pub struct Args {
 /// `<n> added, <n> changed, …`: the diff's counts, in text and markdown.
 fn counts(d: &MemoryDiff) -> String {
     let n = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
+    let count = super::output::count;
     format!(
-        "{} added, {} changed, {} forgotten; {} conflicts opened, {} resolved; {} notes",
+        "{} added, {} changed, {} forgotten; {} opened, {} resolved; {}",
         n(ChangeKind::Added),
         n(ChangeKind::Changed),
         n(ChangeKind::Forgotten),
-        d.opened.len(),
+        count(d.opened.len(), "conflict", "conflicts"),
         d.resolved.len(),
-        d.notes.len()
+        count(d.notes.len(), "note", "notes")
     )
 }
 
@@ -70,13 +74,12 @@ fn first_line(text: &str) -> &str {
 
 /// Compares the two revisions' memory; prints it as text, markdown or JSON.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     let store = app.store()?;
     let d = memoir::ops::diff::diff(&store, args.from.as_deref(), args.to.as_deref())?;
     if app.out.json || args.format == "json" {
-        app.out.raw(&format!(
-            "{}\n",
-            serde_json::to_string_pretty(&to_json(&d)).unwrap_or_default()
-        ))?;
+        app.out.json_document(&to_json(&d))?;
     } else if args.format == "markdown" {
         app.out.raw(&to_markdown(&d))?;
     } else {
@@ -127,8 +130,8 @@ fn to_markdown(d: &MemoryDiff) -> String {
     }
     if !d.notes.is_empty() {
         md.push_str(&format!(
-            "\n<details><summary>{} notes added</summary>\n\n",
-            d.notes.len()
+            "\n<details><summary>{} added</summary>\n\n",
+            super::output::count(d.notes.len(), "note", "notes")
         ));
         for n in &d.notes {
             md.push_str(&format!(

@@ -8,6 +8,9 @@ use serde_json::json;
 /// Log a tombstone with the reason, remove its file, update MEMORY.md. Its
 /// versions stay in the logs.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir forget project/test-command --reason 'we moved to bun'"
+)]
 pub struct Args {
     /// Which memory: <scope>/<name>.
     key: String,

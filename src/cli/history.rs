@@ -10,6 +10,9 @@ use serde_json::json;
 /// rollback), and the commit that carried it. With --patch, each version's
 /// change as a diff.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir history project/db\n  memoir history project/db --patch"
+)]
 pub struct Args {
     /// The memory: <scope>/<name>.
     key: String,
@@ -20,6 +23,8 @@ pub struct Args {
 
 /// Prints every version of the memory.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     let (key, _) = parse_key(&args.key)?;
     let (store, _) = app.store_for(&key, false)?;
     let versions = memoir::ops::history::history(&store, &key)?;
@@ -28,6 +33,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         .map(|v| json!({
             "id": v.id, "op": v.op.as_str(), "time": v.time, "actor": v.actor, "source": v.source,
             "reason": v.reason, "prev": v.prev, "commit": v.commit, "content": v.content,
+            "description": v.content.as_deref().and_then(|c| memoir::model::memory::Memory::parse(c).ok()).map(|m| m.description),
             "diff": if args.patch { Some(&v.diff) } else { None },
         }))
         .collect())?;
@@ -38,6 +44,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             &v.actor,
             &commit,
         ]))?;
+        let said = v
+            .content
+            .as_deref()
+            .and_then(|c| memoir::model::memory::Memory::parse(c).ok());
+        if let Some(m) = said {
+            app.out
+                .line(format!("    description: {}", m.description))?;
+        }
         if let Some(s) = &v.source {
             app.out.line(format!("    source: {s}"))?;
         }

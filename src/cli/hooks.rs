@@ -85,7 +85,13 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
         Ok(r) => {
             let changed = r.written.len() + r.removed.len();
             if changed > 0 || r.index_changed {
-                warn(app.quiet(), &format!("settled {changed} memory files from the merged logs (commit them with `memoir consolidate`)"));
+                warn(
+                    app.quiet(),
+                    &format!(
+                        "settled {} from the merged logs (commit them with `memoir consolidate`)",
+                        super::output::count(changed, "memory file", "memory files")
+                    ),
+                );
             }
             for d in &r.refused {
                 warn(
@@ -103,8 +109,8 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
         warn(
             app.quiet(),
             &format!(
-                "{} memories have versions that disagree: see `memoir conflicts`",
-                settled.conflicts
+                "{} versions that disagree: see `memoir conflicts`",
+                super::output::count(settled.conflicts, "memory has", "memories have")
             ),
         );
     }

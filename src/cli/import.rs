@@ -81,6 +81,10 @@ fn report(
         if i == 1 {
             continue;
         }
+        if i >= 2 {
+            // What waits or failed is why it exits non-zero: shown even with -q.
+            app.out.show_data();
+        }
         let verb = if dry_run && i < 3 {
             format!("would be {name}")
         } else {

@@ -10,10 +10,20 @@ use std::path::PathBuf;
 /// keeps git from rewriting line endings. Runs `git init` first when the
 /// directory is in no repository. Safe to rerun.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir init\n  memoir init path/to/repo")]
 pub struct Args {
     /// Where to create the store (default: --store, else the current directory).
     dir: Option<PathBuf>,
 }
+
+/// What to do after `init`, printed once.
+const NEXT_STEPS: &str = "\
+Next:
+  memoir hooks install          # this clone: merge drivers and git hooks (each teammate runs it)
+  memoir setup claude-code      # an agent: hooks, MCP server, CLAUDE.md
+  memoir remember project/<name> -d '<what>' -s '<why it is true>'
+  memoir consolidate            # commit the store (and .gitattributes) as one version
+  memoir doctor                 # check the set-up";
 
 /// Creates the store (and a repository when there is none).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
@@ -22,6 +32,10 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         None => std::env::current_dir()?,
     };
     let report = memoir::store::init(&dir)?;
+    // Memory files already there (a store set up again) are indexed now,
+    // so `check` is clean right after.
+    let store = app.open(&report.root)?;
+    memoir::ops::reindex::reindex(&store)?;
     app.out.json(&json!({
         "root": report.root,
         "created_repo": report.created_repo,
@@ -42,6 +56,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                 ""
             }
         ))?;
+        app.out.line(NEXT_STEPS)?;
     }
     Ok(0)
 }

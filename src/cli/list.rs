@@ -1,6 +1,6 @@
 //! `memoir list`
 
-use super::output::{columns, day, flags, memory_json};
+use super::output::{columns, day, display_width, flags, memory_json, pad};
 use super::stores::Origin;
 use super::{error::CliError, App};
 use memoir::ops::query::Filter;
@@ -10,6 +10,7 @@ use serde_json::json;
 ///
 /// Key, type, updated date, description.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir list\n  memoir list --scope project --type feedback")]
 pub struct Args {
     /// Only this scope.
     #[arg(long)]
@@ -21,6 +22,9 @@ pub struct Args {
 
 /// Lists the memories the filters let through.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
+    super::check_filters(&app.store()?, args.scope.as_deref(), args.kind.as_deref())?;
     let filter = Filter {
         scope: args.scope,
         kind: args.kind,
@@ -44,7 +48,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     }
     let width = listed
         .iter()
-        .map(|(l, _)| l.key.to_string().chars().count())
+        .map(|(l, _)| display_width(&l.key.to_string()))
         .max()
         .unwrap_or(0);
     for (l, origin) in &listed {
@@ -55,7 +59,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             ""
         };
         app.out.line(columns(&[
-            &format!("{:<width$}", l.key.to_string()),
+            &pad(&l.key.to_string(), width),
             &format!("{:<9}", s.kind),
             &format!("{:<10}", day(s.updated)),
             &format!("{}{}{mine}", s.description, flags(l.conflict, false)),

@@ -10,10 +10,12 @@ use std::path::PathBuf;
 /// which is what replaying the merged logs shows; the fork then appears in
 /// `memoir conflicts`. `index`: MEMORY.md's generated lines merge as a set
 /// and the text around them three-way. Configure with
-/// `git config merge.memoir.driver "memoir merge-driver memory %O %A %B"` and
-/// `git config merge.memoir-index.driver "memoir merge-driver index %O %A %B"`
-/// (`memoir init` writes the matching .gitattributes lines). Writes the
-/// result into %A; exit 0 when clean, 1 when the team's text conflicts.
+/// `git config merge.memoir.driver "memoir merge-driver memory %O %A %B %P"`
+/// and `git config merge.memoir-index.driver "memoir merge-driver index %O %A
+/// %B %P"` (`memoir hooks install` sets both; `memoir init` writes the
+/// matching .gitattributes lines). %P, the path in the work tree, names the
+/// file in messages. Writes the result into %A; exit 0 when clean, 1 when
+/// the team's text conflicts.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// `memory` or `index`.
@@ -25,7 +27,8 @@ pub struct Args {
     ours: PathBuf,
     /// %B: theirs.
     theirs: PathBuf,
-    /// %P and anything else git passes: ignored.
+    /// %P (the file's path in the work tree, for messages) and anything
+    /// else git passes.
     #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
     rest: Vec<String>,
 }

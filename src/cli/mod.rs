@@ -10,6 +10,7 @@ mod conflicts;
 mod consolidate;
 mod context;
 mod diff;
+mod doctor;
 mod error;
 mod export;
 mod forget;
@@ -59,6 +60,7 @@ pub struct Cli {
 
 /// Flags every command takes.
 #[derive(Debug, Clone, clap::Args)]
+#[command(next_help_heading = "Global options")]
 struct Global {
     /// The store's directory (default: the nearest ancestor with memory/log/).
     #[arg(long, global = true, env = "MEMOIR_STORE", value_name = "DIR")]
@@ -69,7 +71,7 @@ struct Global {
     /// Seconds to wait for the store lock before giving up (exit 5).
     #[arg(long, global = true, value_name = "SECS", default_value_t = 10.0)]
     lock_timeout: f64,
-    /// Print nothing on success.
+    /// No chatter: the data asked for and why a command failed are still printed; warnings are not.
     #[arg(short, long, global = true)]
     quiet: bool,
 }
@@ -106,6 +108,7 @@ enum Command {
     Setup(setup::Args),
     Import(import::Args),
     Export(export::Args),
+    Doctor(doctor::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -211,7 +214,8 @@ pub fn main() -> ExitCode {
         out,
         stats: Default::default(),
     };
-    let result = dispatch(cli.command, &mut app);
+    // A bad MEMOIR_NOW is a usage error whatever the command (some never ask the time).
+    let result = app.now().and_then(|_| dispatch(cli.command, &mut app));
     let result = result.and_then(|c| app.out.flush().map(|_| c).map_err(CliError::from));
     print_stats(&app);
     match result {
@@ -306,6 +310,7 @@ fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
         Command::Setup(a) => setup::run(a, app),
         Command::Import(a) => import::run(a, app),
         Command::Export(a) => export::run(a, app),
+        Command::Doctor(a) => doctor::run(a, app),
     }
 }
 
@@ -334,6 +339,27 @@ pub fn read_capped(input: impl std::io::Read, cap: usize) -> std::io::Result<Vec
     let mut bytes = Vec::new();
     input.take(cap as u64 + 1).read_to_end(&mut bytes)?;
     Ok(bytes)
+}
+
+/// `--scope` and `--type` filters: a scope the store has and one of the
+/// four types, else a usage error (a typo must not look like "nothing").
+pub fn check_filters(
+    store: &Store,
+    scope: Option<&str>,
+    kind: Option<&str>,
+) -> Result<(), CliError> {
+    if let Some(s) = scope.filter(|s| !store.has_scope(s)) {
+        return Err(CliError::Usage(format!(
+            "--scope: no scope `{s}` (this store's scopes: {})",
+            store.config.scopes.join(", ")
+        )));
+    }
+    if let Some(t) = kind.filter(|t| memoir::model::memory::MemoryType::parse(t).is_none()) {
+        return Err(CliError::Usage(format!(
+            "--type: unknown type `{t}` (expected user, feedback, project or reference)"
+        )));
+    }
+    Ok(())
 }
 
 /// Parses a `<scope>/<name>` argument.

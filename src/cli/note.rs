@@ -10,6 +10,9 @@ use serde_json::json;
 /// Notes are never applied to memories; consolidation may turn them into
 /// proposals. Reads the note from stdin when no text is given.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir note \"the CI cache misses on Mondays\"\n  echo \"a longer observation\" | memoir note"
+)]
 pub struct Args {
     /// The note's text (words are joined with spaces).
     text: Vec<String>,

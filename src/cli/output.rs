@@ -84,6 +84,13 @@ impl Output {
         }
     }
 
+    /// Says that what the command prints from now on is the data asked
+    /// for, or the reason it exits non-zero: `-q` drops chatter only, so it
+    /// no longer hides it (warnings stay quiet).
+    pub fn show_data(&mut self) {
+        self.quiet = false;
+    }
+
     /// A line of text (not in JSON mode, not when quiet).
     pub fn line(&mut self, text: impl AsRef<str>) -> io::Result<()> {
         if self.json || self.quiet {
@@ -122,6 +129,12 @@ impl Output {
         if !self.json {
             return Ok(());
         }
+        self.json_document(value)
+    }
+
+    /// A JSON document whatever the mode (`diff --format json`), as
+    /// [`Output::json`] prints it.
+    pub fn json_document(&mut self, value: &Value) -> io::Result<()> {
         let value = &versioned(value);
         let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
         if let Cow::Borrowed(_) = memoir::policy::secrets::redacted(&text) {
@@ -194,6 +207,16 @@ fn versioned(value: &Value) -> Value {
     Value::Object(m)
 }
 
+/// A time from ms since the epoch as every JSON document gives one,
+/// `YYYY-MM-DDTHH:MM:SSZ`; null when unknown (0).
+pub fn timestamp(ms: i64) -> Value {
+    if ms == 0 {
+        Value::Null
+    } else {
+        memoir::model::time::Timestamp(ms).seconds().into()
+    }
+}
+
 /// A date from ms since the epoch, empty when unknown (0).
 pub fn day(ms: i64) -> String {
     if ms == 0 {
@@ -201,6 +224,17 @@ pub fn day(ms: i64) -> String {
     } else {
         memoir::model::time::Timestamp(ms).date().to_string()
     }
+}
+
+/// How many terminal cells `text` takes (a CJK character two).
+pub fn display_width(text: &str) -> usize {
+    unicode_width::UnicodeWidthStr::width(text)
+}
+
+/// `text` padded with spaces to `width` cells.
+pub fn pad(text: &str, width: usize) -> String {
+    let w = display_width(text);
+    format!("{text}{}", " ".repeat(width.saturating_sub(w)))
 }
 
 /// Fields in a line, two spaces apart: `<key>  <description>`, and every
@@ -276,7 +310,7 @@ pub fn memory_json(
     let v = serde_json::json!({
         "key": key.to_string(), "scope": key.scope, "name": s.name, "type": s.kind,
         "description": s.description, "tags": s.tags, "source": s.source,
-        "confidence": s.confidence, "updated": day(s.updated), "path": path, "conflict": conflict,
+        "confidence": s.confidence, "updated": timestamp(s.updated), "path": path, "conflict": conflict,
     });
     match v {
         Value::Object(m) => m,
@@ -342,7 +376,4 @@ pub fn redacted(text: &str) -> String {
     memoir::policy::secrets::redact(&out)
 }
 
-/// `1 item`, `2 items`: a count with its noun, singular for one.
-pub fn count(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+pub use memoir::model::text::count;

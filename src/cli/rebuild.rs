@@ -10,6 +10,7 @@ use serde_json::json;
 /// a file edited by hand whose content exists nowhere in the logs is left
 /// alone (exit 1) unless --force.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir rebuild --check\n  memoir rebuild")]
 pub struct Args {
     /// Change nothing; exit 1 if anything would change.
     #[arg(long)]

@@ -13,6 +13,9 @@ use serde_json::json;
 /// shown, so an unrelated query prints nothing. Works in any language (CJK
 /// included).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir recall \"how do I run the tests\"\n  memoir --json recall -n 3 \"deploy steps\""
+)]
 pub struct Args {
     /// What to look for (words are joined with spaces).
     #[arg(required = true)]
@@ -40,11 +43,14 @@ pub struct Args {
 
 /// Ranks the memories against the query and prints the hits.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     if !(0.0..=1.0).contains(&args.min_score) {
         return Err(CliError::Usage(
             "--min-score must be between 0 and 1".into(),
         ));
     }
+    super::check_filters(&app.store()?, args.scope.as_deref(), args.kind.as_deref())?;
     let now = app.now()?;
     let opts = Options {
         limit: args.limit,

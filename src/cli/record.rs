@@ -9,6 +9,7 @@ use serde_json::json;
 /// written back, so that file and log agree. All or nothing: a file the write
 /// policy refuses records nothing.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir record")]
 pub struct Args {}
 
 /// Records the hand edits as events.

@@ -13,6 +13,9 @@ use serde_json::json;
 /// and `consolidate` accept exactly that rewrite. The views are rebuilt.
 /// Rotate the secret: it stays in git history until purged (docs/cli.md).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir redact --dry-run\n  memoir redact 01JD8X... --reason 'a token was pasted'"
+)]
 pub struct Args {
     /// Log entries to redact whole, by event id (a secret the rules miss).
     ids: Vec<String>,

@@ -17,6 +17,9 @@ use std::path::PathBuf;
 /// duplicates another, prints the difference and keeps the new one as a
 /// proposal (exit 4) unless --replace or --keep-both says what to do.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir remember project/test-command -d 'Run the tests with `pnpm test`' -s 'stated by the user on 2026-11-29'\n  memoir remember user/terse -d 'Prefers short answers' -s 'stated by the user' --type user\n  memoir remember project/db -d 'Postgres 16' -s 'ops handbook' --replace"
+)]
 pub struct Args {
     /// Where: <scope>/<name>, e.g. project/test-command.
     key: String,
@@ -283,6 +286,8 @@ fn proposed(
         app.out.line(format!("proposed {key} ({id})"))?;
         return Ok(code::OK);
     }
+    // Why it exits 4: shown even with -q.
+    app.out.show_data();
     app.out.diff(diff)?;
     app.out.line(format!(
         "{why}: kept as proposal {id}.\nRerun with --replace to overwrite, or --keep-both to keep both."

@@ -13,6 +13,9 @@ use serde_json::json;
 /// `<slug>-3`…; `--edit` opens the file in $EDITOR and takes what you save.
 /// The decision is logged; commit it with the next `memoir consolidate`.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir resolve project/db --take 01JD8X...\n  memoir resolve project/db --edit"
+)]
 #[command(group(clap::ArgGroup::new("decision").required(true).args(["keep", "take", "both", "edit"])))]
 pub struct Args {
     /// The memory: <scope>/<name>.

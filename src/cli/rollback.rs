@@ -12,6 +12,7 @@ use serde_json::json;
 /// rewritten and logs keep everything: to undo a bad consolidation C, roll
 /// back to C^. Unrecorded hand edits stop it unless --force.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir versions\n  memoir rollback HEAD~1 --dry-run")]
 pub struct Args {
     /// The revision to return to.
     rev: String,

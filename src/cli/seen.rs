@@ -15,6 +15,7 @@ use serde_json::json;
 /// in this clone's local state, never committed (`receipts:` in
 /// memory/config.yaml). Nothing recorded: no output.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir seen --last 3")]
 pub struct Args {
     /// Show the newest N receipts.
     #[arg(long, value_name = "N", default_value_t = 10)]
@@ -23,15 +24,17 @@ pub struct Args {
 
 /// Prints the newest receipts.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     let store = app.store()?;
     let seen = memoir::ops::seen::seen(&store, args.last);
     if seen.skipped > 0 {
         warn(
             app.quiet(),
             &format!(
-                "{}: {} line(s) that are not receipts (skipped)",
+                "{}: {} not receipts (skipped)",
                 seen.file.display(),
-                seen.skipped
+                super::output::count(seen.skipped, "line that is", "lines that are")
             ),
         );
     }
@@ -51,8 +54,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let silent = seen.abstentions;
     if silent.count > 0 {
         app.out.line(format!(
-            "{} context call(s) injected nothing, the last at {}",
-            silent.count,
+            "{} nothing, the last at {}",
+            super::output::count(
+                silent.count as usize,
+                "context call injected",
+                "context calls injected"
+            ),
             Timestamp(silent.last_ms).seconds()
         ))?;
     }

@@ -5,6 +5,9 @@ use serde_json::json;
 
 /// Print one memory's file exactly as it is.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir show project/test-command\n  memoir --json show project/test-command"
+)]
 pub struct Args {
     /// Which memory: <scope>/<name>.
     key: String,
@@ -12,6 +15,8 @@ pub struct Args {
 
 /// Prints the memory's file (its fields in JSON).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     let (key, _) = parse_key(&args.key)?;
     let (store, origin) = app.store_for(&key, false)?;
     let shown = memoir::ops::query::show(&store, &key)?;

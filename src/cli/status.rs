@@ -12,10 +12,13 @@ use serde_json::{json, Value};
 /// conflicts, drift, invalid files, stale and expired memories, the index
 /// budget).
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir status")]
 pub struct Args {}
 
 /// Prints the store's counts and what needs attention.
 pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
+    // Its output is the data asked for: -q hides warnings only.
+    app.out.show_data();
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
     let st = memoir::ops::query::status(&store, ctx.now.date())?;
@@ -36,8 +39,11 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         store.root.display(),
         store.writer
     ))?;
-    app.out
-        .line(format!("{total} memories: {}", per.join(", ")))?;
+    app.out.line(format!(
+        "{}: {}",
+        super::output::count(total, "memory", "memories"),
+        per.join(", ")
+    ))?;
     let shared_user = st
         .counts
         .iter()
@@ -49,6 +55,12 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
             p.root.display(),
             super::output::count(personal_count, "memory", "memories")
         ))?;
+    }
+    let drivers = memoir::integration::hooks::setup(&store.root)
+        .map(|s| s.drivers.iter().all(|(_, c)| c.is_some()))
+        .unwrap_or(true);
+    if !drivers {
+        app.out.line("this clone has no memoir merge drivers: a memory changed on two branches will be a text conflict (`memoir hooks install`)")?;
     }
     if shared_user > 0 && store.config.user_store == memoir::model::config::UserStore::Personal {
         app.out.line(format!(
@@ -72,7 +84,8 @@ fn to_json(store: &Store, st: &Status) -> Value {
     json!({
         "store": store.root, "writer": store.writer,
         "memories": st.counts.iter().map(|(s, n)| (s.clone(), json!(n))).collect::<serde_json::Map<_, _>>(),
-        "proposals": st.proposals, "conflicts": strings(&st.conflicts), "drift": st.drift,
+        "proposals": st.proposals.iter().zip(&st.proposal_keys).map(|(id, k)| json!({ "id": id, "key": k.as_ref().map(ToString::to_string) })).collect::<Vec<_>>(),
+        "conflicts": strings(&st.conflicts), "drift": st.drift,
         "invalid": st.invalid.iter().map(|(p, e)| json!({"path": p, "error": e})).collect::<Vec<_>>(),
         "stale": strings(&st.stale), "expired": strings(&st.expired),
         "over_budget": st.over_budget, "index_stale": st.index_stale,
@@ -91,10 +104,19 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
         &conflicts,
         "decide with `memoir resolve`",
     )?;
+    let proposals: Vec<String> = st
+        .proposals
+        .iter()
+        .zip(&st.proposal_keys)
+        .map(|(id, key)| match key {
+            Some(k) => format!("{id}  {k}"),
+            None => id.clone(),
+        })
+        .collect();
     section(
         out,
         "Pending proposals",
-        &st.proposals,
+        &proposals,
         "consolidation decides them",
     )?;
     section(
@@ -123,8 +145,8 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
     )?;
     if st.over_budget > 0 {
         out.line(format!(
-            "\nMEMORY.md leaves out {} memories (over its line budget)",
-            st.over_budget
+            "\nMEMORY.md leaves out {} (over its line budget)",
+            super::output::count(st.over_budget, "memory", "memories")
         ))?;
     }
     if st.index_stale {

@@ -35,6 +35,15 @@ impl Repo {
         }
     }
 
+    /// The command `merge.<driver>.driver` names, as git would run it
+    /// (any level of git's configuration).
+    pub fn merge_driver(&self, driver: &str) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string(format!("merge.{driver}.driver").as_str())
+            .map(|v| v.to_string())
+    }
+
     /// Sets `merge.<driver>.name` and `.driver` in the repository's own
     /// config (`.git/config`), or with `None` removes the `[merge
     /// "<driver>"]` section, keeping everything else in the file as it was.

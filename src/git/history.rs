@@ -6,7 +6,7 @@ use super::error::{failed, GitError};
 use super::Repo;
 use std::collections::HashMap;
 
-/// A commit memoir made when it consolidated the store.
+/// A commit memoir made of the store: a consolidation or a rollback.
 #[derive(Debug, Clone)]
 pub struct Version {
     /// The commit id.
@@ -17,10 +17,15 @@ pub struct Version {
     pub author: String,
     /// The message's first line.
     pub summary: String,
-    /// The `Memoir-Consolidation` trailer: the consolidate event's id.
-    pub event: String,
-    /// The `Memoir-Counts` trailer.
-    pub counts: String,
+    /// The `Memoir-Consolidation` trailer: the consolidate event's id
+    /// (none for a rollback).
+    pub event: Option<String>,
+    /// The `Memoir-Rollback` trailer: the revision rolled back to.
+    pub rollback: Option<String>,
+    /// The `Memoir-Counts` trailer, `name=n` pairs in their order
+    /// (`added`, `changed`, `forgotten`, `conflicts`; a rollback's
+    /// `restored`, `forgotten`).
+    pub counts: Vec<(String, u64)>,
 }
 
 /// The value of the last `name` line (`Memoir-Counts:`) of a message.
@@ -50,8 +55,8 @@ impl Repo {
         .collect()
     }
 
-    /// The consolidation commits reachable from HEAD, newest first: those
-    /// whose message carries a `Memoir-Consolidation:` trailer.
+    /// memoir's commits reachable from HEAD, newest first: those whose
+    /// message carries a `Memoir-Consolidation:` or `Memoir-Rollback:` trailer.
     pub fn versions(&self) -> Result<Vec<Version>, GitError> {
         let mut out = Vec::new();
         for id in self.history()? {
@@ -60,9 +65,11 @@ impl Repo {
                 .find_commit(id)
                 .map_err(failed("reading a commit"))?;
             let message = commit.message_raw_sloppy().to_string();
-            let Some(event) = trailer(&message, "Memoir-Consolidation:") else {
+            let event = trailer(&message, "Memoir-Consolidation:");
+            let rollback = trailer(&message, "Memoir-Rollback:");
+            if event.is_none() && rollback.is_none() {
                 continue;
-            };
+            }
             let author = commit
                 .author()
                 .map_err(failed("reading a commit's author"))?;
@@ -75,7 +82,15 @@ impl Repo {
                 author: format!("{} <{}>", author.name, author.email),
                 summary: message.lines().next().unwrap_or("").to_string(),
                 event,
-                counts: trailer(&message, "Memoir-Counts:").unwrap_or_default(),
+                rollback,
+                counts: trailer(&message, "Memoir-Counts:")
+                    .unwrap_or_default()
+                    .split_whitespace()
+                    .filter_map(|pair| {
+                        let (name, n) = pair.split_once('=')?;
+                        Some((name.to_string(), n.parse().ok()?))
+                    })
+                    .collect(),
             });
         }
         Ok(out)
@@ -233,8 +248,12 @@ mod tests {
                     v.seconds,
                     v.author.as_str(),
                     v.summary.as_str(),
-                    v.event.as_str(),
-                    v.counts.as_str(),
+                    v.event.as_deref().unwrap_or(""),
+                    v.counts
+                        .iter()
+                        .map(|(k, n)| format!("{k}={n}"))
+                        .collect::<Vec<_>>()
+                        .join(" "),
                 )
             })
             .collect();
@@ -248,7 +267,7 @@ mod tests {
                     author.as_str(),
                     "memoir: consolidate (1 changed)",
                     "ev-2",
-                    "added=0 changed=1"
+                    "added=0 changed=1".to_string()
                 ),
                 (
                     first.as_str(),
@@ -256,7 +275,7 @@ mod tests {
                     author.as_str(),
                     "memoir: consolidate (1 added)",
                     "ev-1",
-                    "added=1 changed=0"
+                    "added=1 changed=0".to_string()
                 ),
             ]
         );

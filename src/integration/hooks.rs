@@ -157,6 +157,46 @@ impl std::fmt::Display for Done {
     }
 }
 
+/// What a clone has of memoir's set-up.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setup {
+    /// Each hook and whether its file holds memoir's shim.
+    pub hooks: Vec<(&'static str, bool)>,
+    /// Each merge driver and the command git has for it, if any.
+    pub drivers: Vec<(&'static str, Option<String>)>,
+}
+
+impl Setup {
+    /// Every hook installed and every driver configured as memoir would.
+    pub fn complete(&self) -> bool {
+        self.hooks.iter().all(|(_, ok)| *ok)
+            && self
+                .drivers
+                .iter()
+                .zip(DRIVERS)
+                .all(|((_, have), (_, _, want))| have.as_deref() == Some(want))
+    }
+}
+
+/// Which hooks and merge drivers the clone at `dir` has.
+pub fn setup(dir: &Path) -> Result<Setup, HooksError> {
+    let repo = git::Repo::discover(dir)?;
+    let hooks_dir = repo.hooks_dir();
+    let mut hooks = Vec::new();
+    for hook in HOOKS {
+        let text = read_hook(&hooks_dir.join(hook)).unwrap_or(None);
+        hooks.push((
+            hook,
+            text.is_some_and(|t| t.lines().any(|l| l.trim_end() == START)),
+        ));
+    }
+    let drivers = DRIVERS
+        .iter()
+        .map(|(d, _, _)| (*d, repo.merge_driver(d)))
+        .collect();
+    Ok(Setup { hooks, drivers })
+}
+
 /// Installs the hooks and merge drivers; returns what was done.
 pub fn install(dir: &Path) -> Result<Vec<Done>, HooksError> {
     let repo = git::Repo::discover(dir)?;

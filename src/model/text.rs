@@ -571,6 +571,11 @@ pub fn ours_of_conflicts(text: &str) -> String {
     out
 }
 
+/// `1 memory`, `2 memories`: a count and its noun, singular for one.
+pub fn count(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -240,8 +240,12 @@ fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError
             None,
             "budget",
             format!(
-                "{} memories do not fit the index budget of {budget} lines; consolidate, or raise `index_budget`",
-                block.omitted
+                "{} the index budget of {budget} lines; consolidate, or raise `index_budget`",
+                crate::model::text::count(
+                    block.omitted,
+                    "memory does not fit",
+                    "memories do not fit"
+                )
             ),
         ));
     }

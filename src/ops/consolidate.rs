@@ -85,6 +85,9 @@ pub struct Plan {
     pub commit: Option<String>,
     /// The `consolidate` event, if the plan was applied.
     pub event: Option<String>,
+    /// Memories written directly (remember, forget, resolve) since the last
+    /// version that its commit carries: (added, changed, forgotten).
+    pub direct: (usize, usize, usize),
 }
 
 impl Plan {
@@ -95,13 +98,14 @@ impl Plan {
             .filter(|s| matches!(s.action, Action::Conflict { .. }))
     }
 
-    /// Counts of (added, changed, forgotten, conflicts).
+    /// Counts of (added, changed, forgotten, conflicts): the plan's steps
+    /// and, once committed, the direct writes its commit carries.
     pub fn counts(&self) -> (usize, usize, usize, usize) {
         let n = |f: fn(&Action) -> bool| self.steps.iter().filter(|s| f(&s.action)).count();
         (
-            n(|a| *a == Action::Add),
-            n(|a| matches!(a, Action::Merge | Action::Decided { .. })),
-            n(|a| matches!(a, Action::Expire | Action::Evict)),
+            n(|a| *a == Action::Add) + self.direct.0,
+            n(|a| matches!(a, Action::Merge | Action::Decided { .. })) + self.direct.1,
+            n(|a| matches!(a, Action::Expire | Action::Evict)) + self.direct.2,
             n(|a| matches!(a, Action::Conflict { .. })),
         )
     }
@@ -822,7 +826,7 @@ fn committed_markers(store: &Store) -> Result<std::collections::HashSet<String>,
     Ok(git::Repo::discover(&store.root)?
         .versions()?
         .into_iter()
-        .map(|v| v.event)
+        .filter_map(|v| v.event)
         .collect())
 }
 
@@ -994,6 +998,14 @@ fn commit_consolidation(
     snap: &mut Snapshot,
     before: Changed<'_>,
 ) -> Result<Plan, ConsolidateError> {
+    // Like a write, through the index in place: it is refreshed and
+    // saved by the next command that reads the whole of it.
+    // Waited for before writing: beside the writes, in the same folders,
+    // both are slower (measured: 50 ms of writes took 120-200).
+    let mut paths = before.wait()?;
+    gate_commit(store, session.workdir(), &paths, Some(snap))?;
+    let direct = direct_writes(store, session.workdir(), &paths, &plan)?;
+    plan.direct = count_direct(&direct);
     let (added, changed, forgotten, conflicts) = plan.counts();
     let mut marker =
         crate::ops::write::event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
@@ -1002,12 +1014,6 @@ fn commit_consolidation(
         "{added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
     ));
     events.push(marker.clone());
-    // Like a write, through the index in place: it is refreshed and
-    // saved by the next command that reads the whole of it.
-    // Waited for before writing: beside the writes, in the same folders,
-    // both are slower (measured: 50 ms of writes took 120-200).
-    let mut paths = before.wait()?;
-    gate_commit(store, session.workdir(), &paths, Some(snap))?;
     let written = crate::ops::write::apply_to(store, snap, &events)?;
     plan.event = Some(marker.id.clone());
     // Commit every store path that differs from HEAD: the views and
@@ -1030,16 +1036,13 @@ fn commit_consolidation(
     paths.sort_unstable();
     paths.dedup();
     // Memories written directly (remember, forget, resolve) since the last version.
-    for p in &paths {
-        let rel = p
-            .rsplit_once("memory/")
-            .map(|(_, r)| format!("memory/{r}"))
-            .unwrap_or_default();
-        if let Some(k) =
-            Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k))
-        {
-            message.push_str(&format!("* {k}\n"));
-        }
+    for (k, what) in &direct {
+        let sign = match what {
+            Direct::Added => "+",
+            Direct::Changed => "~",
+            Direct::Forgotten => "-",
+        };
+        message.push_str(&format!("{sign} {k} (written directly)\n"));
     }
     message.push_str(&format!(
         "\nMemoir-Consolidation: {}\nMemoir-Counts: added={added} changed={changed} forgotten={forgotten} conflicts={conflicts}\n",
@@ -1050,6 +1053,62 @@ fn commit_consolidation(
     session.stop_after_index(store.stops_at(Failpoint::AfterIndex));
     plan.commit = session.commit(&paths, &message, &sig)?;
     Ok(plan)
+}
+
+/// What a direct write did to a memory file since HEAD.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Direct {
+    /// The file is new.
+    Added,
+    /// The file changed.
+    Changed,
+    /// The file is gone.
+    Forgotten,
+}
+
+/// The memory files among `paths` (work-tree-relative, differing from
+/// HEAD) that the plan does not touch: written directly since the last
+/// version, each new, changed or gone against HEAD.
+fn direct_writes(
+    store: &Store,
+    workdir: &std::path::Path,
+    paths: &[String],
+    plan: &Plan,
+) -> Result<Vec<(Key, Direct)>, StoreError> {
+    let mut keyed = Vec::new();
+    for p in paths {
+        let rel = p
+            .rsplit_once("memory/")
+            .map(|(_, r)| format!("memory/{r}"))
+            .unwrap_or_default();
+        if let Some(k) =
+            Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k))
+        {
+            keyed.push((p.as_str(), k));
+        }
+    }
+    if keyed.is_empty() {
+        return Ok(Vec::new());
+    }
+    let wanted: Vec<&str> = keyed.iter().map(|(p, _)| *p).collect();
+    let at_head = git::Repo::discover(&store.root)?.head_blobs(&wanted)?;
+    Ok(keyed
+        .into_iter()
+        .map(|(p, k)| {
+            let what = match (at_head.contains_key(p), workdir.join(p).exists()) {
+                (false, _) => Direct::Added,
+                (true, true) => Direct::Changed,
+                (true, false) => Direct::Forgotten,
+            };
+            (k, what)
+        })
+        .collect())
+}
+
+/// (added, changed, forgotten) of direct writes.
+fn count_direct(direct: &[(Key, Direct)]) -> (usize, usize, usize) {
+    let n = |d: Direct| direct.iter().filter(|(_, w)| *w == d).count();
+    (n(Direct::Added), n(Direct::Changed), n(Direct::Forgotten))
 }
 
 /// What a version must not commit, checked before it writes anything:

@@ -43,6 +43,8 @@ pub struct Status {
     pub counts: Vec<(String, usize)>,
     /// Pending proposals (event ids).
     pub proposals: Vec<String>,
+    /// The key each pending proposal is for, in the order of `proposals`.
+    pub proposal_keys: Vec<Option<Key>>,
     /// Memories whose versions disagree.
     pub conflicts: Vec<Key>,
     /// Files that differ from their last recorded version, or should exist and do not.
@@ -124,6 +126,7 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
     crate::index::refresh::save_if_dirty(store, &mut cache);
     let mut st = Status {
         proposals: cache.pending.iter().map(|e| e.id.clone()).collect(),
+        proposal_keys: cache.pending.iter().map(|e| e.key.clone()).collect(),
         ..Status::default()
     };
     let all = summaries(&cache);

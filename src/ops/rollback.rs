@@ -192,6 +192,11 @@ fn commit_message(report: &Report, short: &str) -> String {
     for k in &report.forgotten {
         message.push_str(&format!("- {k}\n"));
     }
-    message.push_str(&format!("\nMemoir-Rollback: {}\n", report.target));
+    message.push_str(&format!(
+        "\nMemoir-Rollback: {}\nMemoir-Counts: restored={} forgotten={}\n",
+        report.target,
+        report.restored.len(),
+        report.forgotten.len()
+    ));
     message
 }

@@ -177,6 +177,21 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
     if !index.exists() {
         fs::write(&index, memory_md::initial()).map_err(StoreError::io(&index))?;
         created.push(MEMORY_MD.to_string());
+    } else {
+        // A team's own MEMORY.md: its text stays, memoir's block is added
+        // after it (`check` is clean right after init).
+        let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
+            .map_err(|e| StoreError::unreadable(MEMORY_MD, e, read_cap(MEMORY_MD)))?
+            .unwrap_or_default();
+        let text = String::from_utf8(text).map_err(|_| StoreError::Invalid {
+            path: MEMORY_MD.into(),
+            line: None,
+            message: "not UTF-8".into(),
+        })?;
+        if !text.lines().any(|l| l.trim_end() == memory_md::START) {
+            fs::write(&index, memory_md::splice(&text, "")).map_err(StoreError::io(&index))?;
+            created.push(format!("{MEMORY_MD} (memoir's block added)"));
+        }
     }
     let attrs = root.join(".gitattributes");
     refuse_symlink(&attrs, ".gitattributes")?;

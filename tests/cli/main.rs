@@ -6,6 +6,7 @@ mod util;
 mod broken_inputs;
 mod concurrency;
 mod consolidate;
+mod first_use;
 mod fixtures;
 mod fuzz_regressions;
 mod git_status;

@@ -132,7 +132,7 @@ fn a_hook_s_injection_is_marked_as_from_a_hook() {
         "{text}"
     );
     assert!(
-        text.ends_with("1 context call(s) injected nothing, the last at 2026-11-29T10:41:07Z\n"),
+        text.ends_with("1 context call injected nothing, the last at 2026-11-29T10:41:07Z\n"),
         "{text}"
     );
 }
@@ -208,7 +208,7 @@ fn a_damaged_receipts_or_access_file_fails_neither_context_nor_seen() {
         "the bad lines skipped"
     );
     assert_eq!(err.matches("warning").count(), 1, "{err}");
-    assert!(err.contains("3 line(s) that are not receipts"), "{err}");
+    assert!(err.contains("3 lines that are not receipts"), "{err}");
     // A receipt that cannot be written: the block is printed all the
     // same, with one warning; a hook exits 0.
     std::fs::remove_file(&receipts).expect("rm");

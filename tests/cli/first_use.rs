@@ -1,0 +1,280 @@
+//! What a careful new user and a harness author meet first (issue 18):
+//! JSON documents and errors a script can act on, an honest -q, usage
+//! errors for typos, readable history, help with examples, a doctor.
+
+use crate::util::Env;
+use serde_json::Value;
+
+fn json(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{e}: {text}"))
+}
+
+/// With --json, a failure is one JSON object on stdout naming the code,
+/// the message and the exit; usage errors from the parser too.
+#[test]
+fn errors_are_json_objects_with_json() {
+    let env = Env::new();
+    let (code, out, _) = env.run(&["--json", "show", "project/nope"]);
+    assert_eq!(code, 1);
+    let e = json(&out);
+    assert_eq!(
+        (
+            e["format"].clone(),
+            e["error"]["code"].clone(),
+            e["error"]["exit"].clone()
+        ),
+        (1.into(), "error".into(), 1.into()),
+        "{e}"
+    );
+    assert!(e["error"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .contains("no memory project/nope"));
+
+    let secret = concat!("ghp_", "0123456789abcdefghijABCDEFGHIJ012345");
+    let (code, out, _) = env.run(&[
+        "--json",
+        "remember",
+        "project/t",
+        "-d",
+        &format!("token {secret}"),
+        "-s",
+        "s",
+    ]);
+    assert_eq!(code, 3);
+    let e = json(&out);
+    assert_eq!(e["error"]["code"], "refused");
+    assert_eq!(e["error"]["rule"], "secret:github-pat");
+    assert_eq!(e["error"]["path"], "memory/project/t.md");
+    assert!(!out.contains(secret));
+
+    let (code, out, _) = env.run(&["--json", "recall"]);
+    assert_eq!(code, 2);
+    assert_eq!(json(&out)["error"]["code"], "usage", "{out}");
+}
+
+/// Every document is an object with its format version first.
+#[test]
+fn every_json_document_has_a_format_version() {
+    let env = Env::new();
+    env.remember("project/db", "The database is Postgres 16", &[]);
+    env.ok(&["note", "a note"]);
+    for args in [
+        &["list"][..],
+        &["show", "project/db"],
+        &["recall", "database"],
+        &["context", "database"],
+        &["context"],
+        &["status"],
+        &["check"],
+        &["conflicts"],
+        &["history", "project/db"],
+        &["versions"],
+        &["seen"],
+        &["record"],
+        &["reindex"],
+        &["rebuild", "--check"],
+        &["consolidate", "--dry-run"],
+        &["diff"],
+        &["doctor"],
+    ] {
+        let mut all = vec!["--json"];
+        all.extend_from_slice(args);
+        let (_, out, err) = env.run(&all);
+        let v = json(&out);
+        assert_eq!(v["format"], 1, "{args:?}: {out}{err}");
+        assert!(
+            out.trim_start().starts_with("{\n  \"format\": 1"),
+            "{args:?}: format first: {out}"
+        );
+    }
+}
+
+/// -q drops chatter, never the data asked for nor why a command exits 4.
+#[test]
+fn quiet_never_hides_data_or_the_reason_for_a_failure() {
+    let env = Env::new();
+    assert_eq!(
+        env.ok(&[
+            "-q",
+            "remember",
+            "project/db",
+            "-d",
+            "Postgres 16",
+            "-s",
+            "ops"
+        ]),
+        ""
+    );
+    assert!(env
+        .ok(&["-q", "show", "project/db"])
+        .contains("description: Postgres 16"));
+    assert!(env
+        .ok(&["-q", "context", "postgres"])
+        .contains("project/db"));
+    assert!(env.ok(&["-q", "list"]).contains("project/db"));
+    let (code, out, _) = env.run(&[
+        "-q",
+        "remember",
+        "project/db",
+        "-d",
+        "MySQL 8",
+        "-s",
+        "a guess",
+    ]);
+    assert_eq!(code, 4);
+    assert!(
+        out.contains("+description: MySQL 8") && out.contains("kept as proposal"),
+        "{out}"
+    );
+}
+
+/// A typo in a filter or a bad MEMOIR_NOW is a usage error everywhere, not an empty answer.
+#[test]
+fn typos_are_usage_errors_everywhere() {
+    let env = Env::new();
+    for args in [
+        &["list", "--scope", "nope"][..],
+        &["list", "--type", "bogus"],
+        &["recall", "x", "--scope", "nope"],
+    ] {
+        let err = env.fails(args, 2);
+        assert!(
+            err.contains("--scope: no scope `nope`")
+                || err.contains("--type: unknown type `bogus`"),
+            "{err}"
+        );
+    }
+    for args in [&["list"][..], &["check"], &["status"], &["versions"]] {
+        let out = env
+            .cmd(args)
+            .env("MEMOIR_NOW", "yesterday")
+            .output()
+            .expect("run");
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+    }
+}
+
+/// Counts in words are right for one; CJK keys align by display width;
+/// status names what each pending proposal is for.
+#[test]
+fn wording_and_alignment() {
+    let env = Env::new();
+    env.remember("project/偏好设置", "中文的偏好", &[]);
+    env.remember("project/ab", "plain", &[]);
+    let list = env.ok(&["list"]);
+    let columns: Vec<usize> = list
+        .lines()
+        .map(|l| unicode_width_of(&l[..l.find("project ").expect("type column")]))
+        .collect();
+    assert_eq!(columns[0], columns[1], "{list}");
+    env.ok(&[
+        "remember",
+        "project/ab",
+        "-d",
+        "plain",
+        "-s",
+        "s",
+        "--propose",
+        "--tags",
+        "x",
+    ]);
+    let status = env.ok(&["status"]);
+    assert!(
+        status.contains("2 memories: ") && status.contains("  project/ab"),
+        "{status}"
+    );
+    env.ok(&["forget", "project/偏好设置", "--reason", "r"]);
+    assert!(env.ok(&["status"]).contains("1 memory: "));
+}
+
+/// The display width of a prefix of a `list` line (CJK is two cells).
+fn unicode_width_of(s: &str) -> usize {
+    s.chars().map(|c| if c > '\u{2e80}' { 2 } else { 1 }).sum()
+}
+
+/// Help shows examples and keeps the global options apart; the merge
+/// driver's help names %P as the README uses it.
+#[test]
+fn help_has_examples_and_global_options_apart() {
+    let env = Env::bare();
+    let help = env.ok(&["recall", "--help"]);
+    assert!(help.contains("Examples:\n  memoir recall"), "{help}");
+    assert!(help.contains("Global options:"), "{help}");
+    assert!(help.find("--limit") < help.find("Global options:"));
+    assert!(env.ok(&["merge-driver", "--help"]).contains("%O %A %B %P"));
+}
+
+/// versions shows what each version did, direct writes and rollbacks too;
+/// history shows what each version said.
+#[test]
+fn versions_and_history_say_what_each_did() {
+    let env = Env::new();
+    env.remember("project/a", "alpha fact", &[]);
+    env.remember("project/b", "beta fact", &[]);
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&[
+        "remember",
+        "project/a",
+        "-d",
+        "alpha fact, changed",
+        "-s",
+        "s",
+        "--replace",
+    ]);
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&["rollback", "HEAD~1"]);
+    let v = json(&env.ok(&["--json", "versions"]));
+    let versions = v["versions"].as_array().expect("versions");
+    assert_eq!(versions.len(), 3, "{v}");
+    assert_eq!(versions[0]["kind"], "rollback");
+    assert_eq!(versions[0]["counts"]["restored"], 1);
+    assert_eq!(versions[1]["counts"]["changed"], 1, "{v}");
+    assert_eq!(
+        versions[2]["counts"]["added"], 2,
+        "direct writes are counted: {v}"
+    );
+    assert!(env.ok(&["versions"]).contains("rollback to "));
+    let history = env.ok(&["history", "project/a"]);
+    assert!(
+        history.contains("    description: alpha fact\n")
+            && history.contains("    description: alpha fact, changed\n"),
+        "{history}"
+    );
+}
+
+/// init over a team's own MEMORY.md keeps its text and leaves check clean;
+/// it says what to do next; doctor and status name a clone without drivers.
+#[test]
+fn init_keeps_a_teams_memory_md_and_doctor_names_what_is_missing() {
+    let env = Env::bare();
+    env.git(&["init", "-q"]);
+    env.write("MEMORY.md", "# Team notes\n\nOur conventions live here.\n");
+    let out = env.ok(&["init"]);
+    assert!(out.contains("Next:\n  memoir hooks install"), "{out}");
+    assert!(env
+        .read("MEMORY.md")
+        .starts_with("# Team notes\n\nOur conventions live here.\n"));
+    env.ok(&["check"]);
+    let (code, out, _) = env.run(&["doctor"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("FIX  merge drivers: merge.memoir: not configured")
+            && out.contains("run: memoir hooks install"),
+        "{out}"
+    );
+    assert!(env
+        .ok(&["status"])
+        .contains("this clone has no memoir merge drivers"));
+    env.ok(&["hooks", "install"]);
+    let doctor = json(&env.run(&["--json", "doctor"]).1);
+    let drivers = doctor["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .find(|c| c["what"] == "merge drivers")
+        .cloned()
+        .expect("drivers");
+    assert_eq!(drivers["ok"], true, "{doctor}");
+    assert!(!env.ok(&["status"]).contains("no memoir merge drivers"));
+}
