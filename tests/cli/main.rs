@@ -13,6 +13,7 @@ mod git_status;
 mod hooks;
 mod hostile;
 mod interop;
+mod json_contract;
 mod lifecycle;
 mod mcp;
 mod personal;
