@@ -10,7 +10,8 @@ use serde_json::json;
 /// `--keep` keeps what the file shows now; `--take ID` takes one version (a
 /// head or a pending proposal, from `memoir conflicts`); `--both` keeps what
 /// the file shows and writes every other version under `<slug>-2`,
-/// `<slug>-3`…; `--edit` opens the file in $EDITOR and takes what you save.
+/// `<slug>-3`…; `--edit` opens the file in git's editor (GIT_EDITOR, core.editor, VISUAL,
+/// EDITOR, else vi) and takes what you save, as a decision made now.
 /// The decision is logged; commit it with the next `memoir consolidate`.
 #[derive(Debug, clap::Args)]
 #[command(
@@ -29,17 +30,24 @@ pub struct Args {
     /// Keep both: the other versions go under new keys.
     #[arg(long)]
     both: bool,
-    /// Edit the memory in $EDITOR and take the result.
+    /// Edit the memory in git's editor and take the result.
     #[arg(long)]
     edit: bool,
 }
 
-/// Opens `current` in $VISUAL or $EDITOR; returns what the user saved.
-fn edit(current: &str, key: &str) -> Result<String, CliError> {
+/// The editor as git chooses one: GIT_EDITOR, core.editor, VISUAL,
+/// EDITOR, else `vi`.
+fn editor(store: &memoir::store::Store) -> String {
     let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    let editor = set("VISUAL")
+    set("GIT_EDITOR")
+        .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.core_editor())
+        .or_else(|| set("VISUAL"))
         .or_else(|| set("EDITOR"))
-        .ok_or_else(|| CliError::Usage("--edit needs $EDITOR (or $VISUAL)".into()))?;
+        .unwrap_or_else(|| "vi".into())
+}
+
+/// Opens `current` in `editor`; returns what the user saved.
+fn edit(editor: &str, current: &str, key: &str) -> Result<String, CliError> {
     // A folder of our own, with a name no one could have made first: in a
     // shared temp folder, a predictable one could be another user's link.
     let mut random = [0u8; 8];
@@ -87,7 +95,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             .current
             .or_else(|| conflict.candidates.iter().find_map(|c| c.content.clone()))
             .unwrap_or_default();
-        Decision::Content(edit(&start, &args.key)?)
+        Decision::Content(edit(&editor(&store), &start, &args.key)?)
     };
     let ctx = app.ctx(&store)?;
     let done = memoir::ops::resolve::resolve(&store, &ctx, &key, &decision)?;

@@ -35,6 +35,15 @@ impl Repo {
         }
     }
 
+    /// `core.editor`, as git would run it.
+    pub fn core_editor(&self) -> Option<String> {
+        self.repo
+            .config_snapshot()
+            .string("core.editor")
+            .map(|v| v.to_string())
+            .filter(|v| !v.trim().is_empty())
+    }
+
     /// The command `merge.<driver>.driver` names, as git would run it
     /// (any level of git's configuration).
     pub fn merge_driver(&self, driver: &str) -> Option<String> {

@@ -179,7 +179,10 @@ pub(crate) fn resolve_events(
         .filter(|c| c.op == Op::Propose)
         .map(|c| c.id.clone())
         .collect();
-    let chosen = chosen_content(&conflict, key, decision)?;
+    let mut chosen = chosen_content(&conflict, key, decision)?;
+    if let (Decision::Content(_), Some(c)) = (decision, chosen.as_mut()) {
+        *c = decided_now(c, &conflict, ctx);
+    }
     let rel = key.rel_path();
     if let Some(c) = &chosen {
         let m = crate::policy::memory::validate_file(c, &rel)?;
@@ -214,6 +217,30 @@ pub(crate) fn resolve_events(
         )?);
     }
     Ok((events, Resolved { id, added }))
+}
+
+/// A memory edited to settle a conflict is a fresh human decision: it is
+/// updated now, and unless the editor changed the source, its source says
+/// who decided, when and how (the ancestor's would make it rank as old).
+fn decided_now(content: &str, conflict: &Conflict, ctx: &Ctx) -> String {
+    let Ok(mut m) = Memory::parse(content) else {
+        // The policy check that follows names what is wrong with it.
+        return content.to_string();
+    };
+    let before: Vec<Option<String>> = std::iter::once(conflict.current.as_deref())
+        .chain(conflict.candidates.iter().map(|c| c.content.as_deref()))
+        .flatten()
+        .filter_map(|c| Memory::parse(c).ok().map(|m| m.source))
+        .collect();
+    if m.source.is_none() || before.contains(&m.source) {
+        let who = ctx.actor.split(" <").next().unwrap_or(&ctx.actor);
+        m.source = Some(format!(
+            "decided by {who} on {} (memoir resolve --edit)",
+            ctx.now.date()
+        ));
+    }
+    m.updated = Some(ctx.now);
+    m.render()
 }
 
 /// The content a decision gives the memory in conflict (`None`: none).

@@ -79,12 +79,53 @@ fn keep_take_both_and_edit_each_give_the_expected_files() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(env
-        .read("memory/project/db.md")
-        .contains("description: CockroachDB"));
+    let edited = env.read("memory/project/db.md");
+    assert!(edited.contains("description: CockroachDB"));
+    // A decision made now, by whom and how, not the ancestor's.
+    assert!(
+        edited.contains("source: decided by Ada on 2026-11-29 (memoir resolve --edit)"),
+        "{edited}"
+    );
+    assert!(
+        edited.contains(&format!("updated: {}", env.now)),
+        "{edited}"
+    );
     env.ok(&["check"]);
     // Nothing left to resolve.
     env.fails(&["resolve", "project/db", "--keep"], 1);
+
+    // git's order: GIT_EDITOR before core.editor before VISUAL and EDITOR.
+    let (env, _) = forked();
+    env.git(&[
+        "config",
+        "core.editor",
+        "sed -i s/Postgres.15/FromCoreEditor/",
+    ]);
+    let out = env
+        .cmd(&["resolve", "project/db", "--edit"])
+        .env("EDITOR", "false")
+        .env("VISUAL", "false")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(env.read("memory/project/db.md").contains("FromCoreEditor"));
+    let (env, _) = forked();
+    env.git(&["config", "core.editor", "false"]);
+    let out = env
+        .cmd(&["resolve", "project/db", "--edit"])
+        .env("GIT_EDITOR", "sed -i s/Postgres.15/FromGitEditor/")
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(env.read("memory/project/db.md").contains("FromGitEditor"));
 }
 
 #[test]
