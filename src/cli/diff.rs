@@ -23,6 +23,11 @@ pub struct Args {
     /// text, markdown or json (`--json` is the same as `--format json`).
     #[arg(long, default_value = "text", value_parser = ["text", "markdown", "json"])]
     format: String,
+    /// With --format markdown: at most this many bytes (GitHub holds 65,536
+    /// characters in a comment); whole entries are kept, and the last line
+    /// says how many more there are.
+    #[arg(long, value_name = "BYTES", default_value_t = 60_000)]
+    max_bytes: usize,
 }
 
 /// `<n> added, <n> changed, …`: the diff's counts, in text and markdown.
@@ -30,12 +35,13 @@ fn counts(d: &MemoryDiff) -> String {
     let n = |k: ChangeKind| d.changes.iter().filter(|c| c.kind == k).count();
     let count = super::output::count;
     format!(
-        "{} added, {} changed, {} forgotten; {} opened, {} resolved; {}",
+        "{} added, {} changed, {} forgotten; {} opened, {} resolved; {} pending; {}",
         n(ChangeKind::Added),
         n(ChangeKind::Changed),
         n(ChangeKind::Forgotten),
         count(d.opened.len(), "conflict", "conflicts"),
         d.resolved.len(),
+        count(d.pending.len(), "proposal", "proposals"),
         count(d.notes.len(), "note", "notes")
     )
 }
@@ -81,7 +87,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if app.out.json || args.format == "json" {
         app.out.json_document(&to_json(&d))?;
     } else if args.format == "markdown" {
-        app.out.raw(&to_markdown(&d))?;
+        app.out.raw(&to_markdown(&d, args.max_bytes))?;
     } else {
         print_text(app, &d)?;
     }
@@ -98,52 +104,104 @@ fn to_json(d: &MemoryDiff) -> Value {
         "conflicts_opened": strings(&d.opened),
         "conflicts_resolved": strings(&d.resolved),
         "notes": d.notes.iter().map(|n| json!({"time": n.time.seconds(), "actor": n.actor, "text": n.text})).collect::<Vec<_>>(),
+        "pending": d.pending.iter().map(|p| json!({"id": p.id, "key": p.key.to_string(), "actor": p.actor, "diff": p.diff})).collect::<Vec<_>>(),
     })
 }
 
 /// The diff as a pull-request comment: each change folded in a
-/// `<details>`, the notes folded together.
-fn to_markdown(d: &MemoryDiff) -> String {
+/// `<details>`, what waits for a human, the notes folded together; at most
+/// `max` bytes of whole entries, then how many more there are.
+fn to_markdown(d: &MemoryDiff, max: usize) -> String {
     let mut md = format!("### memoir: memory changes\n\n{}\n\n", counts(d));
     md.push_str(&format!(
         "Compared `{}` → `{}`.\n\n",
         revision(&d.from),
         revision(&d.to)
     ));
+    let mut entries = Vec::new();
     for c in &d.changes {
-        md.push_str(&format!(
-            "<details><summary><b>{}</b> <code>{}</code>{}{}</summary>\n\n```diff\n{}```\n\n</details>\n\n",
-            c.kind.as_str(),
-            c.key,
-            by(c),
-            reason(c).replace('<', "&lt;"),
-            c.diff.replace("```", "ʼʼʼ")
+        entries.push(folded(
+            &format!(
+                "<b>{}</b> <code>{}</code>{}{}",
+                c.kind.as_str(),
+                html(&c.key.to_string()),
+                html(&by(c)),
+                html(&reason(c))
+            ),
+            &c.diff,
+        ));
+    }
+    for p in &d.pending {
+        entries.push(folded(
+            &format!("<b>waits for a human</b> <code>{}</code> (proposed by {}; `memoir consolidate` decides)", html(&p.key.to_string()), html(&p.actor)),
+            &p.diff,
         ));
     }
     for k in &d.opened {
-        md.push_str(&format!(
-            "- conflict opened on `{k}`: decide with `memoir resolve {k}`\n"
+        entries.push(format!(
+            "- **conflict opened** on `{k}`: decide with `memoir resolve {k}`\n"
         ));
     }
     for k in &d.resolved {
-        md.push_str(&format!("- conflict resolved on `{k}`\n"));
+        entries.push(format!("- conflict resolved on `{k}`\n"));
     }
     if !d.notes.is_empty() {
-        md.push_str(&format!(
+        let mut notes = format!(
             "\n<details><summary>{} added</summary>\n\n",
             super::output::count(d.notes.len(), "note", "notes")
-        ));
+        );
         for n in &d.notes {
-            md.push_str(&format!(
+            notes.push_str(&format!(
                 "- {} {}: {}\n",
                 n.time.seconds(),
-                n.actor.replace('<', "&lt;"),
-                first_line(&n.text).replace('<', "&lt;")
+                html(&n.actor),
+                html(first_line(&n.text))
             ));
         }
-        md.push_str("\n</details>\n");
+        notes.push_str("\n</details>\n");
+        entries.push(notes);
+    }
+    // Room for the last line, which says what did not fit.
+    let reserve = 200;
+    let mut shown = 0;
+    for e in &entries {
+        if md.len() + e.len() + reserve > max {
+            break;
+        }
+        md.push_str(e);
+        shown += 1;
+    }
+    if shown < entries.len() {
+        let (from, to) = (revision(&d.from), revision(&d.to));
+        let command = if to == "work tree" {
+            format!("memoir diff {from}")
+        } else {
+            format!("memoir diff {from} {to}")
+        };
+        md.push_str(&format!(
+            "\n_… and {} not shown (this comment holds at most {max} bytes): run `{command}` to see them all._\n",
+            super::output::count(entries.len() - shown, "more entry", "more entries"),
+        ));
     }
     md
+}
+
+/// A change folded in `<details>`: its summary, and its diff in a code
+/// fence longer than any run of backticks in it (the content is shown as
+/// it is, never altered).
+fn folded(summary: &str, diff: &str) -> String {
+    let longest = diff.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let newline = if diff.ends_with('\n') { "" } else { "\n" };
+    format!("<details><summary>{summary}</summary>\n\n{fence}diff\n{diff}{newline}{fence}\n\n</details>\n\n")
+}
+
+/// Text in HTML (a `<summary>`): `&`, `<` and `>` escaped, so GitHub shows
+/// `Ada <ada@example.com>` instead of dropping it as a tag.
+fn html(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }
 
 /// The diff as text: a summary line, each change and its diff, the
@@ -164,6 +222,13 @@ fn print_text(app: &mut App, d: &MemoryDiff) -> Result<(), CliError> {
             reason(c)
         ))?;
         app.out.diff(&c.diff)?;
+    }
+    for p in &d.pending {
+        app.out.line(format!(
+            "proposed {} (by {}; waits for a human: `memoir consolidate` decides)",
+            p.key, p.actor
+        ))?;
+        app.out.diff(&p.diff)?;
     }
     app.out.items("conflict opened ", &d.opened)?;
     app.out.items("conflict resolved ", &d.resolved)?;

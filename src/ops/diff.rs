@@ -57,6 +57,19 @@ pub struct Note {
     pub text: String,
 }
 
+/// A proposal pending at `to` and not at `from`: what waits for a human.
+#[derive(Debug, Clone)]
+pub struct Pending {
+    /// The proposal's event id.
+    pub id: String,
+    /// The memory it is for.
+    pub key: Key,
+    /// Who proposed it.
+    pub actor: String,
+    /// Its diff from the memory as `to` has it (all added for a new one).
+    pub diff: String,
+}
+
 /// The difference in memory between two revisions.
 #[derive(Debug, Clone, Default)]
 pub struct MemoryDiff {
@@ -72,6 +85,8 @@ pub struct MemoryDiff {
     pub resolved: Vec<Key>,
     /// Notes in `to`'s logs and not in `from`'s, oldest first.
     pub notes: Vec<Note>,
+    /// Proposals pending at `to` and not at `from`, oldest first.
+    pub pending: Vec<Pending>,
 }
 
 /// One side: the memory files and the replayed logs.
@@ -166,6 +181,34 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
     let (ca, cb) = (conflicts(&a.replay), conflicts(&b.replay));
     out.opened = cb.difference(&ca).cloned().collect();
     out.resolved = ca.difference(&cb).cloned().collect();
+    let was_pending: BTreeSet<String> = a
+        .replay
+        .pending_events()
+        .into_iter()
+        .map(|e| e.id)
+        .collect();
+    out.pending = b
+        .replay
+        .pending_events()
+        .into_iter()
+        .filter(|e| !was_pending.contains(&e.id))
+        .filter_map(|e| {
+            let key = e.key.clone()?;
+            let path = key.rel_path();
+            let diff = text::file_diff(
+                b.views.get(&key).map(String::as_str),
+                Some(&e.body),
+                &format!("a/{path} (now)"),
+                &format!("b/{path} (proposed {})", e.id),
+            );
+            Some(Pending {
+                id: e.id,
+                key,
+                actor: e.actor,
+                diff,
+            })
+        })
+        .collect();
     out.notes = new_events
         .iter()
         .filter(|e| e.op == Op::Note)
@@ -236,5 +279,8 @@ fn redact(out: &mut MemoryDiff) {
     }
     for n in &mut out.notes {
         n.text = crate::policy::secrets::redacted(&n.text).into_owned();
+    }
+    for p in &mut out.pending {
+        p.diff = crate::policy::secrets::redacted(&p.diff).into_owned();
     }
 }

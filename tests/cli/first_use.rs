@@ -278,3 +278,77 @@ fn init_keeps_a_teams_memory_md_and_doctor_names_what_is_missing() {
     assert_eq!(drivers["ok"], true, "{doctor}");
     assert!(!env.ok(&["status"]).contains("no memoir merge drivers"));
 }
+
+/// The pull-request view shows what waits for a human; its markdown keeps
+/// an author's email, never alters a body's code fence, and fits a
+/// GitHub comment with whole entries and a count of the rest.
+#[test]
+fn the_pull_request_view_is_reviewable() {
+    let env = Env::new();
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&[
+        "remember",
+        "project/build",
+        "-d",
+        "How to build",
+        "-s",
+        "the README",
+        "--body",
+        "Run:\n```sh\nmake\n```\n",
+    ]);
+    env.ok(&[
+        "remember",
+        "project/db",
+        "-d",
+        "Postgres 16",
+        "-s",
+        "ops",
+        "--propose",
+    ]);
+    let md = env.ok(&["diff", "HEAD", "--format", "markdown"]);
+    assert!(md.contains("(by Ada &lt;ada@example.com&gt;)"), "{md}");
+    assert!(
+        md.contains("+```sh\n+make\n+```\n") && md.contains("````diff\n"),
+        "the body's fence kept, a longer one around it: {md}"
+    );
+    assert!(!md.contains('ʼ'));
+    assert!(
+        md.contains("<b>waits for a human</b> <code>project/db</code>"),
+        "{md}"
+    );
+    let text = env.ok(&["diff", "HEAD"]);
+    assert!(
+        text.contains("1 proposal pending") && text.contains("proposed project/db"),
+        "{text}"
+    );
+
+    for i in 0..40 {
+        env.remember(
+            &format!("project/fact-{i:03}"),
+            &format!("Fact number {i} with a longer description to take room"),
+            &[],
+        );
+    }
+    let md = env.ok(&[
+        "diff",
+        "HEAD",
+        "--format",
+        "markdown",
+        "--max-bytes",
+        "8000",
+    ]);
+    assert!(md.len() <= 8_000, "{}", md.len());
+    assert!(
+        md.contains(
+            "more entries not shown (this comment holds at most 8000 bytes): run `memoir diff "
+        ),
+        "{}",
+        &md[md.len() - 300..]
+    );
+    assert!(md.trim_end().ends_with("to see them all._"));
+    assert_eq!(
+        md.matches("<details>").count(),
+        md.matches("</details>").count(),
+        "whole entries only"
+    );
+}

@@ -97,7 +97,7 @@ fn diff_shows_what_an_agent_will_believe_differently() {
     env.ok(&["note", "decided to drop beta"]);
     let out = env.ok(&["diff"]);
     assert!(
-        out.contains("1 added, 1 changed, 1 forgotten; 0 conflicts opened, 0 resolved; 1 note"),
+        out.contains("1 added, 1 changed, 1 forgotten; 0 conflicts opened, 0 resolved; 0 proposals pending; 1 note"),
         "{out}"
     );
     assert!(
