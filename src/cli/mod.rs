@@ -6,6 +6,7 @@
 
 mod check;
 mod claude_hook;
+mod completions;
 mod conflicts;
 mod consolidate;
 mod context;
@@ -109,6 +110,8 @@ enum Command {
     Import(import::Args),
     Export(export::Args),
     Doctor(doctor::Args),
+    Completions(completions::Args),
+    Man(completions::ManArgs),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -311,6 +314,8 @@ fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
         Command::Import(a) => import::run(a, app),
         Command::Export(a) => export::run(a, app),
         Command::Doctor(a) => doctor::run(a, app),
+        Command::Completions(a) => completions::run(a, app),
+        Command::Man(a) => completions::run_man(a, app),
     }
 }
 

@@ -352,3 +352,37 @@ fn the_pull_request_view_is_reviewable() {
         "whole entries only"
     );
 }
+
+/// Completions and the man page come from the CLI's own definition: the
+/// bash script is valid bash and knows the subcommands; the man page is roff.
+#[test]
+fn completions_and_man_page_are_generated() {
+    let env = Env::bare();
+    let bash = env.ok(&["completions", "bash"]);
+    let script = env.dir.path().join("memoir.bash");
+    std::fs::write(&script, &bash).expect("write");
+    let check = std::process::Command::new("bash")
+        .arg("-n")
+        .arg(&script)
+        .output()
+        .expect("bash");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(bash.contains("remember") && bash.contains("--min-score"));
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        assert!(
+            env.ok(&["completions", shell]).contains("recall"),
+            "{shell}"
+        );
+    }
+    env.fails(&["completions", "tcsh"], 2);
+    let man = env.ok(&["man"]);
+    assert!(
+        man.contains(".TH memoir 1") && man.contains("remember"),
+        "{}",
+        &man[..200]
+    );
+}
