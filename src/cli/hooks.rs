@@ -13,6 +13,9 @@ use serde_json::json;
 /// configures the merge drivers for memory files and MEMORY.md. Running it
 /// again changes nothing. `uninstall` removes exactly what it added.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir hooks install\n  memoir hooks install --force\n  memoir hooks uninstall"
+)]
 pub struct Args {
     #[command(subcommand)]
     action: Action,

@@ -24,13 +24,14 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     // Its output is the data asked for: -q hides warnings only.
     app.out.show_data();
-    super::check_filters(&app.store()?, args.scope.as_deref(), args.kind.as_deref())?;
+    let stores = app.stores()?;
+    super::check_filters(&stores[0].0, args.scope.as_deref(), args.kind.as_deref())?;
     let filter = Filter {
         scope: args.scope,
         kind: args.kind,
     };
     let mut listed = Vec::new();
-    for (store, origin) in app.stores()? {
+    for (store, origin) in stores {
         let memories = memoir::ops::query::list(&store, &filter)?;
         listed.extend(memories.into_iter().map(|l| (l, origin)));
     }

@@ -19,6 +19,9 @@ use serde_json::{json, Value};
 /// overwrites or resolves. Configure a client with the command
 /// `memoir mcp` (docs/cli.md).
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  memoir mcp\n  npx @modelcontextprotocol/inspector --cli memoir mcp -- --method tools/list\n  claude mcp add memoir -- memoir mcp"
+)]
 pub struct Args {}
 
 /// What the model reads before it uses the tools.

@@ -17,6 +17,9 @@ use std::path::PathBuf;
 /// file in messages. Writes the result into %A; exit 0 when clean, 1 when
 /// the team's text conflicts.
 #[derive(Debug, clap::Args)]
+#[command(
+    after_help = "Examples:\n  git config merge.memoir.driver \"memoir merge-driver memory %O %A %B %P\""
+)]
 pub struct Args {
     /// `memory` or `index`.
     #[arg(value_parser = ["memory", "index"])]

@@ -50,7 +50,8 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             "--min-score must be between 0 and 1".into(),
         ));
     }
-    super::check_filters(&app.store()?, args.scope.as_deref(), args.kind.as_deref())?;
+    let stores = app.stores()?;
+    super::check_filters(&stores[0].0, args.scope.as_deref(), args.kind.as_deref())?;
     let now = app.now()?;
     let opts = Options {
         limit: args.limit,
@@ -64,7 +65,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let query = args.query.join(" ");
     // Each store's hits in its own order, with the score they merge by.
     let mut lists: Vec<Vec<(f64, serde_json::Value, String)>> = Vec::new();
-    for (store, origin) in app.stores()? {
+    for (store, origin) in stores {
         let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
         let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
         let mode = recall.mode.as_str();

@@ -7,6 +7,7 @@ use serde_json::json;
 ///
 /// Text outside the markers is kept; nothing changes when it is in sync.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:\n  memoir reindex")]
 pub struct Args {}
 
 /// Regenerates MEMORY.md's generated block.

@@ -36,14 +36,23 @@ pub struct Args {
 }
 
 /// The editor as git chooses one: GIT_EDITOR, core.editor, VISUAL,
-/// EDITOR, else `vi`.
-fn editor(store: &memoir::store::Store) -> String {
+/// EDITOR, else `vi`; like git, no `vi` on a dumb terminal (or none),
+/// where it would wait for keys that never come.
+fn editor(store: &memoir::store::Store) -> Result<String, CliError> {
     let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
-    set("GIT_EDITOR")
+    let chosen = set("GIT_EDITOR")
         .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.core_editor())
         .or_else(|| set("VISUAL"))
-        .or_else(|| set("EDITOR"))
-        .unwrap_or_else(|| "vi".into())
+        .or_else(|| set("EDITOR"));
+    if let Some(e) = chosen {
+        return Ok(e);
+    }
+    match set("TERM") {
+        Some(t) if t != "dumb" => Ok("vi".into()),
+        _ => Err(CliError::Usage(
+            "--edit needs an editor: the terminal is dumb and none of GIT_EDITOR, core.editor, VISUAL or EDITOR is set".into(),
+        )),
+    }
 }
 
 /// Opens `current` in `editor`; returns what the user saved.
@@ -95,7 +104,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             .current
             .or_else(|| conflict.candidates.iter().find_map(|c| c.content.clone()))
             .unwrap_or_default();
-        Decision::Content(edit(&editor(&store), &start, &args.key)?)
+        Decision::Content(edit(&editor(&store)?, &start, &args.key)?)
     };
     let ctx = app.ctx(&store)?;
     let done = memoir::ops::resolve::resolve(&store, &ctx, &key, &decision)?;

@@ -436,9 +436,9 @@ fn later_commands_reject_bad_input_with_the_documented_exit_codes() {
     exit(&["recall", "db", "--min-score", "2"], &[], 2, "--min-score");
     exit(
         &["resolve", "project/db", "--edit"],
-        &[("EDITOR", ""), ("VISUAL", "")],
+        &[("EDITOR", ""), ("VISUAL", ""), ("TERM", "dumb")],
         2,
-        "needs $EDITOR",
+        "--edit needs an editor",
     );
     exit(
         &["resolve", "project/db", "--keep", "--both"],
