@@ -95,37 +95,31 @@ fn keep_take_both_and_edit_each_give_the_expected_files() {
     env.fails(&["resolve", "project/db", "--keep"], 1);
 
     // git's order: GIT_EDITOR before core.editor before VISUAL and EDITOR.
-    let (env, _) = forked();
-    env.git(&[
-        "config",
-        "core.editor",
+    let edited_by = |core_editor: &str, vars: &[(&str, &str)]| {
+        let (env, _) = forked();
+        env.git(&["config", "core.editor", core_editor]);
+        let mut cmd = env.cmd(&["resolve", "project/db", "--edit"]);
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().expect("run");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        env.read("memory/project/db.md")
+    };
+    let core = edited_by(
         "sed -i s/Postgres.15/FromCoreEditor/",
-    ]);
-    let out = env
-        .cmd(&["resolve", "project/db", "--edit"])
-        .env("EDITOR", "false")
-        .env("VISUAL", "false")
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+        &[("EDITOR", "false"), ("VISUAL", "false")],
     );
-    assert!(env.read("memory/project/db.md").contains("FromCoreEditor"));
-    let (env, _) = forked();
-    env.git(&["config", "core.editor", "false"]);
-    let out = env
-        .cmd(&["resolve", "project/db", "--edit"])
-        .env("GIT_EDITOR", "sed -i s/Postgres.15/FromGitEditor/")
-        .output()
-        .expect("run");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    assert!(core.contains("FromCoreEditor"), "{core}");
+    let git = edited_by(
+        "false",
+        &[("GIT_EDITOR", "sed -i s/Postgres.15/FromGitEditor/")],
     );
-    assert!(env.read("memory/project/db.md").contains("FromGitEditor"));
+    assert!(git.contains("FromGitEditor"), "{git}");
 }
 
 #[test]
