@@ -134,3 +134,78 @@ pub fn merge(text: &str) {
         );
     }
 }
+
+/// `interop`: the parsers of other tools' formats and of the MCP wire never
+/// panic. A Claude Code topic file that reads writes back to one that reads
+/// the same (its body ending in a newline); every OpenClaw note fits a
+/// note; a Claude Code session note fits a note; any line is one MCP
+/// message answered with JSON-RPC (or a notification, unanswered).
+pub fn interop(text: &str) {
+    use memoir::interop::{claude_code, openclaw};
+    if let Ok(t) = claude_code::parse_topic("f.md", text) {
+        let again = claude_code::parse_topic("f.md", &claude_code::render_topic(&t))
+            .unwrap_or_else(|e| panic!("a rendered topic does not read: {e:?}"));
+        let mut expected = t.clone();
+        if !expected.body.ends_with('\n') {
+            expected.body.push('\n');
+        }
+        expected.body = expected.body.trim_start_matches(['\n', '\r']).to_string();
+        assert_eq!(again.title, expected.title);
+        assert_eq!(again.description, expected.description);
+        assert_eq!(again.kind, expected.kind);
+        assert_eq!(again.memoir_key, expected.memoir_key);
+    }
+    for note in openclaw::daily_notes("memory/2026-11-28.md", text) {
+        assert!(
+            note.len() <= memoir::policy::MAX_NOTE_BYTES,
+            "a note of {} bytes",
+            note.len()
+        );
+    }
+    let _ = openclaw::curated(text);
+    let _ = openclaw::directives(text);
+    let _ = openclaw::daily_note_date(text);
+    if let Some(note) = memoir::integration::claude_code::session_note(text, "s", "r") {
+        assert!(note.len() <= memoir::policy::MAX_NOTE_BYTES);
+    }
+    struct Nothing;
+    impl memoir::mcp::Handler for Nothing {
+        fn call(
+            &mut self,
+            _: &memoir::mcp::ToolSpec,
+            _: memoir::mcp::Arguments,
+        ) -> memoir::mcp::ToolOutcome {
+            memoir::mcp::ToolOutcome {
+                document: serde_json::json!({}),
+                text: None,
+                is_error: false,
+            }
+        }
+    }
+    let info = memoir::mcp::ServerInfo {
+        name: "memoir".into(),
+        version: "0".into(),
+        instructions: String::new(),
+    };
+    let tool = memoir::mcp::ToolSpec {
+        name: "t",
+        title: "T",
+        description: "d",
+        effect: memoir::mcp::Effect::ReadOnly,
+        params: vec![memoir::mcp::Param {
+            name: "q",
+            kind: memoir::mcp::Kind::Text { non_empty: true },
+            required: true,
+            description: "q",
+        }],
+    };
+    let mut server = memoir::mcp::Server::new(info, vec![tool], Nothing);
+    let mut out = Vec::new();
+    server
+        .serve(text.as_bytes(), &mut out)
+        .expect("writing to memory");
+    for line in String::from_utf8(out).expect("UTF-8").lines() {
+        let v: serde_json::Value = serde_json::from_str(line).expect("each answer is JSON");
+        assert_eq!(v["jsonrpc"], "2.0");
+    }
+}

@@ -208,5 +208,17 @@ put("merge", "<!-- memoir:index:start -->\n<!-- memoir:index:end -->\n" * 3 + "\
 put("merge", ("line\n" * 20000) + "\0" + ("line\nx\n" * 10000) + "\0" + ("y\nline\n" * 10000))
 put("merge", "\0" + GOOD + "\0" + GOOD.replace("updated: 2026", "updated: 2025"))
 
+# interop: the fixtures of Claude Code's and OpenClaw's formats, a
+# transcript, and MCP messages.
+FIX = ROOT / "tests" / "fixtures"
+for f in sorted((FIX / "claude-code").rglob("*")) + sorted((FIX / "openclaw").rglob("*.md")):
+    if f.is_file():
+        put("interop", f.read_text())
+put("interop", '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}\n'
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{"q":"x"}}}\n')
+put("interop", "<!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers\n## Section\ntext\n")
+
 for t in sorted(CORPUS.iterdir()):
     print(f"{t.name}: {len(list(t.iterdir()))} seeds")

@@ -17,7 +17,7 @@ mod checks;
 const BOUND: Duration = Duration::from_secs(10);
 
 /// The fuzz targets (fuzz/Cargo.toml).
-const TARGETS: &[&str] = &["memory", "log", "slug", "secrets", "merge"];
+const TARGETS: &[&str] = &["memory", "log", "slug", "secrets", "merge", "interop"];
 
 fn inputs(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -97,6 +97,11 @@ fn secrets() {
 #[test]
 fn merge() {
     replay("merge", checks::merge);
+}
+
+#[test]
+fn interop() {
+    replay("interop", checks::interop);
 }
 
 /// Every folder of saved inputs is named after a target (a misnamed one
