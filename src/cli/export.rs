@@ -60,8 +60,13 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         };
         app.out.line(format!("{would}write MEMORY.md{left}"))?;
     }
+    let (verb, written, removed) = if args.dry_run {
+        ("would export", "to write", "to remove")
+    } else {
+        ("exported", "written", "removed")
+    };
     app.out.line(format!(
-        "exported to {}: {} written, {} removed, {} unchanged",
+        "{verb} to {}: {} {written}, {} {removed}, {} unchanged",
         dir.display(),
         e.written.len(),
         e.removed.len(),
