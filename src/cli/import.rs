@@ -50,9 +50,9 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         });
     }
     let items = if args.from == "openclaw" {
-        memoir::ops::import::openclaw(&store, &ctx.actor, ctx.now, &dir, args.dry_run)?
+        memoir::ops::import::openclaw(&store, &ctx, &dir, args.dry_run)?
     } else {
-        memoir::ops::import::claude_code(&store, &ctx.actor, ctx.now, &dir, args.dry_run)?
+        memoir::ops::import::claude_code(&store, &ctx, &dir, args.dry_run)?
     };
     report(app, &args.from, &dir, args.dry_run, &items)
 }

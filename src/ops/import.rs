@@ -50,15 +50,15 @@ pub struct Item {
     pub outcome: Outcome,
 }
 
-/// Imports a Claude Code memory folder. `now` bounds the items' own dates
-/// (a date in the future is taken as now).
+/// Imports a Claude Code memory folder as `ctx.actor`; `ctx.now` bounds
+/// the items' own dates (a date in the future is taken as now).
 pub fn claude_code(
     store: &Store,
-    actor: &str,
-    now: Timestamp,
+    ctx: &Ctx,
     dir: &Path,
     dry_run: bool,
 ) -> Result<Vec<Item>, StoreError> {
+    let (actor, now) = (ctx.actor.as_str(), ctx.now);
     let mut items = Vec::new();
     let pending = crate::log::read::replay(store)?.0.pending_events();
     for (name, read) in markdown_files(dir, |n| n != claude_code::INDEX)? {
@@ -163,11 +163,11 @@ fn topic_request(store: &Store, t: &claude_code::Topic) -> Result<Remember, Stri
 /// `MEMORY.md` sections and active `USER.md` directives as proposals.
 pub fn openclaw(
     store: &Store,
-    actor: &str,
-    now: Timestamp,
+    ctx: &Ctx,
     dir: &Path,
     dry_run: bool,
 ) -> Result<Vec<Item>, StoreError> {
+    let (actor, now) = (ctx.actor.as_str(), ctx.now);
     let mut items = Vec::new();
     // Notes already in the logs, by text: what a second import must not add again.
     let (replay, _) = crate::log::read::replay(store)?;
