@@ -242,7 +242,7 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
     {
         // A new version keeps when the memory was first written.
         memory.created = old.created.or(Some(ctx.now));
-        if without_times(&old) == without_times(&memory) {
+        if says_the_same(&old, req) {
             return Ok(RememberOutcome::Unchanged {
                 key: req.key.clone(),
             });
@@ -316,14 +316,20 @@ pub fn preview(store: &Store, ctx: &Ctx, req: &Remember) -> Result<Preview, Stor
     Ok(
         match current.as_deref().and_then(|c| Memory::parse(c).ok()) {
             None => Preview::New,
-            Some(old) if without_times(&old) == as_written(req) => Preview::Unchanged,
+            Some(old) if says_the_same(&old, req) => Preview::Unchanged,
             Some(_) => Preview::Changed,
         },
     )
 }
 
-/// The memory a request writes as its file reads back (rendering ends
-/// the body with a newline), times aside.
+/// Whether a memory already says what the request would write, times
+/// aside: compared as the request's file reads back, since rendering ends
+/// a body with a newline (`--body x` twice was a change).
+fn says_the_same(old: &Memory, req: &Remember) -> bool {
+    without_times(old) == as_written(req)
+}
+
+/// The memory a request writes as its file reads back, times aside.
 fn as_written(req: &Remember) -> Memory {
     let m = req.memory(crate::model::time::Timestamp(0));
     without_times(&Memory::parse(&m.render()).unwrap_or(m))
@@ -332,10 +338,9 @@ fn as_written(req: &Remember) -> Memory {
 /// Whether a pending proposal (of `pending`, as a replay gives them)
 /// proposes exactly this memory, times aside.
 pub fn is_proposed(pending: &[crate::model::event::Event], req: &Remember) -> bool {
-    let wanted = as_written(req);
     pending.iter().any(|e| {
         e.key.as_ref() == Some(&req.key)
-            && Memory::parse(&e.body).is_ok_and(|m| without_times(&m) == wanted)
+            && Memory::parse(&e.body).is_ok_and(|m| says_the_same(&m, req))
     })
 }
 

@@ -386,3 +386,27 @@ fn completions_and_man_page_are_generated() {
         &man[..200]
     );
 }
+
+/// The same remember twice changes nothing, whatever the body's last
+/// character (a body without a final newline was taken for a change and
+/// kept as a proposal, exit 4).
+#[test]
+fn the_same_remember_twice_is_unchanged() {
+    let env = Env::new();
+    let args = [
+        "remember",
+        "project/x",
+        "-d",
+        "a fact",
+        "-s",
+        "s",
+        "--body",
+        "no final newline",
+    ];
+    env.ok(&args);
+    assert_eq!(
+        env.ok(&args),
+        "project/x is already remembered as given; nothing changed\n"
+    );
+    assert_eq!(env.pending_proposals(), 0);
+}
