@@ -21,7 +21,7 @@ mod wire;
 
 pub use command::CommandEmbedder;
 pub use http::HttpEmbedder;
-pub use vectors::{cosine, embed_query, refresh, text_hash, Vectors};
+pub use vectors::{cosine, embed_query, text_hash, Vectors};
 pub use wire::check_vectors;
 
 use crate::model::config::{EmbeddingsConfig, Endpoint};
@@ -38,7 +38,7 @@ pub trait Embedder {
     /// Embeds `texts` in one call to the service.
     fn embed(&self, texts: &[String]) -> Result<Vec<Vec<f32>>, EmbedError>;
 
-    /// How many texts one call may carry ([`refresh`] splits by it).
+    /// How many texts one call may carry ([`embed_query`] splits by it).
     fn batch_size(&self) -> usize {
         crate::model::config::DEFAULT_EMBED_BATCH
     }

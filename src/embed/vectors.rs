@@ -66,8 +66,9 @@ impl Vectors {
         }
     }
 
-    /// The vector cached for exactly `text`, if any.
-    pub fn get(&self, text: &str) -> Option<&[f32]> {
+    /// The vector cached for exactly `text`, if any (tests).
+    #[cfg(test)]
+    pub(crate) fn get(&self, text: &str) -> Option<&[f32]> {
         let at = *self.slots.get(&text_hash(text))?;
         self.data.get(at..at + self.dim)
     }
@@ -224,8 +225,10 @@ fn decode(bytes: &[u8], model: &str) -> Option<Vectors> {
 /// of another dimension than the cached ones mean another model behind the
 /// same name: the cache is emptied, keeps the new vectors, and the call
 /// returns [`EmbedError::WrongDimension`]; saved so, the error is reported
-/// once and the next refresh embeds the rest.
-pub fn refresh(
+/// once and the next refresh embeds the rest. The tests' way into
+/// `embed_batches` without a query.
+#[cfg(test)]
+pub(crate) fn refresh(
     vectors: &mut Vectors,
     embedder: &dyn Embedder,
     texts: &[String],
@@ -252,7 +255,7 @@ pub fn embed_query(
     }
 }
 
-/// The one loop of [`refresh`] and [`embed_query`].
+/// The one loop of [`embed_query`] (and of the tests' `refresh`).
 fn embed_batches(
     vectors: &mut Vectors,
     embedder: &dyn Embedder,
