@@ -69,7 +69,13 @@ impl App {
             if !create {
                 return Ok(None);
             }
-            memoir::store::init_standalone(&path)?;
+            memoir::store::init_standalone(&path).map_err(|e| CliError::Input {
+                input: path.display().to_string(),
+                message: format!(
+                    "cannot create the personal store for user/ memories ({}); set MEMOIR_USER_STORE to a writable folder",
+                    e.to_string().rsplit(": ").next().unwrap_or_default()
+                ),
+            })?;
         }
         Ok(Some(self.open(&path)?))
     }

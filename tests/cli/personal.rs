@@ -177,6 +177,20 @@ fn user_memories_already_in_the_repository_are_adopted_with_a_message() {
     env.ok(&["forget", "user/old-pref", "--reason", "no longer true"]);
     assert!(!env.path("memory/user/old-pref.md").exists());
 
+    // A personal store that cannot be made is named, with what to do.
+    let out = env
+        .cmd(&["remember", "user/x", "-d", "a preference", "-s", "s"])
+        .env("MEMOIR_USER_STORE", "/proc/no-such-store")
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("memoir: /proc/no-such-store: cannot create the personal store")
+            && err.contains("MEMOIR_USER_STORE"),
+        "{err}"
+    );
+
     env.write("memory/config.yaml", "user_store: shared\n");
     let out = env.ok(&[
         "remember",
