@@ -219,7 +219,7 @@ def evaluate(set_dir, memoir):
         for q in qs:
             for system, extra, timing in (("memoir", [], "recall"), ("memoir-min0", ["--min-score", "0"], "recall-min0")):
                 out, t = store.timed("--json", "recall", "--limit", "10", *extra, "--", q["query"])
-                q[system] = [(h["key"], h["score"]) for h in json.loads(out)]
+                q[system] = [(h["key"], h["score"]) for h in json.loads(out)["hits"]]
                 ms[timing].append(t)
             if not q["relevant"]:
                 q["context"], t = store.timed("context", "--", q["query"])

@@ -17,7 +17,7 @@ use serde_json::json;
 /// local state (`memoir seen`).
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir context \"fix the flaky payment test\"\n  memoir context                 # hot memory for a session's start"
+    after_help = "Examples:\n  memoir context \"run the tests before I push\"\n  memoir context                 # hot memory for a session's start"
 )]
 pub struct Args {
     /// What the agent is about to do (words are joined with spaces).
