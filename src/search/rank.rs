@@ -5,7 +5,9 @@
 //! not grow with query length or store size: the IDF-weighted share of the
 //! query's terms that a memory contains. The store answers when its best
 //! memory's share reaches the threshold (`--min-score`, default
-//! [`DEFAULT_MIN_SCORE`]); then every memory with at least [`RELATIVE`] of
+//! [`DEFAULT_MIN_SCORE`]), or when one memory holds [`DISTINCT_WORDS`] of
+//! the query's words that no other has and a share of at least
+//! [`DISTINCT_SHARE`] of the threshold; then every memory with at least [`RELATIVE`] of
 //! the best one's share is relevant, so a question whose answer spans
 //! several memories keeps each of them. Notes of the logs are documents
 //! too, ranked as memories of confidence [`NOTE_CONFIDENCE`]. **Ranking**
@@ -29,6 +31,13 @@ pub const DEFAULT_MIN_SCORE: f64 = 0.3;
 /// Once the store answers, a memory is relevant when it covers at least
 /// this share of what the best one covers.
 pub const RELATIVE: f64 = 0.3;
+/// The store also answers when one document holds this many of the
+/// query's words that no other live document has ...
+pub const DISTINCT_WORDS: usize = 2;
+/// ... and covers at least this share of the threshold (a tenth of the
+/// query at the default): two words only it has are evidence that it is
+/// what the question is about, however many other words the question has.
+pub const DISTINCT_SHARE: f64 = 1.0 / 3.0;
 /// What a CJK bigram no memory has weighs against relevance, as a share
 /// of its idf (see [`Weights::of`]).
 const UNKNOWN_CJK_BIGRAM: f64 = 0.5;
@@ -497,6 +506,9 @@ struct Weights {
     idf_total: f64,
     /// The average weighted document length (at least 1).
     avg_len: f64,
+    /// Each query term is a word (not a CJK bigram or character) that
+    /// exactly one live document has.
+    distinct: Vec<bool>,
 }
 
 impl Weights {
@@ -529,11 +541,28 @@ impl Weights {
                 }
             })
             .sum();
+        // A CJK term is a bigram: one rare word gives two, so CJK terms
+        // are not counted as distinct words.
+        let distinct = terms
+            .iter()
+            .zip(&live.df)
+            .map(|(t, &df)| df == 1 && !t.chars().any(crate::model::text::is_cjk))
+            .collect();
         Weights {
             idf,
             idf_total,
             avg_len: (live.total_len as f64 / n).max(1.0),
+            distinct,
         }
+    }
+
+    /// How many of the query's words a document with these terms has that
+    /// no other live document has.
+    fn distinct_words(&self, found: &[Found]) -> usize {
+        found
+            .iter()
+            .filter(|f| self.distinct[f.term as usize])
+            .count()
     }
 
     /// Relevance, 0..1: the IDF-weighted share of the query's terms that a
@@ -676,7 +705,13 @@ fn rank_relevant<'a>(
     let best = scores.iter().copied().fold(0.0, f64::max);
     // A hair of tolerance: a share equal to the threshold but for
     // rounding reaches it.
-    if best <= 0.0 || best + 1e-9 < opts.min_score {
+    let reaches = |score: f64, min: f64| score > 0.0 && score + 1e-9 >= min;
+    let answers = reaches(best, opts.min_score)
+        || matched.iter().zip(&scores).any(|(c, &score)| {
+            weights.distinct_words(c.found) >= DISTINCT_WORDS
+                && reaches(score, opts.min_score * DISTINCT_SHARE)
+        });
+    if !answers {
         return (Vec::new(), best);
     }
     let cut = if opts.min_score > 0.0 {
@@ -1019,6 +1054,44 @@ mod tests {
     }
 
     #[test]
+    fn two_words_only_one_memory_has_answer_a_long_question() {
+        let filler: Vec<(String, String)> = (0..20)
+            .map(|i| {
+                let name = format!("filler-{i}");
+                let text = plain(&name, "The cache warms up nightly", "Nothing more.");
+                (format!("memory/project/{name}.md"), text)
+            })
+            .collect();
+        let mut files: Vec<(&str, String)> = filler
+            .iter()
+            .map(|(p, t)| (p.as_str(), t.clone()))
+            .collect();
+        files.push((
+            "memory/project/uploads.md",
+            plain(
+                "uploads",
+                "Uploads go to S3 through presigned links",
+                "They expire after 15 minutes.",
+            ),
+        ));
+        let c = corpus(&files, &[], &[]);
+        let o = opts(10, DEFAULT_MIN_SCORE);
+        // presign, link and upload are only in this memory; most of the
+        // question's words are in none, so its share is below the
+        // threshold, and the words only it has answer.
+        let query = "how long do the presigned links we hand out for uploaded files stay valid in a browser";
+        let hits = hits_of(&c, query, &o);
+        assert_eq!(keys(&hits), ["project/uploads"]);
+        assert!(hits[0].score < DEFAULT_MIN_SCORE, "{}", hits[0].score);
+        // One such word is not enough ...
+        let one = "how long do the presigned tokens we hand out stay valid in a browser";
+        assert!(hits_of(&c, one, &o).is_empty());
+        // ... and words every memory has are no evidence.
+        let common = "how long does the nightly cache take to warm up in a browser tab";
+        assert!(hits_of(&c, common, &o).is_empty());
+    }
+
+    #[test]
     fn the_min_score_cuts_below_it_and_keeps_what_reaches_it() {
         let c = corpus(
             &[
@@ -1286,6 +1359,7 @@ mod tests {
             let split = all.len().saturating_sub(fresh);
             let c = corpus(&all[..split], &all[split..], &[]);
             // One more than the vocabulary: a word no memory has.
+            let query_words = query.clone();
             let query: Vec<&str> = query.iter().map(|&w| VOCAB.get(w).copied().unwrap_or("kafka")).collect();
             let query = query.join(" ");
             let hits = hits_of(&c, &query, &opts(limit, min_score));
@@ -1295,9 +1369,28 @@ mod tests {
             paths.dedup();
             prop_assert_eq!(paths.len(), hits.len());
             // The store answers only when its best memory reaches the
-            // threshold, and then with those near enough the best.
-            let best = hits_of(&c, &query, &opts(64, 0.0)).iter().map(|h| h.score).fold(0.0, f64::max);
-            prop_assert!(hits.is_empty() || best + 1e-9 >= min_score);
+            // threshold, or one holds two query words (not CJK) that no
+            // other has and a third of the threshold; then with those near
+            // enough the best.
+            let uncut = hits_of(&c, &query, &opts(64, 0.0));
+            let best = uncut.iter().map(|h| h.score).fold(0.0, f64::max);
+            let holds = |m: &(Vec<usize>, Vec<usize>, u8, u8), w: usize| m.0.contains(&w) || m.1.contains(&w);
+            let mut words = query_words.clone();
+            words.sort();
+            words.dedup();
+            let distinct = |i: usize| {
+                words
+                    .iter()
+                    .filter(|&&w| w < VOCAB.len() && !VOCAB[w].chars().any(crate::model::text::is_cjk))
+                    .filter(|&&w| holds(&memories[i], w))
+                    .filter(|&&w| memories.iter().filter(|m| holds(m, w)).count() == 1)
+                    .count()
+            };
+            let by_distinct = uncut.iter().any(|h| {
+                let i: usize = h.key.slug.trim_start_matches('m').parse().expect("m<i>");
+                distinct(i) >= DISTINCT_WORDS && h.score + 1e-9 >= min_score * DISTINCT_SHARE
+            });
+            prop_assert!(hits.is_empty() || best + 1e-9 >= min_score || by_distinct);
             for h in &hits {
                 prop_assert!(h.score > 0.0 && h.score <= 1.0 + 1e-9, "{}", h.score);
                 let cut = if min_score > 0.0 { RELATIVE * best } else { 0.0 };

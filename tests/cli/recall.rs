@@ -590,3 +590,59 @@ fn a_store_of_one_memory_answers_and_still_abstains() {
         assert!(recall_keys(&env, unknown, &[]).is_empty(), "{unknown}");
     }
 }
+
+/// `docs/search.md`'s table of measured numbers is what
+/// `bench/recall_eval.py` measures on this binary: the evaluation script
+/// runs, reads the JSON recall prints, and the documentation stays true.
+#[test]
+fn the_documented_recall_numbers_are_what_the_evaluation_measures() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let out = std::process::Command::new("python3")
+        .arg(root.join("bench/recall_eval.py"))
+        .arg("--json")
+        .arg("--memoir")
+        .arg(assert_cmd::cargo::cargo_bin("memoir"))
+        .current_dir(root)
+        .output()
+        .expect("python3 runs bench/recall_eval.py");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "recall_eval.py failed: {stderr}");
+    let measured: Value = serde_json::from_slice(&out.stdout).expect("its JSON");
+    let by_file = |file: &str| {
+        measured
+            .as_object()
+            .expect("sets")
+            .values()
+            .find_map(|set| set["by_file"].get(file).cloned())
+            .unwrap_or_else(|| panic!("{file} not measured"))
+    };
+    let doc = std::fs::read_to_string(root.join("docs/search.md")).expect("docs/search.md");
+    let table = doc
+        .split("At the defaults (tokenizer")
+        .nth(1)
+        .expect("the table of measured numbers");
+    let rows: Vec<&str> = table
+        .lines()
+        .skip_while(|l| !l.starts_with('|'))
+        .take_while(|l| l.starts_with('|'))
+        .skip(2)
+        .collect();
+    assert_eq!(rows.len(), 4, "{rows:?}");
+    for row in rows {
+        let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+        let file = cells[1].split('`').nth(1).expect("a file name");
+        let m = by_file(file);
+        let want = [
+            &m["memoir"]["hit@3"],
+            &m["memoir"]["R@5"],
+            &m["memoir"]["abst"],
+            &m["bm25"]["R@5"],
+            &m["memoir-min0"]["R@5"],
+        ];
+        let want: Vec<String> = want
+            .iter()
+            .map(|v| format!("{:.2}", v.as_f64().expect("a number")))
+            .collect();
+        assert_eq!(cells[2..7], want[..], "docs/search.md row for {file}");
+    }
+}
