@@ -198,116 +198,181 @@ fn text(name: &'static str, required: bool, description: &'static str) -> Param 
     )
 }
 
-/// The tools, with the store's scopes.
+/// The tools, each the CLI command of its name; `scopes` are the store's.
 fn tools(scopes: Vec<String>) -> Vec<ToolSpec> {
-    let scope =
-        |required, description| param("scope", Kind::OneOf(scopes.clone()), required, description);
-    let types = || {
-        Kind::OneOf(
-            ["user", "feedback", "project", "reference"]
-                .map(String::from)
-                .to_vec(),
-        )
-    };
-    let key = || {
-        text(
-            "key",
-            true,
-            "The memory: <scope>/<name>, as recall and list give it.",
-        )
-    };
     vec![
-        ToolSpec {
-            name: "remember",
-            title: "Remember a fact",
-            description: "Remember one stable, confirmed, reusable fact (a decision, a convention, a \
-                working command, a stated preference) as a memory in git. Checked by the write \
-                policy: secrets, missing sources and bad names are refused. A change to an existing \
-                memory, or a near-duplicate of one, is kept as a proposal for a human (isError, \
-                code \"decision\") and overwrites nothing.",
-            effect: Effect::Additive,
-            params: vec![
-                scope(true, "Whose fact: user (the person), project (this repository), task (the work in hand)."),
-                text("name", true, "A slug: lowercase letters, digits and dashes, e.g. test-command."),
-                text("description", true, "One line saying what the memory is; shown in the index."),
-                text("source", true, "Why it can be trusted, e.g. \"stated by the user on 2026-11-29\"."),
-                text("body", false, "The fact in a few lines of markdown, with why and how to apply it."),
-                param("type", types(), false, "user, feedback, project (default) or reference."),
-                param("tags", Kind::Texts, false, "Labels, e.g. [\"tooling\", \"tests\"]."),
-                param("confidence", Kind::Number { min: 0.0, max: 1.0 }, false, "0..1 (default 1)."),
-                text("review_by", false, "Flag for review after this date (YYYY-MM-DD)."),
-                text("expires", false, "Forget after this date (YYYY-MM-DD)."),
-                param("propose", Kind::Flag, false, "Only propose it, for a human to review at consolidation."),
-                text("expect", false, "Write only if the memory's current version is this event id (from show's heads)."),
-            ],
-        },
-        ToolSpec {
-            name: "recall",
-            title: "Recall memories",
-            description: "The memories (and unconfirmed notes) relevant to a question, best first, \
-                with scores. Nothing when the store does not know.",
-            effect: Effect::ReadOnly,
-            params: vec![
-                text("query", true, "The question or topic, in natural language."),
-                param("limit", Kind::Integer { min: 1, max: 100 }, false, "At most this many hits (default 10)."),
-                param("min_score", Kind::Number { min: 0.0, max: 1.0 }, false, "Relevance threshold (default 0.3; 0 shows any match)."),
-                scope(false, "Only this scope."),
-                param("type", types(), false, "Only this type."),
-                text("tag", false, "Only memories with this tag."),
-                param("notes", Kind::Flag, false, "Include notes (default true)."),
-            ],
-        },
-        ToolSpec {
-            name: "context",
-            title: "Memory for a task",
-            description: "The block of memory to read before a task, within a token budget: the \
-                memories relevant to what you are about to do, or without a query the hot memory \
-                for a session's start.",
-            effect: Effect::ReadOnly,
-            params: vec![
-                text("query", false, "What you are about to do."),
-                param("budget", Kind::Integer { min: 1, max: 1_000_000 }, false, "Token budget (default as the CLI's)."),
-            ],
-        },
-        ToolSpec {
-            name: "note",
-            title: "Note an observation",
-            description: "Append a raw observation to today's log. Notes are never applied to \
-                memories; consolidation proposes memories from them for review.",
-            effect: Effect::Additive,
-            params: vec![text("text", true, "The observation, one or a few lines.")],
-        },
-        ToolSpec {
-            name: "forget",
-            title: "Forget a memory",
-            description: "Forget a memory the user says is wrong or obsolete. The log keeps it \
-                (memoir history), so a rollback can bring it back.",
-            effect: Effect::Destructive,
-            params: vec![key(), text("reason", true, "Why it is forgotten.")],
-        },
-        ToolSpec {
-            name: "show",
-            title: "Show a memory",
-            description: "One memory's fields and body, with its version ids (heads).",
-            effect: Effect::ReadOnly,
-            params: vec![key()],
-        },
-        ToolSpec {
-            name: "list",
-            title: "List memories",
-            description: "Every memory's key, type, description and date.",
-            effect: Effect::ReadOnly,
-            params: vec![scope(false, "Only this scope."), param("type", types(), false, "Only this type.")],
-        },
-        ToolSpec {
-            name: "conflicts",
-            title: "Open conflicts",
-            description: "What waits for a human decision: memories changed two ways, with each \
-                candidate version.",
-            effect: Effect::ReadOnly,
-            params: vec![],
-        },
+        remember_tool(&scopes),
+        recall_tool(&scopes),
+        context_tool(),
+        note_tool(),
+        forget_tool(),
+        show_tool(),
+        list_tool(&scopes),
+        conflicts_tool(),
     ]
+}
+
+/// The `scope` parameter: one of the store's scopes.
+fn scope(scopes: &[String], required: bool, description: &'static str) -> Param {
+    param("scope", Kind::OneOf(scopes.to_vec()), required, description)
+}
+
+/// The `type` parameter: one of the memory types.
+fn memory_type(description: &'static str) -> Param {
+    let types = ["user", "feedback", "project", "reference"].map(String::from);
+    param("type", Kind::OneOf(types.to_vec()), false, description)
+}
+
+/// The `key` parameter of a tool about one memory.
+fn key() -> Param {
+    text(
+        "key",
+        true,
+        "The memory: <scope>/<name>, as recall and list give it.",
+    )
+}
+
+/// The `remember` tool.
+fn remember_tool(scopes: &[String]) -> ToolSpec {
+    ToolSpec {
+        name: "remember",
+        title: "Remember a fact",
+        description: "Remember one stable, confirmed, reusable fact (a decision, a convention, a \
+            working command, a stated preference) as a memory in git. Checked by the write \
+            policy: secrets, missing sources and bad names are refused. A change to an existing \
+            memory, or a near-duplicate of one, is kept as a proposal for a human (isError, \
+            code \"decision\") and overwrites nothing.",
+        effect: Effect::Additive,
+        params: vec![
+            scope(scopes, true, "Whose fact: user (the person), project (this repository), task (the work in hand)."),
+            text("name", true, "A slug: lowercase letters, digits and dashes, e.g. test-command."),
+            text("description", true, "One line saying what the memory is; shown in the index."),
+            text("source", true, "Why it can be trusted, e.g. \"stated by the user on 2026-11-29\"."),
+            text("body", false, "The fact in a few lines of markdown, with why and how to apply it."),
+            memory_type("user, feedback, project (default) or reference."),
+            param("tags", Kind::Texts, false, "Labels, e.g. [\"tooling\", \"tests\"]."),
+            param("confidence", Kind::Number { min: 0.0, max: 1.0 }, false, "0..1 (default 1)."),
+            text("review_by", false, "Flag for review after this date (YYYY-MM-DD)."),
+            text("expires", false, "Forget after this date (YYYY-MM-DD)."),
+            param("propose", Kind::Flag, false, "Only propose it, for a human to review at consolidation."),
+            text("expect", false, "Write only if the memory's current version is this event id (from show's heads)."),
+        ],
+    }
+}
+
+/// The `recall` tool.
+fn recall_tool(scopes: &[String]) -> ToolSpec {
+    ToolSpec {
+        name: "recall",
+        title: "Recall memories",
+        description: "The memories (and unconfirmed notes) relevant to a question, best first, \
+            with scores. Nothing when the store does not know.",
+        effect: Effect::ReadOnly,
+        params: vec![
+            text("query", true, "The question or topic, in natural language."),
+            param(
+                "limit",
+                Kind::Integer { min: 1, max: 100 },
+                false,
+                "At most this many hits (default 10).",
+            ),
+            param(
+                "min_score",
+                Kind::Number { min: 0.0, max: 1.0 },
+                false,
+                "Relevance threshold (default 0.3; 0 shows any match).",
+            ),
+            scope(scopes, false, "Only this scope."),
+            memory_type("Only this type."),
+            text("tag", false, "Only memories with this tag."),
+            param("notes", Kind::Flag, false, "Include notes (default true)."),
+        ],
+    }
+}
+
+/// The `context` tool.
+fn context_tool() -> ToolSpec {
+    ToolSpec {
+        name: "context",
+        title: "Memory for a task",
+        description: "The block of memory to read before a task, within a token budget: the \
+            memories relevant to what you are about to do, or without a query the hot memory \
+            for a session's start.",
+        effect: Effect::ReadOnly,
+        params: vec![
+            text("query", false, "What you are about to do."),
+            param(
+                "budget",
+                Kind::Integer {
+                    min: 1,
+                    max: 1_000_000,
+                },
+                false,
+                "Token budget (default as the CLI's).",
+            ),
+        ],
+    }
+}
+
+/// The `note` tool.
+fn note_tool() -> ToolSpec {
+    ToolSpec {
+        name: "note",
+        title: "Note an observation",
+        description: "Append a raw observation to today's log. Notes are never applied to \
+            memories; consolidation proposes memories from them for review.",
+        effect: Effect::Additive,
+        params: vec![text("text", true, "The observation, one or a few lines.")],
+    }
+}
+
+/// The `forget` tool.
+fn forget_tool() -> ToolSpec {
+    ToolSpec {
+        name: "forget",
+        title: "Forget a memory",
+        description: "Forget a memory the user says is wrong or obsolete. The log keeps it \
+            (memoir history), so a rollback can bring it back.",
+        effect: Effect::Destructive,
+        params: vec![key(), text("reason", true, "Why it is forgotten.")],
+    }
+}
+
+/// The `show` tool.
+fn show_tool() -> ToolSpec {
+    ToolSpec {
+        name: "show",
+        title: "Show a memory",
+        description: "One memory's fields and body, with its version ids (heads).",
+        effect: Effect::ReadOnly,
+        params: vec![key()],
+    }
+}
+
+/// The `list` tool.
+fn list_tool(scopes: &[String]) -> ToolSpec {
+    ToolSpec {
+        name: "list",
+        title: "List memories",
+        description: "Every memory's key, type, description and date.",
+        effect: Effect::ReadOnly,
+        params: vec![
+            scope(scopes, false, "Only this scope."),
+            memory_type("Only this type."),
+        ],
+    }
+}
+
+/// The `conflicts` tool.
+fn conflicts_tool() -> ToolSpec {
+    ToolSpec {
+        name: "conflicts",
+        title: "Open conflicts",
+        description: "What waits for a human decision: memories changed two ways, with each \
+            candidate version.",
+        effect: Effect::ReadOnly,
+        params: vec![],
+    }
 }
 
 #[cfg(test)]

@@ -171,24 +171,42 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
         .into_iter()
         .filter_map(|key| change(key, a.views.get(key), b.views.get(key), &new_events))
         .collect();
-    let conflicts = |r: &Replay| -> BTreeSet<Key> {
-        r.memories
-            .iter()
-            .filter(|(_, v)| v.conflict)
-            .map(|(k, _)| k.clone())
-            .collect()
-    };
-    let (ca, cb) = (conflicts(&a.replay), conflicts(&b.replay));
+    let (ca, cb) = (conflicted(&a.replay), conflicted(&b.replay));
     out.opened = cb.difference(&ca).cloned().collect();
     out.resolved = ca.difference(&cb).cloned().collect();
+    out.pending = new_proposals(&a, &b);
+    out.notes = new_events
+        .iter()
+        .filter(|e| e.op == Op::Note)
+        .map(|e| Note {
+            time: e.time,
+            actor: e.actor.clone(),
+            text: e.body.clone(),
+        })
+        .collect();
+    redact(&mut out);
+    Ok(out)
+}
+
+/// The keys whose versions disagree on one side.
+fn conflicted(r: &Replay) -> BTreeSet<Key> {
+    r.memories
+        .iter()
+        .filter(|(_, v)| v.conflict)
+        .map(|(k, _)| k.clone())
+        .collect()
+}
+
+/// The proposals pending on side `b` that were not on side `a`, each as
+/// a diff from `b`'s file to what it proposes.
+fn new_proposals(a: &Side, b: &Side) -> Vec<Pending> {
     let was_pending: BTreeSet<String> = a
         .replay
         .pending_events()
         .into_iter()
         .map(|e| e.id)
         .collect();
-    out.pending = b
-        .replay
+    b.replay
         .pending_events()
         .into_iter()
         .filter(|e| !was_pending.contains(&e.id))
@@ -208,18 +226,7 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
                 diff,
             })
         })
-        .collect();
-    out.notes = new_events
-        .iter()
-        .filter(|e| e.op == Op::Note)
-        .map(|e| Note {
-            time: e.time,
-            actor: e.actor.clone(),
-            text: e.body.clone(),
-        })
-        .collect();
-    redact(&mut out);
-    Ok(out)
+        .collect()
 }
 
 /// How `key`'s file changed between the sides (`None`: unchanged), with

@@ -34,54 +34,11 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         let path = path.to_path_buf();
         move |source| StoreError::Io { path, source }
     };
-    let mut topics = Vec::new();
-    for listed in crate::ops::query::list(store, &Default::default())? {
-        let Some(text) = store.read_memory_file(&listed.path)? else {
-            continue;
-        };
-        let Ok(m) = Memory::parse(&text) else {
-            continue;
-        };
-        topics.push(topic(
-            &listed.key.to_string(),
-            &listed.key.scope,
-            &listed.key.slug,
-            &m,
-        ));
-    }
-    // Most valuable first: the index is cut at Claude Code's load limit.
-    topics.sort_by(|(a, am), (b, bm)| {
-        bm.confidence
-            .unwrap_or(1.0)
-            .total_cmp(&am.confidence.unwrap_or(1.0))
-            .then(bm.updated.cmp(&am.updated))
-            .then(a.file.cmp(&b.file))
-    });
+    let topics = topics_of(store)?;
     let mut out = Exported::default();
     let ours: std::collections::HashSet<String> =
         topics.iter().map(|(t, _)| t.file.clone()).collect();
-    // The folder's other topic files: Claude Code's own stay (and are
-    // indexed after memoir's); memoir's of memories now gone are removed.
-    let mut others = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(dir) {
-        let mut names: Vec<String> = entries
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".md") && n != claude_code::INDEX && !ours.contains(n))
-            .collect();
-        names.sort();
-        for name in names {
-            let Ok(text) = std::fs::read_to_string(dir.join(&name)) else {
-                continue;
-            };
-            match claude_code::parse_topic(&name, &text) {
-                Ok(t) if t.memoir_key.is_some() => out.removed.push(name),
-                Ok(t) => others.push(claude_code::index_line(&t.title, &name, &t.description)),
-                Err(_) => {}
-            }
-        }
-    }
+    let others = other_topics(dir, &ours, &mut out.removed);
     let mut lines = Vec::new();
     for (t, _) in &topics {
         lines.push(claude_code::index_line(&t.title, &t.file, &t.description));
@@ -113,6 +70,66 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         }
     }
     Ok(out)
+}
+
+/// Every readable memory as a topic, most valuable first: the index is cut
+/// at Claude Code's load limit.
+fn topics_of(store: &Store) -> Result<Vec<(Topic, Memory)>, StoreError> {
+    let mut topics = Vec::new();
+    for listed in crate::ops::query::list(store, &Default::default())? {
+        let Some(text) = store.read_memory_file(&listed.path)? else {
+            continue;
+        };
+        let Ok(m) = Memory::parse(&text) else {
+            continue;
+        };
+        topics.push(topic(
+            &listed.key.to_string(),
+            &listed.key.scope,
+            &listed.key.slug,
+            &m,
+        ));
+    }
+    topics.sort_by(|(a, am), (b, bm)| {
+        bm.confidence
+            .unwrap_or(1.0)
+            .total_cmp(&am.confidence.unwrap_or(1.0))
+            .then(bm.updated.cmp(&am.updated))
+            .then(a.file.cmp(&b.file))
+    });
+    Ok(topics)
+}
+
+/// The folder's other topic files: Claude Code's own stay (their index
+/// lines, returned, come after memoir's); memoir's of memories now gone
+/// are added to `removed`.
+fn other_topics(
+    dir: &Path,
+    ours: &std::collections::HashSet<String>,
+    removed: &mut Vec<String>,
+) -> Vec<String> {
+    let mut others = Vec::new();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return others;
+    };
+    let mut names: Vec<String> = entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md") && n != claude_code::INDEX && !ours.contains(n))
+        .collect();
+    names.sort();
+    for name in names {
+        let Ok(text) = std::fs::read_to_string(dir.join(&name)) else {
+            continue;
+        };
+        match claude_code::parse_topic(&name, &text) {
+            Ok(t) if t.memoir_key.is_some() => removed.push(name),
+            Ok(t) => others.push(claude_code::index_line(&t.title, &name, &t.description)),
+            Err(_) => {}
+        }
+    }
+    others
 }
 
 /// A memory as a topic file: its file and title as imported, if it was.

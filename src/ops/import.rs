@@ -58,7 +58,6 @@ pub fn claude_code(
     dir: &Path,
     dry_run: bool,
 ) -> Result<Vec<Item>, StoreError> {
-    let (actor, now) = (ctx.actor.as_str(), ctx.now);
     let mut items = Vec::new();
     let pending = crate::log::read::replay(store)?.0.pending_events();
     for (name, read) in markdown_files(dir, |n| n != claude_code::INDEX)? {
@@ -94,13 +93,10 @@ pub fn claude_code(
             .as_deref()
             .and_then(parse_when)
             .or(mtime)
-            .map_or(now, |t| t.min(now));
-        let ctx = Ctx {
-            now: when,
-            actor: actor.to_string(),
-        };
+            .unwrap_or(ctx.now);
         let key = Some(req.key.clone());
-        items.push(item(key, remember(store, &ctx, &req, &pending, dry_run)?));
+        let outcome = remember(store, &at(ctx, when), &req, &pending, dry_run)?;
+        items.push(item(key, outcome));
     }
     Ok(items)
 }
@@ -167,23 +163,51 @@ pub fn openclaw(
     dir: &Path,
     dry_run: bool,
 ) -> Result<Vec<Item>, StoreError> {
-    let (actor, now) = (ctx.actor.as_str(), ctx.now);
-    let mut items = Vec::new();
-    // Notes already in the logs, by text: what a second import must not add again.
     let (replay, _) = crate::log::read::replay(store)?;
-    let pending = replay.pending_events();
+    // Notes already in the logs, by text: what a second import must not add again.
     let mut known: HashSet<String> = replay.note_events().into_iter().map(|e| e.body).collect();
-    let at = |when: Timestamp| Ctx {
-        now: when.min(now),
-        actor: actor.to_string(),
-    };
+    let mut items = openclaw_daily_notes(store, ctx, dir, &mut known, dry_run)?;
+    items.extend(openclaw_curated(
+        store,
+        ctx,
+        dir,
+        &replay.pending_events(),
+        dry_run,
+    )?);
+    Ok(items)
+}
+
+/// `ctx` at an item's own time, never later than now.
+fn at(ctx: &Ctx, when: Timestamp) -> Ctx {
+    Ctx {
+        now: when.min(ctx.now),
+        actor: ctx.actor.clone(),
+    }
+}
+
+/// An item whose file could not be read as the format says.
+fn invalid(what: String, message: String) -> Item {
+    Item {
+        what,
+        key: None,
+        outcome: Outcome::Invalid(message),
+    }
+}
+
+/// The daily notes of `<dir>/memory/YYYY-MM-DD*.md`, as notes of their day.
+fn openclaw_daily_notes(
+    store: &Store,
+    ctx: &Ctx,
+    dir: &Path,
+    known: &mut HashSet<String>,
+    dry_run: bool,
+) -> Result<Vec<Item>, StoreError> {
     let daily = dir.join("memory");
-    let files = if daily.is_dir() {
-        markdown_files(&daily, |_| true)?
-    } else {
-        Vec::new()
-    };
-    for (name, read) in files {
+    if !daily.is_dir() {
+        return Ok(Vec::new());
+    }
+    let mut items = Vec::new();
+    for (name, read) in markdown_files(&daily, |_| true)? {
         let what = format!("memory/{name}");
         let Some(day) = openclaw::daily_note_date(&name) else {
             continue;
@@ -191,18 +215,14 @@ pub fn openclaw(
         let text = match read {
             Ok((text, _)) => text,
             Err(message) => {
-                items.push(Item {
-                    what,
-                    key: None,
-                    outcome: Outcome::Invalid(message),
-                });
+                items.push(invalid(what, message));
                 continue;
             }
         };
         for (i, note) in openclaw::daily_notes(&what, &text).into_iter().enumerate() {
             // Noon of its day, a second apart: in the order of the file.
             let when = Timestamp(day.0 * DAY_MS + DAY_MS / 2 + i as i64 * 1000);
-            let outcome = add_note(store, &mut known, &at(when), &note, dry_run)?;
+            let outcome = add_note(store, known, &at(ctx, when), &note, dry_run)?;
             items.push(Item {
                 what: what.clone(),
                 key: None,
@@ -210,6 +230,19 @@ pub fn openclaw(
             });
         }
     }
+    Ok(items)
+}
+
+/// The sections of `MEMORY.md` (curated memory) and `USER.md` (the user's
+/// directives), each as a proposal for a human.
+fn openclaw_curated(
+    store: &Store,
+    ctx: &Ctx,
+    dir: &Path,
+    pending: &[Event],
+    dry_run: bool,
+) -> Result<Vec<Item>, StoreError> {
+    let mut items = Vec::new();
     for (file, parse) in [
         (
             "MEMORY.md",
@@ -224,33 +257,26 @@ pub fn openclaw(
         let text = match read_file(&path) {
             Ok((t, _)) => t,
             Err(message) => {
-                items.push(Item {
-                    what: file.into(),
-                    key: None,
-                    outcome: Outcome::Invalid(message),
-                });
+                items.push(invalid(file.into(), message));
                 continue;
             }
         };
         for p in parse(&text) {
             let what = format!("{file} § {}", p.title);
-            let item = match proposal_request(&p, &what) {
-                Err(message) => Item {
-                    what,
-                    key: None,
-                    outcome: Outcome::Invalid(message),
-                },
-                Ok(req) => {
-                    let when = p.observed.map_or(now, |d| Timestamp(d.0 * DAY_MS));
-                    let outcome = propose(store, &at(when), &req, &pending, dry_run)?;
-                    Item {
-                        what,
-                        key: Some(req.key),
-                        outcome,
-                    }
+            let req = match proposal_request(&p, &what) {
+                Ok(req) => req,
+                Err(message) => {
+                    items.push(invalid(what, message));
+                    continue;
                 }
             };
-            items.push(item);
+            let when = p.observed.map_or(ctx.now, |d| Timestamp(d.0 * DAY_MS));
+            let outcome = propose(store, &at(ctx, when), &req, pending, dry_run)?;
+            items.push(Item {
+                what,
+                key: Some(req.key),
+                outcome,
+            });
         }
     }
     Ok(items)

@@ -148,6 +148,19 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
         }
         Err(e) => return Err(e.into()),
     };
+    let mut created = init_folders(&root)?;
+    created.extend(init_memory_md(&root)?);
+    created.extend(init_gitattributes(&root)?);
+    Ok(InitReport {
+        root,
+        created_repo,
+        created,
+    })
+}
+
+/// The store's folders, each with a `.gitkeep` while empty (git keeps no
+/// empty folders; the layout must survive a clone). Returns those created.
+fn init_folders(root: &Path) -> Result<Vec<String>, StoreError> {
     let mut created = Vec::new();
     for d in [
         "memory",
@@ -162,7 +175,6 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
             fs::create_dir_all(&p).map_err(StoreError::io(&p))?;
             created.push(format!("{d}/"));
         }
-        // git keeps no empty folders; a .gitkeep keeps the layout in a clone.
         let keep = p.join(".gitkeep");
         if d != "memory"
             && fs::read_dir(&p)
@@ -172,27 +184,36 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
             fs::write(&keep, "").map_err(StoreError::io(&keep))?;
         }
     }
+    Ok(created)
+}
+
+/// `MEMORY.md` with memoir's block: a new file, or a team's own with the
+/// block added after its text (`check` is clean right after init).
+fn init_memory_md(root: &Path) -> Result<Option<String>, StoreError> {
     let index = root.join(MEMORY_MD);
     refuse_symlink(&index, MEMORY_MD)?;
     if !index.exists() {
         fs::write(&index, memory_md::initial()).map_err(StoreError::io(&index))?;
-        created.push(MEMORY_MD.to_string());
-    } else {
-        // A team's own MEMORY.md: its text stays, memoir's block is added
-        // after it (`check` is clean right after init).
-        let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
-            .map_err(|e| StoreError::unreadable(MEMORY_MD, e, read_cap(MEMORY_MD)))?
-            .unwrap_or_default();
-        let text = String::from_utf8(text).map_err(|_| StoreError::Invalid {
-            path: MEMORY_MD.into(),
-            line: None,
-            message: "not UTF-8".into(),
-        })?;
-        if !text.lines().any(|l| l.trim_end() == memory_md::START) {
-            fs::write(&index, memory_md::splice(&text, "")).map_err(StoreError::io(&index))?;
-            created.push(format!("{MEMORY_MD} (memoir's block added)"));
-        }
+        return Ok(Some(MEMORY_MD.to_string()));
     }
+    let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
+        .map_err(|e| StoreError::unreadable(MEMORY_MD, e, read_cap(MEMORY_MD)))?
+        .unwrap_or_default();
+    let text = String::from_utf8(text).map_err(|_| StoreError::Invalid {
+        path: MEMORY_MD.into(),
+        line: None,
+        message: "not UTF-8".into(),
+    })?;
+    if text.lines().any(|l| l.trim_end() == memory_md::START) {
+        return Ok(None);
+    }
+    fs::write(&index, memory_md::splice(&text, "")).map_err(StoreError::io(&index))?;
+    Ok(Some(format!("{MEMORY_MD} (memoir's block added)")))
+}
+
+/// `.gitattributes` with the lines memoir needs, kept after any the
+/// repository has.
+fn init_gitattributes(root: &Path) -> Result<Option<String>, StoreError> {
     let attrs = root.join(".gitattributes");
     refuse_symlink(&attrs, ".gitattributes")?;
     // Only a regular file (a FIFO here would hang `init`).
@@ -205,25 +226,21 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
         .copied()
         .filter(|want| !current.lines().any(|l| l.trim() == *want))
         .collect();
-    if !missing.is_empty() {
-        let mut text = current.clone();
-        if !text.is_empty() && !text.ends_with('\n') {
-            text.push('\n');
-        }
-        text.push_str("# memoir: logs and memories are byte-exact (no line-ending conversion);\n");
-        text.push_str("# view files merge with memoir's drivers where configured\n");
-        for line in missing {
-            text.push_str(line);
-            text.push('\n');
-        }
-        fs::write(&attrs, text).map_err(StoreError::io(&attrs))?;
-        created.push(".gitattributes".to_string());
+    if missing.is_empty() {
+        return Ok(None);
     }
-    Ok(InitReport {
-        root,
-        created_repo,
-        created,
-    })
+    let mut text = current;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str("# memoir: logs and memories are byte-exact (no line-ending conversion);\n");
+    text.push_str("# view files merge with memoir's drivers where configured\n");
+    for line in missing {
+        text.push_str(line);
+        text.push('\n');
+    }
+    fs::write(&attrs, text).map_err(StoreError::io(&attrs))?;
+    Ok(Some(".gitattributes".to_string()))
 }
 
 /// Refuses to append to a log that is not a regular file of its own: a
