@@ -109,7 +109,7 @@ where
 
 /// Why a commit cannot be made; nothing has been written (except, when
 /// HEAD could not be moved at the end, git's index: see
-/// [`Session::commit`](super::Session::commit)).
+/// `Session::commit`).
 #[derive(Debug, thiserror::Error)]
 pub enum CommitError {
     /// No author identity.

@@ -4,7 +4,7 @@
 //! step ([`Repo::discover`]); what memoir asks of it are its methods, one
 //! file a concern:
 //!
-//! - `commit`: a commit session ([`Repo::begin`], [`Session::commit`]) under
+//! - `commit`: a commit session (`Repo::begin`, `Session::commit`) under
 //!   git's index lock;
 //! - `status`: which store files differ from HEAD ([`Repo::changed_paths`]);
 //! - `tree`: trees and blobs of HEAD, of a revision and of the index;

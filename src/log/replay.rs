@@ -58,7 +58,7 @@ fn id_key(id: &str) -> Option<IdKey> {
 /// A replay of a large store holds hundreds of thousands of events: each is
 /// stored once, in place, and found through a table of fixed-size ids. A
 /// [`Keep::Prints`] replay keeps each version only as what resolving needs
-/// ([`Lean`]: ids as bytes, the key interned, the content's fingerprint),
+/// (`Lean`: ids as bytes, the key interned, the content's fingerprint),
 /// about a fifth of an [`Event`] with its strings; such versions are
 /// counted and resolved, but [`Events::get`] and [`Events::values`] give
 /// only the events kept whole.

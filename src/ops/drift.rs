@@ -1,5 +1,5 @@
 //! Drift: how the memory files differ from what replaying the logs gives,
-//! found by one read of the whole store (a [`Scan`]). `check` reports it
+//! found by one read of the whole store (a `Scan`). `check` reports it
 //! (`ops::check`), `rebuild` repairs it (`ops::rebuild`), `record` turns
 //! hand changes into events (`ops::record`).
 //!

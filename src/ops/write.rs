@@ -2,7 +2,7 @@
 //!
 //! Each checks the write policy before taking the lock, so a refused write
 //! leaves no trace; then, under the lock, reads only what it needs of the
-//! persistent index (see [`crate::index::snapshot`]) and the files it touches
+//! persistent index (see `index::snapshot`) and the files it touches
 //! (never the whole store), appends its events to the log, replaces the
 //! view files, and regenerates MEMORY.md from the index's records.
 

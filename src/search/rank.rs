@@ -62,7 +62,7 @@ pub struct Fresh {
     pub summary: Option<Summary>,
     /// Why it did not.
     pub error: Option<String>,
-    /// Its terms ([`term_counts`]).
+    /// Its terms (`index::terms::term_counts`).
     pub terms: Terms,
     /// Its weighted length.
     pub len: u32,
@@ -107,7 +107,7 @@ pub struct NoteDoc {
     pub actor: String,
     /// What it says.
     pub text: String,
-    /// Its terms ([`note_terms`]).
+    /// Its terms (`index::terms::note_terms`).
     pub terms: Terms,
     /// Its weighted length.
     pub len: u32,

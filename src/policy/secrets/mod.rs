@@ -7,7 +7,7 @@
 //! name with a value that looks like one (gated by Shannon entropy and the
 //! value's shape), passwords in URLs, `Authorization` headers, docker's
 //! `"auth"`. Before the rules run, what a secret may hide in is decoded
-//! (base64, YAML escapes and block scalars, see [`decode`]). A refusal
+//! (base64, YAML escapes and block scalars, see `decode`). A refusal
 //! names the rule and the line, never the secret.
 
 mod decode;
