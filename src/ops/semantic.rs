@@ -74,7 +74,8 @@ pub fn search(
     opts: &Options,
     semantic: Option<&Semantic>,
 ) -> (Results, Mode, Option<String>) {
-    let keyword = rank::search(corpus, query, opts);
+    let texts = |path: &str| store.read_memory_file(path).ok().flatten();
+    let keyword = rank::search(corpus, query, opts, &texts);
     let (mut found, mode, warning) = match semantic {
         None => (keyword, Mode::Keyword, None),
         Some(semantic) => {

@@ -2,4 +2,5 @@
 
 pub mod hybrid;
 pub(crate) mod nearest;
+pub mod passage;
 pub mod rank;

@@ -7,7 +7,9 @@
 //! memory's share reaches the threshold (`--min-score`, default
 //! [`DEFAULT_MIN_SCORE`]), or when one memory holds [`DISTINCT_WORDS`] of
 //! the query's words that no other has and a share of at least
-//! [`DISTINCT_SHARE`] of the threshold; then every memory with at least [`RELATIVE`] of
+//! [`DISTINCT_SHARE`] of the threshold (a long memory only with what one
+//! passage of it holds: [`crate::search::passage`]); then every memory
+//! with at least [`RELATIVE`] of
 //! the best one's share is relevant, so a question whose answer spans
 //! several memories keeps each of them. Notes of the logs are documents
 //! too, ranked as memories of confidence [`NOTE_CONFIDENCE`]. **Ranking**
@@ -241,7 +243,15 @@ impl Results {
 /// Finds the memories (and, with [`Options::notes`], the notes) relevant
 /// to `query`, most relevant first. Expired memories and files that do
 /// not parse are never returned.
-pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Results {
+///
+/// `texts` gives a memory file's text by path, for the passage gate
+/// ([`crate::search::passage`]); a file it cannot give passes the gate.
+pub fn search(
+    corpus: &Corpus,
+    query: &str,
+    opts: &Options,
+    texts: &dyn Fn(&str) -> Option<String>,
+) -> Results {
     let terms = query_terms(query);
     if terms.is_empty() {
         return Results::default();
@@ -278,7 +288,11 @@ pub fn search(corpus: &Corpus, query: &str, opts: &Options) -> Results {
         opts.today,
     );
     let weights = Weights::of(&terms, &live);
-    let (ranked, best) = rank_relevant(view, live.matched, &weights, opts);
+    let gate = Gate {
+        terms: &terms,
+        texts,
+    };
+    let (ranked, best) = rank_relevant(view, live.matched, &weights, opts, &gate);
     let mut found = first_shown(view, ranked, opts);
     found.best = best;
     found
@@ -700,17 +714,11 @@ fn rank_relevant<'a>(
     matched: Vec<Candidate<'a>>,
     weights: &Weights,
     opts: &Options,
+    gate: &Gate,
 ) -> (Vec<Ranked<'a>>, f64) {
     let scores: Vec<f64> = matched.iter().map(|c| weights.relevance(c.found)).collect();
     let best = scores.iter().copied().fold(0.0, f64::max);
-    // A hair of tolerance: a share equal to the threshold but for
-    // rounding reaches it.
-    let reaches = |score: f64, min: f64| score > 0.0 && score + 1e-9 >= min;
-    let answers = reaches(best, opts.min_score)
-        || matched.iter().zip(&scores).any(|(c, &score)| {
-            weights.distinct_words(c.found) >= DISTINCT_WORDS
-                && reaches(score, opts.min_score * DISTINCT_SHARE)
-        });
+    let answers = gate.answers(view, &matched, &scores, weights, opts.min_score);
     if !answers {
         return (Vec::new(), best);
     }
@@ -736,6 +744,81 @@ fn rank_relevant<'a>(
         })
         .collect();
     (ranked, best)
+}
+
+/// A share reaches a threshold: a hair of tolerance, so a share equal to
+/// it but for rounding reaches it.
+fn reaches(score: f64, min: f64) -> bool {
+    score > 0.0 && score + 1e-9 >= min
+}
+
+/// The passage gate looks at this many documents at most, best share
+/// first: past that many long memories covering the query only here and
+/// there, the store does not know it.
+const PASSAGE_READS: usize = 16;
+
+/// The passage gate ([`crate::search::passage`]): the query's terms, and
+/// where the memory files' texts come from.
+struct Gate<'q> {
+    terms: &'q [String],
+    texts: &'q dyn Fn(&str) -> Option<String>,
+}
+
+impl Gate<'_> {
+    /// Whether the store answers: some document reaches `min` by its
+    /// share, or holds [`DISTINCT_WORDS`] words only it has and
+    /// [`DISTINCT_SHARE`] of `min`; a long memory must do so within one
+    /// passage of its body. Short memories (a passage is all of one), notes
+    /// (one observation each), queries with CJK terms and `min` 0 are not
+    /// gated.
+    fn answers(
+        &self,
+        view: &OpenIndex,
+        matched: &[Candidate],
+        scores: &[f64],
+        weights: &Weights,
+        min: f64,
+    ) -> bool {
+        let enough = |share: f64, distinct: usize| {
+            reaches(share, min)
+                || (distinct >= DISTINCT_WORDS && reaches(share, min * DISTINCT_SHARE))
+        };
+        let mut order: Vec<usize> = (0..matched.len())
+            .filter(|&i| enough(scores[i], weights.distinct_words(matched[i].found)))
+            .collect();
+        let cjk = |t: &String| t.chars().any(crate::model::text::is_cjk);
+        if order.is_empty() || min <= 0.0 || self.terms.iter().any(cjk) {
+            return !order.is_empty();
+        }
+        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+        for i in order.into_iter().take(PASSAGE_READS) {
+            let c = &matched[i];
+            let path = match c.doc {
+                Doc::Indexed(j) => view.path(j),
+                Doc::Fresh(f) => f.path.as_str(),
+                Doc::Note(_) | Doc::IndexedNote(_) => return true,
+            };
+            // The weighted length bounds the body's words.
+            if c.len as usize <= crate::search::passage::PASSAGE_WORDS {
+                return true;
+            }
+            let passage = (self.texts)(path).and_then(|text| {
+                crate::search::passage::best(
+                    &text,
+                    self.terms,
+                    &weights.idf,
+                    weights.idf_total,
+                    &weights.distinct,
+                )
+            });
+            match passage {
+                Some(p) if !enough(p.share, p.distinct) => continue,
+                // A file it cannot read or parse now passes, as it did.
+                _ => return true,
+            }
+        }
+        false
+    }
 }
 
 /// Best rank first, then by path. A total order, as sorting and selecting
@@ -984,7 +1067,7 @@ mod tests {
 
     /// The memories a search finds.
     fn hits_of(c: &Corpus, query: &str, o: &Options) -> Vec<Hit> {
-        search(c, query, o).hits
+        search(c, query, o, &|_| None).hits
     }
 
     fn small_store() -> Corpus {
@@ -1089,6 +1172,49 @@ mod tests {
         // ... and words every memory has are no evidence.
         let common = "how long does the nightly cache take to warm up in a browser tab";
         assert!(hits_of(&c, common, &o).is_empty());
+    }
+
+    #[test]
+    fn a_long_memory_answers_only_where_the_question_is_together() {
+        let filler = |tag: &str| format!("{tag} ").repeat(200);
+        let chat = plain(
+            "chat",
+            "A chat about moving house",
+            &format!(
+                "My manager signed off. {} We pack in May. {} The parental visit is in \
+                 June. {} The movers arrive on the date we set.",
+                filler("boxes"),
+                filler("tape"),
+                filler("lamps")
+            ),
+        );
+        let mut files: Vec<(String, String)> = (0..20)
+            .map(|i| {
+                let name = format!("filler-{i}");
+                let text = plain(&name, &format!("Fact {i} about the build"), "Nothing more.");
+                (format!("memory/project/{name}.md"), text)
+            })
+            .collect();
+        files.push(("memory/project/chat.md".to_string(), chat));
+        let all: Vec<(&str, String)> = files.iter().map(|(p, t)| (p.as_str(), t.clone())).collect();
+        let c = corpus(&all, &[], &[]);
+        let texts = |path: &str| {
+            files
+                .iter()
+                .find(|(p, _)| p == path)
+                .map(|(_, t)| t.clone())
+        };
+        let o = opts(10, DEFAULT_MIN_SCORE);
+        let found = |query: &str, texts: &dyn Fn(&str) -> Option<String>| {
+            keys(&search(&c, query, &o, texts).hits)
+        };
+        // Its words are in the chat, far apart: by share it would answer.
+        let scattered = "did my manager approve the parental leave before packing";
+        assert_eq!(found(scattered, &|_| None), ["project/chat"]);
+        assert!(found(scattered, &texts).is_empty());
+        // Together in one passage, they answer.
+        let together = "when do the movers arrive, on the date we set";
+        assert_eq!(found(together, &texts), ["project/chat"]);
     }
 
     #[test]
