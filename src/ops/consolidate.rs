@@ -3,8 +3,9 @@
 //!
 //! The plan is deterministic: a proposal for a new key is added; one that
 //! says what its memory already says (after normalization) is merged into
-//! it (sources and tags joined); one that differs from its memory, or nearly
-//! duplicates another memory, is a conflict and waits for a human; memories
+//! it (sources and tags joined); one that differs from its memory, nearly
+//! duplicates another memory, or would change a version forgotten since it
+//! was proposed, is a conflict and waits for a human; memories
 //! past `expires` are forgotten; memories past `review_by` are reported.
 //! Applying appends the events (with a `consolidate` event listing what it
 //! consumed), writes the views and MEMORY.md, then commits the store paths.
@@ -33,7 +34,8 @@ pub enum Action {
     Expire,
     /// Its scope is over capacity and it is among the least valuable: forgotten.
     Evict,
-    /// The proposal differs from the memory, or nearly duplicates another:
+    /// The proposal differs from the memory, nearly duplicates another, or
+    /// would change a version forgotten since:
     /// a human decides (`memoir resolve`, or remember --replace).
     Conflict {
         /// Why.
@@ -436,6 +438,15 @@ impl<'a> Planner<'a> {
             self.plan.steps.push(step);
             return Ok(());
         }
+        // Proposed as a change to a version that has since been forgotten
+        // (`forget`, or superseded by `remember --replace`): adding it would
+        // bring back what someone chose to forget, so a human decides.
+        let (heads, _) = self.basis.state(&p.key);
+        if p.current.is_none() && !e.prev.is_empty() && !same_ids(&heads, &e.prev) {
+            let step = p.conflict("its memory was forgotten after it was proposed".into());
+            self.plan.steps.push(step);
+            return Ok(());
+        }
         match p.current.as_deref() {
             None => self.new_memory(&p),
             Some(cur) => {
@@ -514,6 +525,11 @@ impl<'a> Planner<'a> {
                 .push(p.step(Action::Merge, Some(merged.render())));
         }
     }
+}
+
+/// The same versions, in any order.
+fn same_ids(a: &[String], b: &[String]) -> bool {
+    a.len() == b.len() && a.iter().all(|id| b.contains(id))
 }
 
 /// The same memory as `existing` with `proposed`'s sources and tags joined.

@@ -163,6 +163,59 @@ fn a_conflicting_proposal_is_never_applied_without_a_decision() {
     env.ok(&["check"]);
 }
 
+/// A proposal to change a memory that is forgotten afterwards (by
+/// `forget`, or superseded by `remember --replace`) never brings it back
+/// without a decision; one made after the forget adds it as new.
+#[test]
+fn a_proposal_for_a_memory_forgotten_since_waits_for_a_human() {
+    let env = rooted();
+    env.remember("project/branching", "Branches are feature/<ticket>", &[]);
+    let (code, _, _) = env.remember("project/branching", "Branches are feat/<ticket>", &[]);
+    assert_eq!(code, 4, "kept as a proposal");
+    env.ok(&[
+        "forget",
+        "project/branching",
+        "--reason",
+        "no longer a rule",
+    ]);
+    env.remember("project/test-command", "Run the tests with make", &[]);
+    let (code, _, _) = env.remember("project/test-command", "Run the tests with just", &[]);
+    assert_eq!(code, 4);
+    // A near-duplicate under another key, replacing the old memory.
+    let (_, out, _) = env.remember(
+        "project/run-tests",
+        "Run the tests with make",
+        &["--replace"],
+    );
+    assert!(out.contains("superseded by project/run-tests"), "{out}");
+    let (code, out, _) = env.run(&["consolidate", "--yes"]);
+    assert_eq!(code, 4, "{out}");
+    for key in ["project/branching", "project/test-command"] {
+        assert!(
+            out.contains(&format!(
+                "conflict {key}: its memory was forgotten after it was proposed"
+            )),
+            "{out}"
+        );
+        assert!(!env.path(&format!("memory/{key}.md")).exists(), "{key}");
+    }
+    for key in ["project/branching", "project/test-command"] {
+        env.ok(&["resolve", key, "--keep"]);
+        assert!(!env.path(&format!("memory/{key}.md")).exists(), "{key}");
+    }
+    // Proposed again after the forget: new knowledge, added.
+    env.remember(
+        "project/branching",
+        "Branches are topic/<name>",
+        &["--propose"],
+    );
+    let out = env.ok(&["consolidate", "--yes"]);
+    assert!(out.contains("add project/branching"), "{out}");
+    assert!(env
+        .read("memory/project/branching.md")
+        .contains("topic/<name>"));
+}
+
 #[test]
 fn concurrent_consolidations_serialize() {
     let env = scenario();
