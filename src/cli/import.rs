@@ -38,15 +38,27 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
+    let given = args.dir.is_some();
     let dir = match args.dir {
         Some(d) => d,
         None if args.from == "openclaw" => openclaw_folder()?,
         None => claude_code_folder(&store.root)?,
     };
     if !dir.is_dir() {
+        // Looked for where the tool keeps it: say so, and how to point
+        // elsewhere.
+        let message = match (given, args.from.as_str()) {
+            (true, _) => "no such folder".to_string(),
+            (false, "openclaw") => "no OpenClaw workspace here (pass its folder, or set \
+                 OPENCLAW_WORKSPACE_DIR)"
+                .to_string(),
+            (false, _) => "no Claude Code auto memory for this project here (Claude Code \
+                 writes it once it remembers something; or pass the folder)"
+                .to_string(),
+        };
         return Err(CliError::Input {
             input: dir.display().to_string(),
-            message: "no such folder".into(),
+            message,
         });
     }
     let items = if args.from == "openclaw" {

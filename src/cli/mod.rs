@@ -230,6 +230,9 @@ pub fn main() -> ExitCode {
                 // A harness reads data on stdout: the error is data too.
                 let mut error = e.to_json();
                 error["message"] = output::redacted(&e.message()).into();
+                if let Some(path) = error["path"].as_str().map(output::redacted) {
+                    error["path"] = path.into();
+                }
                 let _ = app.out.json(&serde_json::json!({ "error": error }));
                 let _ = app.out.flush();
             }

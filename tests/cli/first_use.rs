@@ -410,3 +410,35 @@ fn the_same_remember_twice_is_unchanged() {
     );
     assert_eq!(env.pending_proposals(), 0);
 }
+
+/// Errors name the memory key and the path a user typed, however long;
+/// an argument that could be a secret (a token in a key, a key file) is
+/// still never quoted back, in text or JSON.
+#[test]
+fn errors_name_long_keys_and_paths_but_not_tokens() {
+    let env = Env::new();
+    env.ok(&["init"]);
+    let err = env.fails(&["show", "project/production-deploy-checklist"], 1);
+    assert!(
+        err.contains("no memory project/production-deploy-checklist"),
+        "{err}"
+    );
+    let folder = env.path("no/such/openclaw/workspace-folder");
+    let folder = folder.to_string_lossy();
+    let err = env.fails(&["import", "openclaw", &folder], 1);
+    assert!(err.contains(folder.as_ref()), "{err}");
+    let token = ["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat();
+    let key = format!("project/{token}");
+    for args in [
+        &["show", key.as_str()][..],
+        &["--json", "show", key.as_str()],
+    ] {
+        let (code, out, err) = env.run(args);
+        assert_eq!(code, 1);
+        let tail = "a1b2c3d4e5f6g7h8i9j0k1l2m3n4o5p6q7r8";
+        assert!(
+            !err.to_lowercase().contains(tail) && !out.to_lowercase().contains(tail),
+            "{args:?} quoted it back: {err}{out}"
+        );
+    }
+}
