@@ -64,8 +64,9 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
     problems.extend(drift_problems(&scan));
     problems.extend(conflicts(&scan));
     problems.extend(index_problems(store, &scan)?);
-    if let Some(base) = base {
-        problems.extend(logs_since(store, base)?);
+    match base {
+        Some(base) => problems.extend(logs_since(store, base)?),
+        None => problems.extend(logs_rewritten_since_head(store)?),
     }
     report.memories = scan.files.len();
     report.events = scan.replay.event_count();
@@ -276,6 +277,87 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
     Ok(out)
 }
 
+/// The committed logs the work tree has rewritten or deleted (`check`
+/// without a base, and so the pre-commit hook): only the logs git sees
+/// changed since HEAD are read, and each must have grown from HEAD's.
+fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> {
+    // Not in a repository, or one git cannot read: the other checks say so.
+    let Ok(repo) = crate::git::Repo::discover(&store.root) else {
+        return Ok(Vec::new());
+    };
+    let prefix = store.workdir_prefix(repo.workdir());
+    let changed = crate::ops::consolidate::changed_store_paths(store, repo.workdir())?;
+    let logs: Vec<&str> = changed
+        .iter()
+        .map(String::as_str)
+        .filter(|p| {
+            p.strip_prefix(&prefix)
+                .is_some_and(|r| r.starts_with("memory/log/"))
+        })
+        .collect();
+    if logs.is_empty() {
+        return Ok(Vec::new());
+    }
+    let mut listing = None;
+    let mut out = Vec::new();
+    for (path, old) in repo.head_blobs(&logs)? {
+        let rel = path.strip_prefix(&prefix).unwrap_or(&path);
+        // A clone with `core.autocrlf` checked it out with CRLF line ends:
+        // converted, not rewritten (the log checks warn of that).
+        let converted = std::fs::read(store.path(rel))
+            .is_ok_and(|now| now.contains(&b'\r') && lf(&now).starts_with(&old));
+        if converted {
+            continue;
+        }
+        if let Err(problem) = grown_from(store, rel, &old, "HEAD", &mut listing)? {
+            out.push(problem);
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(out)
+}
+
+/// `bytes` with each CRLF as LF.
+fn lf(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(bytes.len());
+    for (i, &b) in bytes.iter().enumerate() {
+        if !(b == b'\r' && bytes.get(i + 1) == Some(&b'\n')) {
+            out.push(b);
+        }
+    }
+    out
+}
+
+/// A log that was `old` at commit `short`, as it is now: where what it
+/// gained starts, or the problem that it was deleted or rewritten.
+fn grown_from(
+    store: &Store,
+    rel: &str,
+    old: &[u8],
+    short: &str,
+    listing: &mut Option<HashMap<String, String>>,
+) -> Result<Result<(usize, Vec<u8>), Problem>, StoreError> {
+    let append_only =
+        |line, message| Problem::new(Severity::Error, rel, line, "append-only", message);
+    let Ok(now) = std::fs::read(store.path(rel)) else {
+        return Ok(Err(append_only(
+            None,
+            format!("deleted since {short}; logs are never deleted (`git checkout {short} -- {rel}` restores it)"),
+        )));
+    };
+    let Some(from) = crate::ops::redact::grown_from(store, old, &now, listing)? else {
+        let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+        return Ok(Err(append_only(
+            Some(newlines(&old[..same]) + 1),
+            format!(
+                "rewritten since {short} (logs only grow): `git checkout {short} -- {rel}` restores it; \
+                 a change goes through `memoir remember` or `memoir rollback`, a secret through `memoir redact`"
+            ),
+        )));
+    };
+    Ok(Ok((from, now)))
+}
+
 /// The problems of a log that was `old` at base (commit `short`): gone,
 /// rewritten, or grown by what a change must not add.
 fn log_grown(
@@ -285,27 +367,9 @@ fn log_grown(
     short: &str,
     listing: &mut Option<HashMap<String, String>>,
 ) -> Result<Vec<Problem>, StoreError> {
-    let append_only = |line, message| {
-        vec![Problem::new(
-            Severity::Error,
-            rel,
-            line,
-            "append-only",
-            message,
-        )]
-    };
-    let Ok(now) = std::fs::read(store.path(rel)) else {
-        return Ok(append_only(
-            None,
-            format!("deleted since {short}; logs are never deleted"),
-        ));
-    };
-    let Some(from) = appended_from(store, old, &now, listing)? else {
-        let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
-        return Ok(append_only(
-            Some(newlines(&old[..same]) + 1),
-            format!("rewritten since {short} (logs only grow); a git revert or an edit? use `memoir rollback`"),
-        ));
+    let (from, now) = match grown_from(store, rel, old, short, listing)? {
+        Ok(grown) => grown,
+        Err(problem) => return Ok(vec![problem]),
     };
     let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
     let offset = newlines(&now[..from.min(now.len())]);
@@ -316,29 +380,6 @@ fn log_grown(
     let now_text = String::from_utf8_lossy(&now);
     out.extend(entries_added(store, rel, &now_text, offset, short)?);
     Ok(out)
-}
-
-/// Where what a log gained since base starts in `now`: the end of `old`,
-/// or where the redaction that rewrote it ends; `None` if it was
-/// rewritten otherwise.
-fn appended_from(
-    store: &Store,
-    old: &[u8],
-    now: &[u8],
-    listing: &mut Option<HashMap<String, String>>,
-) -> Result<Option<usize>, StoreError> {
-    if now.starts_with(old) {
-        return Ok(Some(old.len()));
-    }
-    // The one rewrite allowed: exactly what a `redact` event lists.
-    if listing.is_none() {
-        *listing = Some(crate::ops::redact::redaction_listing(store)?);
-    }
-    Ok(crate::ops::redact::accepts(
-        &String::from_utf8_lossy(old),
-        &String::from_utf8_lossy(now),
-        listing.as_ref().unwrap_or(&HashMap::new()),
-    ))
 }
 
 /// The problems of a log created since base (commit `short`): what it
@@ -445,7 +486,13 @@ mod tests {
             })
         };
         assert!(rewritten(&report), "{:?}", report.problems);
+        // Without a base, against HEAD: the work tree's rewrite is named ...
         let report = check(&t.store).expect("check");
-        assert!(!rewritten(&report), "only with a base");
+        assert!(rewritten(&report), "{:?}", report.problems);
+        // ... until it is committed; then only the base sees it.
+        t.commit_all("the rewrite");
+        assert!(!rewritten(&check(&t.store).expect("check")));
+        let report = check_against(&t.store, Some("HEAD~1")).expect("check");
+        assert!(rewritten(&report), "{:?}", report.problems);
     }
 }

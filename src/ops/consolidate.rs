@@ -1198,10 +1198,17 @@ fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), St
         Err(e) => return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES)),
     };
     let old = committed.unwrap_or_default();
-    let from = match now.starts_with(old) {
-        true => old.len(),
-        false => redacted_from(store, rel, old, &now)?,
-    };
+    let from = crate::ops::redact::grown_from(store, old, &now, &mut None)?.ok_or_else(|| {
+        let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+        StoreError::Invalid {
+            path: rel.to_string(),
+            line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
+            message: "rewritten since the last commit, and logs only grow (a \
+                      `memoir redact` rewrite passes when its redact entry lists \
+                      it): `git checkout -- <path>` restores it"
+                .into(),
+        }
+    })?;
     let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
     if let Err(StoreError::Refused {
         rule,
@@ -1222,28 +1229,6 @@ fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), St
         });
     }
     Ok(())
-}
-
-/// Where what a rewritten log gained starts, if the rewrite is the one
-/// allowed: exactly what a `redact` event lists.
-fn redacted_from(store: &Store, rel: &str, old: &[u8], now: &[u8]) -> Result<usize, StoreError> {
-    let listing = crate::ops::redact::redaction_listing(store)?;
-    let redacted = crate::ops::redact::accepts(
-        &String::from_utf8_lossy(old),
-        &String::from_utf8_lossy(now),
-        &listing,
-    );
-    redacted.ok_or_else(|| {
-        let same = old.iter().zip(now).take_while(|(a, b)| a == b).count();
-        StoreError::Invalid {
-            path: rel.to_string(),
-            line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
-            message: "rewritten since the last commit, and logs only grow (a \
-                      `memoir redact` rewrite passes when its redact entry lists \
-                      it): `git checkout -- <path>` restores it"
-                .into(),
-        }
-    })
 }
 
 /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that

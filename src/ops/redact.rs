@@ -127,6 +127,29 @@ pub fn stub(text: &str) -> String {
     })
 }
 
+/// Where what a log gained since it was `old` starts in `now`: the end of
+/// `old` (it only grew), or where the rewrite a `redact` event lists ends
+/// (the one rewrite allowed); `None` if it was rewritten otherwise.
+/// `listing` caches the redactions the logs list, read on first need.
+pub(crate) fn grown_from(
+    store: &Store,
+    old: &[u8],
+    now: &[u8],
+    listing: &mut Option<HashMap<String, String>>,
+) -> Result<Option<usize>, StoreError> {
+    if now.starts_with(old) {
+        return Ok(Some(old.len()));
+    }
+    if listing.is_none() {
+        *listing = Some(redaction_listing(store)?);
+    }
+    Ok(accepts(
+        &String::from_utf8_lossy(old),
+        &String::from_utf8_lossy(now),
+        listing.as_ref().unwrap_or(&HashMap::new()),
+    ))
+}
+
 /// Every entry the logs' `redact` events list (id → blob id of the
 /// entry as it was).
 pub(crate) fn redaction_listing(store: &Store) -> Result<HashMap<String, String>, StoreError> {

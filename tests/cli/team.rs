@@ -606,3 +606,30 @@ fn pull_rebase_settles_both_the_rebase_and_the_fast_forward_path() {
         "{err}"
     );
 }
+
+/// A committed log edited in place is named by plain `check` (against
+/// HEAD) as what it is, and the pre-commit hook refuses to commit it; a
+/// log that only grew passes both.
+#[test]
+fn a_committed_log_edited_in_place_is_caught_by_check_and_the_pre_commit_hook() {
+    let env = Env::new();
+    env.remember("project/db", "Postgres 16 is the database", &[]);
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&["hooks", "install"]);
+    env.ok(&["note", "grown, not rewritten"]);
+    env.ok(&["check"]);
+    let log = env.first_log();
+    let text = env.read(&log);
+    env.write(&log, text.replace("Postgres 16", "Postgres 15"));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains(&format!("{log}:"))
+            && err.contains("error[append-only]: rewritten since HEAD"),
+        "{err}"
+    );
+    let (committed, out) = git_with_memoir(&env, &["commit", "-qam", "tamper"]);
+    assert!(!committed, "the hook let it through: {out}");
+    assert!(out.contains("rewritten since HEAD"), "{out}");
+    env.write(&log, &text);
+    env.ok(&["check"]);
+}
