@@ -39,7 +39,8 @@ repository, `task` the work in hand.
 
 Never remember secrets (keys, tokens, passwords: they are refused), guesses, one-off logs, or \
 what the code or git history already says. Use `note` for a raw observation you are not sure of: \
-consolidation turns notes into proposals for review.
+recall and context find notes, marked unconfirmed, and a person (or consolidation with an \
+extractor) turns them into memories.
 
 If `remember` answers with a proposal (exit 4, \"decision\"), a memory with that name or nearly \
 the same content exists: nothing was overwritten; tell the user, who decides with \
@@ -161,6 +162,8 @@ fn argv(tool: &str, args: &Arguments) -> Vec<String> {
         let flag = format!("--{}", name.replace('_', "-"));
         match (*name, arg) {
             ("scope" | "name", _) if tool == "remember" => {}
+            // No words to look for: the hot memory, as without a query.
+            ("query", Arg::Text(t)) if tool == "context" && t.trim().is_empty() => {}
             ("key" | "query" | "text", Arg::Text(t)) => positional.push(t.clone()),
             ("notes", Arg::Flag(false)) => flags.push("--no-notes".into()),
             ("notes", _) => {}
@@ -245,11 +248,11 @@ fn remember_tool(scopes: &[String]) -> ToolSpec {
         effect: Effect::Additive,
         params: vec![
             scope(scopes, true, "Whose fact: user (the person), project (this repository), task (the work in hand)."),
-            text("name", true, "A slug: lowercase letters, digits and dashes, e.g. test-command."),
+            text("name", true, "Its name, made a slug (lowercase letters, digits and dashes), e.g. test-command."),
             text("description", true, "One line saying what the memory is; shown in the index."),
             text("source", true, "Why it can be trusted, e.g. \"stated by the user on 2026-11-29\"."),
             text("body", false, "The fact in a few lines of markdown, with why and how to apply it."),
-            memory_type("user, feedback, project (default) or reference."),
+            memory_type("user, feedback, project or reference (default: user in the user scope, else project)."),
             param("tags", Kind::Texts, false, "Labels, e.g. [\"tooling\", \"tests\"]."),
             param("confidence", Kind::Number { min: 0.0, max: 1.0 }, false, "0..1 (default 1)."),
             text("review_by", false, "Flag for review after this date (YYYY-MM-DD)."),
@@ -320,7 +323,7 @@ fn note_tool() -> ToolSpec {
         name: "note",
         title: "Note an observation",
         description: "Append a raw observation to today's log. Notes are never applied to \
-            memories; consolidation proposes memories from them for review.",
+            memories; recall and context find them, marked unconfirmed.",
         effect: Effect::Additive,
         params: vec![text("text", true, "The observation, one or a few lines.")],
     }
@@ -400,6 +403,15 @@ mod tests {
                 "project/x"
             ]
         );
+    }
+
+    /// An empty query asks `context` for the hot memory, as none does.
+    #[test]
+    fn an_empty_context_query_is_the_hot_memory() {
+        for query in ["", "  "] {
+            let args = vec![("query", Arg::Text(query.into()))];
+            assert_eq!(argv("context", &args), ["memoir", "context", "--"]);
+        }
     }
 
     /// Every tool's parameters are flags its command knows.

@@ -29,14 +29,10 @@ pub struct Args {
     /// Why it can be trusted (e.g. "stated by the user on 2026-11-29").
     #[arg(long, short = 's')]
     source: String,
-    /// user, feedback, project or reference (default: project).
-    #[arg(
-        long = "type",
-        short = 't',
-        default_value = "project",
-        value_name = "TYPE"
-    )]
-    kind: String,
+    /// user, feedback, project or reference (default: user in the user
+    /// scope, else project).
+    #[arg(long = "type", short = 't', value_name = "TYPE")]
+    kind: Option<String>,
     /// Comma-separated labels.
     #[arg(long, value_delimiter = ',')]
     tags: Vec<String>,
@@ -81,7 +77,12 @@ fn date(flag: &str, value: &Option<String>) -> Result<Option<Date>, CliError> {
 /// says what it collides with).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let (key, name) = parse_key(&args.key)?;
-    let kind = parse_type(&args.kind)?;
+    let kind = match args.kind.as_deref() {
+        Some(t) => parse_type(t)?,
+        // What a memory about the person is, unless said otherwise.
+        None if key.scope == "user" => MemoryType::User,
+        None => MemoryType::Project,
+    };
     check_flags(&args)?;
     let body = body(&args)?;
     let (store, origin) = app.store_for(&key, true)?;

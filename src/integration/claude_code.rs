@@ -91,18 +91,7 @@ pub enum SetupError {
 /// empty when everything is in place. Reads, never writes.
 pub fn plan(root: &Path) -> Result<Vec<Planned>, SetupError> {
     let mut out = Vec::new();
-    for (path, merge) in [
-        (
-            SETTINGS,
-            merge_settings as fn(Option<&str>) -> Result<String, SetupError>,
-        ),
-        (MCP_JSON, merge_mcp_json),
-        (CLAUDE_MD, |before: Option<&str>| {
-            Ok(merge_claude_md(before))
-        }),
-    ] {
-        let before = read(root, path)?;
-        let after = merge(before.as_deref())?;
+    let mut planned = |path: &'static str, before: Option<String>, after: String| {
         if before.as_deref() != Some(after.as_str()) {
             out.push(Planned {
                 path,
@@ -110,8 +99,42 @@ pub fn plan(root: &Path) -> Result<Vec<Planned>, SetupError> {
                 after,
             });
         }
-    }
+    };
+    let before = read(root, SETTINGS)?;
+    let after = merge_settings(before.as_deref(), &|command| hook_script(root, command))?;
+    planned(SETTINGS, before, after);
+    let before = read(root, MCP_JSON)?;
+    let after = merge_mcp_json(before.as_deref())?;
+    planned(MCP_JSON, before, after);
+    let before = read(root, CLAUDE_MD)?;
+    let after = merge_claude_md(before.as_deref());
+    planned(CLAUDE_MD, before, after);
     Ok(out)
+}
+
+/// The text of the script a hook command runs (its first word, with
+/// `$CLAUDE_PROJECT_DIR` as `root`), if it is a small file.
+fn hook_script(root: &Path, command: &str) -> Option<String> {
+    let first = command.split_whitespace().next()?.trim_matches(['"', '\'']);
+    let path = first
+        .replace("${CLAUDE_PROJECT_DIR}", &root.to_string_lossy())
+        .replace("$CLAUDE_PROJECT_DIR", &root.to_string_lossy());
+    let path = root.join(path);
+    let bytes = crate::fs::safe_file::read(&path, 64 * 1024).ok()??;
+    String::from_utf8(bytes).ok()
+}
+
+/// Does a hook command run `memoir <sub> --from-hook`, itself or through
+/// the script it names (`script`: its text)? Any path to memoir, any
+/// other flags.
+fn runs_memoir(command: &str, sub: &str, script: &dyn Fn(&str) -> Option<String>) -> bool {
+    let runs = |line: &str| {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let memoir =
+            |w: &str| Path::new(w.trim_matches(['"', '\''])).file_name() == Some("memoir".as_ref());
+        words.windows(2).any(|w| memoir(w[0]) && w[1] == sub) && words.contains(&"--from-hook")
+    };
+    runs(command) || script(command).is_some_and(|text| text.lines().any(runs))
 }
 
 /// Writes the planned files (each replaced whole, by a rename).
@@ -204,21 +227,24 @@ fn pretty(map: Map<String, Value>) -> String {
 }
 
 /// settings.json with memoir's hooks, permission and server approval added.
-fn merge_settings(before: Option<&str>) -> Result<String, SetupError> {
+fn merge_settings(
+    before: Option<&str>,
+    script: &dyn Fn(&str) -> Option<String>,
+) -> Result<String, SetupError> {
     let mut settings = object(SETTINGS, before)?;
     let unchanged = settings.clone();
     let hooks = member(SETTINGS, &mut settings, "hooks", false)?;
     for (event, command) in HOOKS {
         let Value::Object(hooks) = hooks else { break };
         let groups = member(SETTINGS, hooks, event, true)?;
-        let program = command.split(" --").next().unwrap_or(command);
+        let sub = command.split_whitespace().nth(1).unwrap_or_default();
         let present = groups.as_array().into_iter().flatten().any(|g| {
             g.get("hooks")
                 .and_then(Value::as_array)
                 .into_iter()
                 .flatten()
                 .filter_map(|h| h.get("command").and_then(Value::as_str))
-                .any(|c| c.trim_start().starts_with(program))
+                .any(|c| runs_memoir(c, sub, script))
         });
         if !present {
             if let Value::Array(groups) = groups {
@@ -410,7 +436,7 @@ mod tests {
   "hooks": { "Stop": [{ "hooks": [{ "type": "command", "command": "say done" }] }] },
   "permissions": { "allow": ["Bash(npm test:*)"], "deny": ["Read(.env)"] }
 }"#;
-        let once = merge_settings(Some(mine)).unwrap();
+        let once = merge_settings(Some(mine), &|_| None).unwrap();
         let v: Value = serde_json::from_str(&once).unwrap();
         assert_eq!(v["model"], "opus");
         assert_eq!(v["hooks"]["Stop"][0]["hooks"][0]["command"], "say done");
@@ -427,32 +453,50 @@ mod tests {
             once.find("\"model\"") < once.find("\"hooks\""),
             "keys keep their order"
         );
-        assert_eq!(merge_settings(Some(&once)).unwrap(), once);
+        assert_eq!(merge_settings(Some(&once), &|_| None).unwrap(), once);
     }
 
     /// A hook the user pointed at memoir already (their own budget) is kept as it is.
     #[test]
     fn an_existing_memoir_hook_is_not_doubled() {
         let mine = r#"{"hooks":{"SessionStart":[{"hooks":[{"type":"command","command":"memoir context --from-hook --budget 3000"}]}]}}"#;
-        let v: Value = serde_json::from_str(&merge_settings(Some(mine)).unwrap()).unwrap();
+        let v: Value =
+            serde_json::from_str(&merge_settings(Some(mine), &|_| None).unwrap()).unwrap();
         assert_eq!(v["hooks"]["SessionStart"].as_array().unwrap().len(), 1);
         assert_eq!(
             v["hooks"]["SessionStart"][0]["hooks"][0]["command"],
             "memoir context --from-hook --budget 3000"
         );
+        // Another path to memoir, or a script that runs it, is memoir's too.
+        let other = r#"{"hooks":{"UserPromptSubmit":[{"hooks":[{"type":"command","command":"/usr/local/bin/memoir context --from-hook"}]}],
+            "SessionStart":[{"hooks":[{"type":"command","command":"$CLAUDE_PROJECT_DIR/hooks/start.sh"}]}]}}"#;
+        let script = |c: &str| {
+            c.contains("start.sh")
+                .then(|| "#!/bin/sh\nexec memoir context --from-hook\n".to_string())
+        };
+        let v: Value =
+            serde_json::from_str(&merge_settings(Some(other), &script).unwrap()).unwrap();
+        for event in ["UserPromptSubmit", "SessionStart"] {
+            assert_eq!(
+                v["hooks"][event].as_array().unwrap().len(),
+                1,
+                "{event}: {v}"
+            );
+        }
+        assert_eq!(v["hooks"]["SessionEnd"].as_array().unwrap().len(), 1);
     }
 
     /// Broken settings are refused with their line; nothing is planned.
     #[test]
     fn broken_settings_are_refused() {
-        let err = merge_settings(Some("{\n  \"hooks\": [,]\n}"))
+        let err = merge_settings(Some("{\n  \"hooks\": [,]\n}"), &|_| None)
             .unwrap_err()
             .to_string();
         assert!(
             err.starts_with(".claude/settings.json:2: not JSON"),
             "{err}"
         );
-        let err = merge_settings(Some(r#"{"hooks": []}"#))
+        let err = merge_settings(Some(r#"{"hooks": []}"#), &|_| None)
             .unwrap_err()
             .to_string();
         assert!(err.contains("`hooks` must be an object"), "{err}");

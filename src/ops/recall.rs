@@ -515,11 +515,17 @@ fn relevant_context(
     if found.is_empty() {
         return ctx;
     }
+    let items = found.ranked();
+    // Relevant, but not one fits the budget: nothing is printed, and what
+    // was left out is counted (a budget too small is not "nothing relevant").
+    let none_fits = Context {
+        omitted: items.len(),
+        ..Context::default()
+    };
     let mut b = Budget::new(budget);
     if !b.push(RELEVANT_OPEN.into(), Budget::cost(RELEVANT_CLOSE)) {
-        return ctx;
+        return none_fits;
     }
-    let items = found.ranked();
     for (i, item) in items.iter().enumerate() {
         let shown = match item {
             Item::Memory(hit) => {
@@ -553,7 +559,7 @@ fn relevant_context(
         }
     }
     if ctx.memories.is_empty() && ctx.notes.is_empty() {
-        return Context::default();
+        return none_fits;
     }
     ctx.versions = crate::index::snapshot::heads(store, &corpus.index, &ctx.memories);
     b.close(RELEVANT_CLOSE, ctx)
@@ -1026,7 +1032,12 @@ mod tests {
             assert!(ctx.tokens <= budget, "budget {budget}: {}", ctx.tokens);
             assert_eq!(ctx.tokens, tokens_of(&ctx.text), "budget {budget}");
             if ctx.memories.is_empty() {
-                assert_eq!((ctx.text.as_str(), ctx.omitted), ("", 0), "budget {budget}");
+                // Nothing fits: nothing printed, every relevant one counted.
+                assert_eq!(
+                    (ctx.text.as_str(), ctx.omitted),
+                    ("", order.len()),
+                    "budget {budget}"
+                );
                 continue;
             }
             // The best memories, in rank order; the rest counted.

@@ -442,3 +442,22 @@ fn errors_name_long_keys_and_paths_but_not_tokens() {
         );
     }
 }
+
+/// A memory in the `user` scope is about the person: its type is `user`
+/// unless said otherwise; elsewhere the default stays `project`.
+#[test]
+fn a_user_memory_is_of_type_user_by_default() {
+    let env = Env::new();
+    env.ok(&["init"]);
+    env.remember("user/editor", "Prefers vim keybindings", &[]);
+    env.remember("project/db", "Postgres 16", &[]);
+    env.remember("user/tone", "Wants terse answers", &["--type", "feedback"]);
+    let type_of = |key: &str| {
+        let shown: serde_json::Value =
+            serde_json::from_str(&env.ok(&["--json", "show", key])).expect("json");
+        shown["type"].as_str().expect("type").to_string()
+    };
+    assert_eq!(type_of("user/editor"), "user");
+    assert_eq!(type_of("project/db"), "project");
+    assert_eq!(type_of("user/tone"), "feedback");
+}
