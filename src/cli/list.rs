@@ -32,8 +32,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     };
     let mut listed = Vec::new();
     for (store, origin) in stores {
-        let memories = memoir::ops::query::list(&store, &filter)?;
-        listed.extend(memories.into_iter().map(|l| (l, origin)));
+        let listing = memoir::ops::query::list(&store, &filter)?;
+        for w in &listing.skipped {
+            super::output::warn(app.quiet(), w);
+        }
+        listed.extend(listing.memories.into_iter().map(|l| (l, origin)));
     }
     if app.out.json {
         let items: Vec<_> = listed

@@ -36,11 +36,25 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         app.out.line(format!("{verb}regenerate MEMORY.md"))?;
     }
     for d in &r.refused {
-        diagnostic(&format!(
-            "memoir: {}: {} by hand and not in the logs; left alone (`memoir record` keeps it, `--force` discards it)",
-            d.path,
-            d.kind.as_str()
-        ));
+        // A hand edit that does not parse cannot be recorded: say why.
+        let invalid = store
+            .read_memory_file(&d.path)
+            .ok()
+            .flatten()
+            .and_then(|text| memoir::model::memory::Memory::parse(&text).err());
+        diagnostic(&match invalid {
+            Some(e) => format!(
+                "memoir: {}{}: does not parse ({}); left alone: fix it (then `memoir record`), or `--force` replaces it from the logs",
+                d.path,
+                e.line.map(|l| format!(":{l}")).unwrap_or_default(),
+                e.message
+            ),
+            None => format!(
+                "memoir: {}: {} by hand and not in the logs; left alone (`memoir record` keeps it, `--force` discards it)",
+                d.path,
+                d.kind.as_str()
+            ),
+        });
     }
     for (_, why) in &r.unreadable {
         diagnostic(&format!(

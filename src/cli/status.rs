@@ -24,7 +24,9 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let st = memoir::ops::query::status(&store, ctx.now.date())?;
     let personal = app.personal_store(&store, false)?;
     let personal_count = match &personal {
-        Some(p) => memoir::ops::query::list(p, &Default::default())?.len(),
+        Some(p) => memoir::ops::query::list(p, &Default::default())?
+            .memories
+            .len(),
         None => 0,
     };
     let mut j = to_json(&store, &st);

@@ -76,7 +76,7 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
 /// at Claude Code's load limit.
 fn topics_of(store: &Store) -> Result<Vec<(Topic, Memory)>, StoreError> {
     let mut topics = Vec::new();
-    for listed in crate::ops::query::list(store, &Default::default())? {
+    for listed in crate::ops::query::list(store, &Default::default())?.memories {
         let Some(text) = store.read_memory_file(&listed.path)? else {
             continue;
         };

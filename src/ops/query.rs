@@ -75,11 +75,21 @@ pub struct Filter {
     pub kind: Option<String>,
 }
 
+/// What `list` found: the memories, and the files it left out.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// The memories the filter lets through, sorted by key.
+    pub memories: Vec<Listed>,
+    /// One line for each memory file that does not parse (`path: why
+    /// (skipped)`), as `recall` warns of it.
+    pub skipped: Vec<String>,
+}
+
 /// Lists memories, sorted by key.
-pub fn list(store: &Store, filter: &Filter) -> Result<Vec<Listed>, StoreError> {
+pub fn list(store: &Store, filter: &Filter) -> Result<Listing, StoreError> {
     let mut cache = crate::index::refresh::refreshed_cache(store)?;
     crate::index::refresh::save_if_dirty(store, &mut cache);
-    Ok(summaries(&cache)
+    let memories = summaries(&cache)
         .into_iter()
         .filter(|(k, s)| {
             filter.scope.as_ref().is_none_or(|sc| *sc == k.scope)
@@ -91,7 +101,13 @@ pub fn list(store: &Store, filter: &Filter) -> Result<Vec<Listed>, StoreError> {
             summary: s.clone(),
             key,
         })
-        .collect())
+        .collect();
+    let skipped = cache
+        .files
+        .iter()
+        .filter_map(|(rel, e)| Some(crate::ops::recall::skipped(rel, e.error.as_deref()?)))
+        .collect();
+    Ok(Listing { memories, skipped })
 }
 
 /// One memory: its file's content and what the logs say of it.

@@ -89,7 +89,7 @@ pub fn neutralize(text: &str) -> String {
 }
 
 /// A warning that a file was skipped: `path:line: message (skipped)`.
-fn skipped(path: &str, error: &str) -> String {
+pub(crate) fn skipped(path: &str, error: &str) -> String {
     let error = error.strip_prefix(path).unwrap_or(error);
     let sep = if error.starts_with(':') { "" } else { ": " };
     format!("{path}{sep}{error} (skipped)")
@@ -682,6 +682,14 @@ fn hot_context(
     warnings: &mut Vec<String>,
 ) -> Context {
     let mut ctx = Context::default();
+    // A memory file that does not parse is not in the index: say so, as
+    // recall does, rather than leave it out unseen.
+    warnings.extend(
+        cache
+            .files
+            .iter()
+            .filter_map(|(rel, e)| Some(skipped(rel, e.error.as_deref()?))),
+    );
     let mut b = Budget::new(budget);
     if !b.push(HOT_OPEN.into(), Budget::cost(HOT_CLOSE)) {
         return ctx;

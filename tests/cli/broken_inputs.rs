@@ -501,3 +501,34 @@ fn input_that_is_not_utf8_is_named_with_exit_1_and_nothing_written() {
     assert!(err.contains(": not valid UTF-8"), "{err}");
     assert_eq!(env.log_text(), logs, "nothing logged");
 }
+
+/// A memory file broken by hand is never left out unseen: `list` and the
+/// hot `context` warn of it as `recall` does, and `rebuild` says it does
+/// not parse (not that it could be recorded).
+#[test]
+fn a_memory_file_that_does_not_parse_is_named_by_list_context_and_rebuild() {
+    let env = Env::new();
+    env.remember("project/db", "Postgres 16", &[]);
+    env.remember("project/ci", "CI runs on push", &[]);
+    let text = env.read("memory/project/db.md");
+    env.write(
+        "memory/project/db.md",
+        text.replace(
+            "description: Postgres 16",
+            "description: Postgres 16: [oops",
+        ),
+    );
+    for args in [&["list"][..], &["context"]] {
+        let (code, _, err) = env.run(args);
+        assert_eq!(code, 0);
+        assert!(
+            err.contains("memory/project/db.md:3:") && err.contains("(skipped)"),
+            "{args:?}: {err}"
+        );
+    }
+    let err = env.fails(&["rebuild"], 1);
+    assert!(
+        err.contains("memory/project/db.md:3: does not parse") && !err.contains("record` keeps it"),
+        "{err}"
+    );
+}
