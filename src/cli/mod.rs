@@ -254,15 +254,23 @@ fn usage(e: &clap::Error) -> ExitCode {
         let _ = e.print();
         return ExitCode::from(code::OK);
     }
-    let rendered = e.render().to_string();
-    output::diagnostic_lines(rendered.trim_end());
+    // Redacted first: an argument is found as it was given, newlines and all.
+    let rendered = output::redacted(&e.render().to_string());
+    // clap's paragraphs: what is wrong (its lines joined into one, as
+    // every memoir diagnostic is), then usage and where to read more.
+    let mut paragraphs = rendered
+        .split("\n\n")
+        .map(str::trim)
+        .filter(|p| !p.is_empty());
+    let first = paragraphs.next().unwrap_or("bad usage");
+    let first = first.strip_prefix("error: ").unwrap_or(first);
+    let message = first.split_whitespace().collect::<Vec<_>>().join(" ");
+    let rest: Vec<&str> = paragraphs.collect();
+    output::diagnostic_lines(&format!("memoir: {message}\n{}", rest.join("\n")));
     let json = std::env::args()
         .take_while(|a| a != "--")
         .any(|a| a == "--json");
     if json {
-        let first = rendered.lines().next().unwrap_or("bad usage");
-        let message = first.strip_prefix("error: ").unwrap_or(first);
-        let message = output::redacted(message);
         let mut out = Output::new(true, false, true);
         let error = serde_json::json!({ "code": "usage", "message": message, "exit": code::USAGE });
         let _ = out.json(&serde_json::json!({ "error": error }));

@@ -48,9 +48,19 @@ fn errors_are_json_objects_with_json() {
     assert_eq!(e["error"]["path"], "memory/project/t.md");
     assert!(!out.contains(secret));
 
-    let (code, out, _) = env.run(&["--json", "recall"]);
+    let (code, out, err) = env.run(&["--json", "recall"]);
     assert_eq!(code, 2);
     assert_eq!(json(&out)["error"]["code"], "usage", "{out}");
+    // The whole reason, on one line, in JSON and on stderr alike.
+    assert_eq!(
+        json(&out)["error"]["message"],
+        "the following required arguments were not provided: <QUERY>...",
+        "{out}"
+    );
+    assert!(
+        err.starts_with("memoir: the following required arguments were not provided: <QUERY>...\n"),
+        "{err}"
+    );
 }
 
 /// Every document is an object with its format version first.
