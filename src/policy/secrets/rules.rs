@@ -924,6 +924,18 @@ pub(super) const RULES: &[Def] = &[
         ),
         Gate::Named,
     ),
+    // Prose: "the staging db password is hunter2hunter2" (a chat pasted
+    // into a note), as the CJK rule above reads 密码是….
+    g(
+        "generic-secret",
+        &["pass", "pwd"],
+        concat!(
+            r"(?i)\b(?P<n>password|passwd|passphrase|pwd)s?\s+(?:is|was|are|were)\s+(?:now\s+|still\s+)?[\x22']?(?P<v>",
+            value!(),
+            "{1,200})"
+        ),
+        Gate::Named,
+    ),
     g(
         "generic-secret",
         &["export"],

@@ -649,6 +649,11 @@ fn positives() -> Vec<(&'static str, String, usize)> {
         ),
         one("generic-secret", j(&["secret: ", "mysecret123"])),
         one("generic-secret", j(&["passwd=", "hunter2"])),
+        one(
+            "generic-secret",
+            j(&["the staging db password is ", "hunter2hunter2"]),
+        ),
+        one("generic-secret", j(&["Password was now ", "Xk9#mQ2v", "."])),
         one("generic-secret", j(&["pwd: ", "Xk9#mQ2v"])),
         one("generic-secret", j(&["x-api-key: ", &an(32)])),
         one(
@@ -756,6 +761,10 @@ fn look_alikes() -> Vec<String> {
     let mut v: Vec<String> = [
         "Use a token bucket for rate limiting.",
         "The password policy requires 12 characters and a symbol.",
+        "The password is required and must be rotated every 90 days.",
+        "The password is stored in Vault; never paste it here.",
+        "Passwords are hashed with argon2id before they are stored.",
+        "the password is 12 characters long",
         "Rotate the API key every 90 days.",
         "Secrets live in Vault, never in the repo.",
         "secret sauce: keep functions small",
