@@ -696,7 +696,7 @@ fn hot_context(
     }
     push_index(&mut b, store, cache, &mut ctx);
     push_conflicts(&mut b, cache);
-    push_notes(&mut b, &recent_notes(store, now, warnings));
+    push_notes(&mut b, &recent_notes(store, now, warnings), &mut ctx);
     // Nothing but the opening tag: nothing to say.
     if b.lines.len() == 1 {
         return Context::default();
@@ -799,7 +799,7 @@ fn push_conflicts(b: &mut Budget, cache: &Cache) {
 
 /// The recent notes, newest first, while they fit: the first that does not
 /// fit whole ends the section.
-fn push_notes(b: &mut Budget, notes: &[Note]) {
+fn push_notes(b: &mut Budget, notes: &[Note], ctx: &mut Context) {
     if notes.is_empty() {
         return;
     }
@@ -808,6 +808,8 @@ fn push_notes(b: &mut Budget, notes: &[Note]) {
             if !push_note(b, note, reserve) {
                 break;
             }
+            // What the section printed is what the receipt says was injected.
+            ctx.notes.push(note.id.clone());
         }
     });
 }
@@ -831,6 +833,8 @@ fn push_note(b: &mut Budget, note: &Note, reserve: usize) -> bool {
 
 /// A note from a log.
 struct Note {
+    /// Its event id.
+    id: String,
     time: Timestamp,
     /// Its writer, `Name <email>`.
     actor: String,
@@ -866,6 +870,7 @@ fn recent_notes(store: &Store, now: Timestamp, warnings: &mut Vec<String>) -> Ve
             Ok(p) => {
                 for e in p.events.into_iter().filter(|e| e.op == Op::Note) {
                     let note = Note {
+                        id: e.id.clone(),
                         time: e.time,
                         actor: e.actor,
                         text: e.body,

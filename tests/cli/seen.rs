@@ -286,3 +286,22 @@ fn capacity_keeps_a_memory_context_injects_often() {
     assert!(env.path("memory/project/bravo.md").exists());
     assert!(!env.path("memory/project/delta.md").exists());
 }
+
+/// The hot memory's receipt lists the recent notes it printed, as a
+/// query's lists the notes it found.
+#[test]
+fn the_hot_memory_s_receipt_lists_its_notes() {
+    let env = store();
+    env.ok(&["note", "the CI cache misses on Mondays"]);
+    let out = env.ok(&["context"]);
+    assert!(out.contains("<recent_notes>"), "{out}");
+    let receipts = seen(&env, &[]);
+    let notes = receipts[0]["notes"].as_array().cloned().unwrap_or_default();
+    assert_eq!(notes.len(), 1, "{receipts:?}");
+    let text = env.ok(&["seen"]);
+    let id = notes[0].as_str().expect("an id");
+    assert!(
+        text.contains(&format!("  note {}", &id[id.len() - 8..])),
+        "{text}"
+    );
+}
