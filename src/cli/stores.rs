@@ -65,6 +65,22 @@ impl App {
         if same(&path, &repo.root) {
             return Ok(None);
         }
+        self.personal_at(&path, create)
+    }
+
+    /// The personal store alone, outside any repository's store: where a
+    /// `user/…` memory goes and what a search reads (none if it does not
+    /// exist and `create` is false).
+    fn personal_alone(&self, create: bool) -> Result<Option<Store>, CliError> {
+        match personal_path() {
+            Some(path) => self.personal_at(&path, create),
+            None => Ok(None),
+        }
+    }
+
+    /// The personal store at `path`, created there if asked.
+    fn personal_at(&self, path: &std::path::Path, create: bool) -> Result<Option<Store>, CliError> {
+        let path = path.to_path_buf();
         if !memoir::store::is_store(&path) {
             if !create {
                 return Ok(None);
@@ -84,7 +100,18 @@ impl App {
     /// when `create`), unless the repository holds that memory already or
     /// shares `user/`.
     pub fn store_for(&self, key: &Key, create: bool) -> Result<(Store, Origin), CliError> {
-        let repo = self.store()?;
+        let repo = match self.store() {
+            Ok(repo) => repo,
+            // Outside any store, a memory about the person still has
+            // the person's own.
+            Err(e) if key.scope == "user" && not_found(&e) => {
+                return match self.personal_alone(create)? {
+                    Some(personal) => Ok((personal, Origin::Personal)),
+                    None => Err(e),
+                };
+            }
+            Err(e) => return Err(e),
+        };
         if key.scope != "user" || repo.path(&key.rel_path()).exists() {
             return Ok((repo, Origin::Repo));
         }
@@ -96,10 +123,25 @@ impl App {
 
     /// The stores a search reads: the repository's, then the personal one if there is one.
     pub fn stores(&self) -> Result<Vec<(Store, Origin)>, CliError> {
-        let repo = self.store()?;
+        let repo = match self.store() {
+            Ok(repo) => repo,
+            // Outside any store: the personal one alone, if there is one.
+            Err(e) if not_found(&e) => {
+                return match self.personal_alone(false)? {
+                    Some(personal) => Ok(vec![(personal, Origin::Personal)]),
+                    None => Err(e),
+                };
+            }
+            Err(e) => return Err(e),
+        };
         let personal = self.personal_store(&repo, false)?;
         let mut out = vec![(repo, Origin::Repo)];
         out.extend(personal.map(|p| (p, Origin::Personal)));
         Ok(out)
     }
+}
+
+/// No store was found from here (not some other failure to open one).
+fn not_found(e: &CliError) -> bool {
+    matches!(e, CliError::Store(memoir::store::StoreError::NotFound(_)))
 }

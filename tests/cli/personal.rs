@@ -203,3 +203,38 @@ fn user_memories_already_in_the_repository_are_adopted_with_a_message() {
     assert_eq!(out, "remembered user/shared-pref\n");
     assert!(env.path("memory/user/shared-pref.md").exists());
 }
+
+/// Outside any repository, the personal store stands alone: a `user/`
+/// memory is remembered there and recall and list read it; a project
+/// memory still needs a store.
+#[test]
+fn outside_a_repository_the_personal_store_stands_alone() {
+    let env = Env::new();
+    let plain = env.dir.path().join("plain-folder");
+    std::fs::create_dir_all(&plain).expect("folder");
+    let run = |args: &[&str]| {
+        let out = env.cmd(args).current_dir(&plain).output().expect("run");
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, err) = run(&[
+        "remember",
+        "user/editor",
+        "-d",
+        "Prefers vim keybindings",
+        "-s",
+        "said so",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = run(&["--json", "recall", "vim keybindings"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(keys(&out), ["user/editor"], "{out}");
+    let (_, out, _) = run(&["--json", "list"]);
+    assert_eq!(keys(&out), ["user/editor"], "{out}");
+    let (code, _, err) = run(&["remember", "project/db", "-d", "Postgres", "-s", "ops"]);
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("no memoir store"), "{err}");
+}
