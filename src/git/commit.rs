@@ -62,12 +62,22 @@ impl Drop for OwnerNote {
     }
 }
 
-/// Is process `pid` alive? (Unknown platforms: assume so.)
+/// Is process `pid` alive? A zombie (killed, not yet reaped by its
+/// parent) is not: it holds no lock and will never release one.
+/// (Unknown platforms: assume so.)
 fn alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        Path::new(&format!("/proc/{pid}")).exists()
-    } else {
-        true
+    if !cfg!(target_os = "linux") {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // `pid (comm) state …`: the state follows the last `)` (a command
+        // name may hold one).
+        Ok(stat) => !matches!(
+            stat.rsplit_once(')')
+                .and_then(|(_, rest)| rest.trim_start().chars().next()),
+            Some('Z' | 'X')
+        ),
+        Err(_) => Path::new(&format!("/proc/{pid}")).exists(),
     }
 }
 
@@ -160,6 +170,11 @@ fn lock_index(
     let lock_path = index_path.with_extension("lock");
     if lock_path.exists() && left_by_dead_memoir(&lock_path, owner) {
         let _ = std::fs::remove_file(&lock_path);
+    }
+    // Still locked: someone else's. Fail before writing a note of ours,
+    // which would replace the note of a memoir that may yet be found dead.
+    if lock_path.exists() {
+        return Err(CommitError::IndexLocked(lock_path));
     }
     // The note goes first: a memoir killed right after taking the lock is
     // then still known as its owner (written after, a kill between the two
@@ -390,6 +405,28 @@ impl Repo {
 #[cfg(test)]
 mod tests {
     use crate::git::testing::{Scratch, EMAIL, NAME, SECONDS};
+
+    /// A killed process its parent has not reaped yet is a zombie: dead,
+    /// so a lock it left is removable.
+    #[test]
+    #[cfg(target_os = "linux")]
+    fn a_zombie_is_not_alive() {
+        assert!(super::alive(std::process::id()));
+        let mut child = std::process::Command::new("true").spawn().expect("spawn");
+        let pid = child.id();
+        // Not waited for: once it exits it is a zombie until reaped.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while super::alive(pid) && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert!(!super::alive(pid), "a zombie counted as alive");
+        assert!(
+            std::path::Path::new(&format!("/proc/{pid}")).exists(),
+            "not a zombie yet reaped"
+        );
+        child.wait().expect("reap");
+        assert!(!super::alive(pid));
+    }
 
     fn begin(s: &Scratch) -> (super::Session, super::Signature) {
         let owner = s.root().join(".git/memoir-index-lock-owner");
