@@ -198,14 +198,18 @@ fn holds_memory(state: &KeyState) -> bool {
     state.view.is_some() || state.conflict
 }
 
-/// The current content of a memory's file, which must be what the logs
-/// say it is (else a hand edit or a crash is pending: refuse). The file
-/// is always read: an index entry could be older than a hand edit.
+/// The current content of a memory, which its file must hold as the logs
+/// say (else a hand edit is pending: refuse). The file is always read: an
+/// index entry could be older than a hand edit. A file memoir itself wrote
+/// that the logs have moved past (a writer killed between its log entry
+/// and its view: `check`'s drift:stale) is no one's edit: the logs'
+/// content is the memory's, and the write in hand replaces the file.
 fn current_content(
     store: &Store,
+    snap: &Snapshot,
     state: Option<&KeyState>,
     key: &Key,
-) -> Result<Option<String>, StoreError> {
+) -> Result<Current, StoreError> {
     let rel = key.rel_path();
     store.check_dirs(&rel)?;
     let expected = state.and_then(|s| s.view_hash);
@@ -214,12 +218,39 @@ fn current_content(
         None if store.path(&rel).symlink_metadata().is_ok() => store.read_memory_file(&rel)?,
         None => None,
     };
-    if expected != content.as_deref().map(|c| fingerprint(c.as_bytes())) {
-        return Err(StoreError::Decision(format!(
-            "{rel} differs from its last recorded version: run `memoir record` to keep the edit, or `memoir rebuild` to restore it"
-        )));
+    let found = content.as_deref().map(|c| fingerprint(c.as_bytes()));
+    if expected == found {
+        return Ok(Current {
+            content,
+            stale: false,
+        });
     }
-    Ok(content)
+    let memoir_wrote = store.state.journal().get(&rel).copied() == Some(found);
+    let logged = snap
+        .tail
+        .views
+        .get(&rel)
+        .filter(|view| view.as_deref().map(|c| fingerprint(c.as_bytes())) == expected);
+    match (memoir_wrote, logged) {
+        (true, Some(view)) => Ok(Current {
+            content: view.clone(),
+            stale: true,
+        }),
+        (true, None) => Err(StoreError::Decision(format!(
+            "{rel} is a version memoir wrote before a later one was logged (a write was interrupted): \
+             run `memoir rebuild` to bring it up to date"
+        ))),
+        (false, _) => Err(StoreError::Decision(format!(
+            "{rel} differs from its last recorded version: run `memoir record` to keep the edit, or `memoir rebuild` to restore it"
+        ))),
+    }
+}
+
+/// A memory's content as the logs say it is, and whether its file was a
+/// stale view of memoir's own (the write in hand brings it up to date).
+struct Current {
+    content: Option<String>,
+    stale: bool,
 }
 
 /// Creates or replaces a memory, or keeps it as a proposal.
@@ -234,7 +265,7 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
     if let Some(moved) = moved(req, &heads) {
         return Ok(moved);
     }
-    let existing = Existing::read(store, state.as_ref(), &req.key, heads)?;
+    let existing = Existing::read(store, &snap, state.as_ref(), &req.key, heads)?;
     if let Some(old) = existing
         .content
         .as_deref()
@@ -243,6 +274,15 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
         // A new version keeps when the memory was first written.
         memory.created = old.created.or(Some(ctx.now));
         if says_the_same(&old, req) {
+            if existing.stale {
+                // Nothing to log: bring the file up to what the logs say.
+                let rel = req.key.rel_path();
+                let content = existing.content.as_deref().unwrap_or_default();
+                store.write_view(&rel, content)?;
+                let hash = fingerprint(content.as_bytes());
+                let _ = store.state.journal_append(&[(rel, Some(hash))]);
+                crate::index::snapshot::write_memory_md_from(store, &snap)?;
+            }
             return Ok(RememberOutcome::Unchanged {
                 key: req.key.clone(),
             });
@@ -360,25 +400,32 @@ struct Existing {
     conflict: bool,
     /// The file's content, checked against the log.
     content: Option<String>,
+    /// The file was a stale view of memoir's own (`content` is the logs').
+    stale: bool,
 }
 
 impl Existing {
     fn read(
         store: &Store,
+        snap: &Snapshot,
         state: Option<&KeyState>,
         key: &Key,
         heads: Vec<String>,
     ) -> Result<Existing, StoreError> {
         let conflict = state.is_some_and(|s| s.conflict);
-        let content = if conflict {
-            None
+        let current = if conflict {
+            Current {
+                content: None,
+                stale: false,
+            }
         } else {
-            current_content(store, state, key)?
+            current_content(store, snap, state, key)?
         };
         Ok(Existing {
             heads,
             conflict,
-            content,
+            content: current.content,
+            stale: current.stale,
         })
     }
 
@@ -541,7 +588,7 @@ fn supersede(
             "{other} has an open conflict: resolve it before replacing it"
         )));
     }
-    current_content(store, state.as_ref(), other)?;
+    current_content(store, snap, state.as_ref(), other)?;
     let heads = state.map(|s| s.heads).unwrap_or_default();
     forget_event(ctx, other, heads, format!("superseded by {by}"))
 }
@@ -596,7 +643,7 @@ pub fn forget(store: &Store, ctx: &Ctx, key: &Key, reason: &str) -> Result<Strin
         return Err(StoreError::NoSuchMemory(key.to_string()));
     };
     if !state.conflict {
-        current_content(store, Some(&state), key)?;
+        current_content(store, &snap, Some(&state), key)?;
     }
     let e = forget_event(ctx, key, state.heads, reason.to_string())?;
     apply_to(store, &mut snap, std::slice::from_ref(&e))?;

@@ -712,3 +712,74 @@ fn version_names_the_commit() {
         );
     }
 }
+
+/// A writer killed between its log entry and its view leaves memoir's own
+/// stale file: the next write to that memory goes on from what the logs
+/// say (it is no one's edit), and forget too, instead of refusing them all.
+#[test]
+fn a_stale_view_does_not_block_the_next_write_to_its_memory() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/x", "first version", &[]).0, 0);
+    let crashed = |args: &[&str]| {
+        let mut cmd = env.cmd(args);
+        cmd.env("MEMOIR_FAILPOINT", "after-log-append");
+        assert!(!cmd.output().expect("run").status.success());
+    };
+    crashed(&[
+        "remember",
+        "project/x",
+        "-d",
+        "second version",
+        "-s",
+        "s",
+        "--replace",
+    ]);
+    assert!(env.read("memory/project/x.md").contains("first version"));
+    // Saying what the logs already say is unchanged; saying more replaces.
+    let out = env.ok(&[
+        "remember",
+        "project/x",
+        "-d",
+        "second version",
+        "-s",
+        "s",
+        "--replace",
+    ]);
+    assert!(out.contains("nothing changed"), "{out}");
+    assert!(
+        env.read("memory/project/x.md").contains("second version"),
+        "brought up to date"
+    );
+    env.ok(&["check"]);
+    let (code, out, err) = env.run(&[
+        "remember",
+        "project/x",
+        "-d",
+        "third version",
+        "-s",
+        "s",
+        "--replace",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(env.read("memory/project/x.md").contains("third version"));
+    env.ok(&["check"]);
+    crashed(&[
+        "remember",
+        "project/x",
+        "-d",
+        "fourth version",
+        "-s",
+        "s",
+        "--replace",
+    ]);
+    env.ok(&["forget", "project/x", "--reason", "done"]);
+    assert!(!env.path("memory/project/x.md").exists());
+    env.ok(&["check"]);
+    // A hand edit is still refused.
+    assert_eq!(env.remember("project/y", "mine", &[]).0, 0);
+    let text = env.read("memory/project/y.md");
+    env.write("memory/project/y.md", text.replace("mine", "edited"));
+    let (code, _, err) = env.run(&["forget", "project/y", "--reason", "r"]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("memoir record"), "{err}");
+}
