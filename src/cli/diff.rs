@@ -133,7 +133,7 @@ fn to_markdown(d: &MemoryDiff, max: usize) -> String {
     }
     for p in &d.pending {
         entries.push(folded(
-            &format!("<b>waits for a human</b> <code>{}</code> (proposed by {}; `memoir consolidate` decides)", html(&p.key.to_string()), html(&p.actor)),
+            &format!("<b>waits for a human</b> <code>{}</code> (proposed by {}; `memoir consolidate` applies it, `memoir resolve` decides a conflict)", html(&p.key.to_string()), html(&p.actor)),
             &p.diff,
         ));
     }
@@ -225,7 +225,7 @@ fn print_text(app: &mut App, d: &MemoryDiff) -> Result<(), CliError> {
     }
     for p in &d.pending {
         app.out.line(format!(
-            "proposed {} (by {}; waits for a human: `memoir consolidate` decides)",
+            "proposed {} (by {}; waits for a human: `memoir consolidate` applies it, `memoir resolve` decides a conflict)",
             p.key, p.actor
         ))?;
         app.out.diff(&p.diff)?;

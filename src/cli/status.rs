@@ -130,7 +130,11 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
     let invalid: Vec<String> = st
         .invalid
         .iter()
-        .map(|(p, e)| format!("{p}: {e}"))
+        // An error may name its file already.
+        .map(|(p, e)| match e.starts_with(p.as_str()) {
+            true => e.clone(),
+            false => format!("{p}: {e}"),
+        })
         .collect();
     section(out, "Invalid files", &invalid, "fix them by hand")?;
     section(

@@ -4,7 +4,7 @@
 //! only grew and what they gained holds no secret.
 
 use crate::log::replay::Keep;
-use crate::model::event::Op;
+use crate::model::event::{scannable_text, Op};
 use crate::ops::drift::{
     memory_md_block, scan, unknown_scope_message, unknown_scopes, DriftKind, Problem, Rewritten,
     Scan, Severity,
@@ -267,19 +267,27 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
             continue;
         }
         seen.insert(rel.to_string());
-        out.extend(log_grown(store, rel, old, short, &mut listing)?);
+        out.extend(log_grown(
+            store,
+            rel,
+            old,
+            short,
+            &mut listing,
+            Added::SecretsAndEntries,
+        )?);
     }
     for f in crate::log::files::log_files(store)? {
         if !seen.contains(&f.rel) {
-            out.extend(log_added(store, &f.rel, short)?);
+            out.extend(log_added(store, &f.rel, short, Added::SecretsAndEntries)?);
         }
     }
     Ok(out)
 }
 
-/// The committed logs the work tree has rewritten or deleted (`check`
-/// without a base, and so the pre-commit hook): only the logs git sees
-/// changed since HEAD are read, and each must have grown from HEAD's.
+/// The logs the work tree changed since HEAD (`check` without a base, and
+/// so the pre-commit hook): each grown from HEAD's (not rewritten or
+/// deleted), and what it gained free of secrets. Only the logs git sees
+/// changed are read.
 fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> {
     // Not in a repository, or one git cannot read: the other checks say so.
     let Ok(repo) = crate::git::Repo::discover(&store.root) else {
@@ -300,17 +308,29 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
     }
     let mut listing = None;
     let mut out = Vec::new();
-    for (path, old) in repo.head_blobs(&logs)? {
-        let rel = path.strip_prefix(&prefix).unwrap_or(&path);
+    let committed = repo.head_blobs(&logs)?;
+    for path in logs {
+        let rel = path.strip_prefix(&prefix).unwrap_or(path);
+        let Some(old) = committed.get(path) else {
+            // New since HEAD: what it holds must be what a change may add.
+            if store.path(rel).is_file() {
+                out.extend(log_added(store, rel, "HEAD", Added::Secrets)?);
+            }
+            continue;
+        };
         // A clone with `core.autocrlf` checked it out with CRLF line ends:
         // converted, not rewritten (the log checks warn of that).
         let converted = std::fs::read(store.path(rel))
-            .is_ok_and(|now| now.contains(&b'\r') && lf(&now).starts_with(&old));
-        if converted {
-            continue;
-        }
-        if let Err(problem) = grown_from(store, rel, &old, "HEAD", &mut listing)? {
-            out.push(problem);
+            .is_ok_and(|now| now.contains(&b'\r') && lf(&now).starts_with(old));
+        if !converted {
+            out.extend(log_grown(
+                store,
+                rel,
+                old,
+                "HEAD",
+                &mut listing,
+                Added::Secrets,
+            )?);
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -366,6 +386,7 @@ fn log_grown(
     old: &[u8],
     short: &str,
     listing: &mut Option<HashMap<String, String>>,
+    what: Added,
 ) -> Result<Vec<Problem>, StoreError> {
     let (from, now) = match grown_from(store, rel, old, short, listing)? {
         Ok(grown) => grown,
@@ -373,22 +394,43 @@ fn log_grown(
     };
     let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
     let offset = newlines(&now[..from.min(now.len())]);
-    let mut out: Vec<Problem> = crate::policy::secrets::find_secrets(&added)
+    let mut out: Vec<Problem> = crate::policy::secrets::find_secrets(&scannable_text(&added))
         .iter()
         .map(|f| secret_found(rel, offset + f.line, f, &format!(" added since {short}")))
         .collect();
-    let now_text = String::from_utf8_lossy(&now);
-    out.extend(entries_added(store, rel, &now_text, offset, short)?);
+    if what == Added::SecretsAndEntries {
+        let now_text = String::from_utf8_lossy(&now);
+        out.extend(entries_added(store, rel, &now_text, offset, short)?);
+    }
     Ok(out)
+}
+
+/// What text a log gained is held to, besides having only grown.
+#[derive(Clone, Copy, PartialEq)]
+enum Added {
+    /// No secret (`check` against HEAD: the work tree, where a teammate's
+    /// tool may have appended an entry memoir must skip, a warning).
+    Secrets,
+    /// No secret and no entry a reader would skip (`check --base`: a
+    /// change must not add one).
+    SecretsAndEntries,
 }
 
 /// The problems of a log created since base (commit `short`): what it
 /// holds that a change must not add.
-fn log_added(store: &Store, rel: &str, short: &str) -> Result<Vec<Problem>, StoreError> {
+fn log_added(
+    store: &Store,
+    rel: &str,
+    short: &str,
+    what: Added,
+) -> Result<Vec<Problem>, StoreError> {
     let text = store.read(rel, None)?.unwrap_or_default();
-    let mut out = entries_added(store, rel, &text, 0, short)?;
+    let mut out = match what {
+        Added::SecretsAndEntries => entries_added(store, rel, &text, 0, short)?,
+        Added::Secrets => Vec::new(),
+    };
     out.extend(
-        crate::policy::secrets::find_secrets(&text)
+        crate::policy::secrets::find_secrets(&scannable_text(&text))
             .iter()
             .map(|f| secret_found(rel, f.line, f, &format!(" added since {short}"))),
     );

@@ -1215,7 +1215,7 @@ fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), St
         line,
         message,
         ..
-    }) = crate::policy::check_secrets(&added, rel)
+    }) = crate::policy::check_secrets(&crate::model::event::scannable_text(&added), rel)
     {
         let before = now[..from.min(now.len())]
             .iter()

@@ -684,12 +684,16 @@ fn hot_context(
     let mut ctx = Context::default();
     // A memory file that does not parse is not in the index: say so, as
     // recall does, rather than leave it out unseen.
-    warnings.extend(
-        cache
-            .files
-            .iter()
-            .filter_map(|(rel, e)| Some(skipped(rel, e.error.as_deref()?))),
-    );
+    for (rel, e) in &cache.files {
+        let Some(error) = e.error.as_deref() else {
+            continue;
+        };
+        // Reading the index may have warned of it already.
+        let warning = skipped(rel, error);
+        if !warnings.contains(&warning) {
+            warnings.push(warning);
+        }
+    }
     let mut b = Budget::new(budget);
     if !b.push(HOT_OPEN.into(), Budget::cost(HOT_CLOSE)) {
         return ctx;

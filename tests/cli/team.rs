@@ -632,4 +632,15 @@ fn a_committed_log_edited_in_place_is_caught_by_check_and_the_pre_commit_hook() 
     assert!(out.contains("rewritten since HEAD"), "{out}");
     env.write(&log, &text);
     env.ok(&["check"]);
+    // Text appended by hand is held to the secret rules before it is
+    // committed, not only by CI afterwards.
+    let token = ["ghp_", "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"].concat();
+    env.write(&log, format!("{text}junk {token} junk\n"));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("error[policy:secret:github-pat]") && !err.contains(&token),
+        "{err}"
+    );
+    let (committed, out) = git_with_memoir(&env, &["commit", "-qam", "secret"]);
+    assert!(!committed, "the hook let it through: {out}");
 }
