@@ -406,20 +406,22 @@ fn record_turns_hand_edits_adds_and_deletes_into_events() {
 fn a_crash_between_log_and_view_is_a_stale_view_that_rebuild_repairs() {
     let env = Env::new();
     assert_eq!(env.remember("project/x", "first version", &[]).0, 0);
-    let mut cmd = env.cmd(&[
-        "remember",
-        "project/x",
-        "-d",
-        "second version",
-        "-s",
-        "s",
-        "--replace",
-    ]);
-    cmd.env("MEMOIR_FAILPOINT", "after-log-append");
-    assert!(!cmd.output().expect("run").status.success());
-    let mut cmd = env.cmd(&["remember", "project/new", "-d", "brand new", "-s", "s"]);
-    cmd.env("MEMOIR_FAILPOINT", "after-log-append");
-    assert!(!cmd.output().expect("run").status.success());
+    crash_after_log_append(
+        &env,
+        &[
+            "remember",
+            "project/x",
+            "-d",
+            "second version",
+            "-s",
+            "s",
+            "--replace",
+        ],
+    );
+    crash_after_log_append(
+        &env,
+        &["remember", "project/new", "-d", "brand new", "-s", "s"],
+    );
     assert!(env.read("memory/project/x.md").contains("first version"));
     let err = env.fails(&["check"], 1);
     assert!(
@@ -720,11 +722,7 @@ fn version_names_the_commit() {
 fn a_stale_view_does_not_block_the_next_write_to_its_memory() {
     let env = Env::new();
     assert_eq!(env.remember("project/x", "first version", &[]).0, 0);
-    let crashed = |args: &[&str]| {
-        let mut cmd = env.cmd(args);
-        cmd.env("MEMOIR_FAILPOINT", "after-log-append");
-        assert!(!cmd.output().expect("run").status.success());
-    };
+    let crashed = |args: &[&str]| crash_after_log_append(&env, args);
     crashed(&[
         "remember",
         "project/x",
@@ -782,4 +780,12 @@ fn a_stale_view_does_not_block_the_next_write_to_its_memory() {
     let (code, _, err) = env.run(&["forget", "project/y", "--reason", "r"]);
     assert_eq!(code, 4, "{err}");
     assert!(err.contains("memoir record"), "{err}");
+}
+
+/// Runs a command that stops (as a crash would) right after its log
+/// entry is appended, before any view is written.
+fn crash_after_log_append(env: &Env, args: &[&str]) {
+    let mut cmd = env.cmd(args);
+    cmd.env("MEMOIR_FAILPOINT", "after-log-append");
+    assert!(!cmd.output().expect("run").status.success(), "{args:?}");
 }
