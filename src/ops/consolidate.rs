@@ -1083,7 +1083,7 @@ enum Direct {
 }
 
 /// The memory files among `paths` (work-tree-relative, differing from
-/// HEAD) that the plan does not touch: written directly since the last
+/// HEAD) that the plan does not write: written directly since the last
 /// version, each new, changed or gone against HEAD.
 fn direct_writes(
     store: &Store,
@@ -1097,8 +1097,11 @@ fn direct_writes(
             .rsplit_once("memory/")
             .map(|(_, r)| format!("memory/{r}"))
             .unwrap_or_default();
-        if let Some(k) =
-            Key::from_rel_path(&rel).filter(|k| !plan.steps.iter().any(|s| s.key == *k))
+        // A step that writes nothing (a duplicate consumed, a conflict
+        // left) does not account for the file's change: a direct write does.
+        let writes = |s: &Step| !matches!(s.action, Action::Duplicate | Action::Conflict { .. });
+        if let Some(k) = Key::from_rel_path(&rel)
+            .filter(|k| !plan.steps.iter().any(|s| s.key == *k && writes(s)))
         {
             keyed.push((p.as_str(), k));
         }

@@ -839,3 +839,22 @@ fn consolidation_plans_from_the_index_and_reads_only_what_it_changes() {
     let (_, out, _) = env.run(&["consolidate", "--dry-run"]);
     assert!(out.contains("merge project/fact-5"), "{out}");
 }
+
+/// A change first kept as a proposal, then written with `--replace`, is
+/// counted as the change it is, though the proposal is consumed as a
+/// duplicate.
+#[test]
+fn a_replace_after_its_own_proposal_counts_as_changed() {
+    let env = rooted();
+    env.remember("project/x", "X one", &[]);
+    env.ok(&["consolidate", "--yes"]);
+    assert_eq!(env.remember("project/x", "X two", &[]).0, 4);
+    assert_eq!(env.remember("project/x", "X two", &["--replace"]).0, 0);
+    let out = env.ok(&["consolidate", "--yes"]);
+    assert!(out.contains("0 added, 1 changed"), "{out}");
+    let message = env.git(&["log", "-1", "--format=%B"]);
+    assert!(
+        message.contains("project/x (written directly)"),
+        "{message}"
+    );
+}
