@@ -31,16 +31,26 @@ pub struct RebuildReport {
 /// were killed before their rename. Called under the store lock, so no
 /// live write owns one.
 fn remove_temporary_files(store: &Store) {
-    for scope in &store.config.scopes {
-        let Ok(entries) = std::fs::read_dir(store.path(&format!("memory/{scope}"))) else {
+    // The views' folders, and the root, where MEMORY.md is written.
+    let folders = store
+        .config
+        .scopes
+        .iter()
+        .map(|scope| store.path(&format!("memory/{scope}")))
+        .chain([store.root.clone()]);
+    for folder in folders {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
             continue;
         };
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
-            if name.starts_with('.')
-                && name.contains(".memoir-")
-                && e.file_type().is_ok_and(|t| t.is_file())
-            {
+            let ours = match folder == store.root {
+                true => {
+                    name.starts_with(&format!(".{}.memoir-", crate::render::memory_md::MEMORY_MD))
+                }
+                false => name.starts_with('.') && name.contains(".memoir-"),
+            };
+            if ours && e.file_type().is_ok_and(|t| t.is_file()) {
                 let _ = std::fs::remove_file(e.path());
             }
         }

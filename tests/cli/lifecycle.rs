@@ -789,3 +789,20 @@ fn crash_after_log_append(env: &Env, args: &[&str]) {
     cmd.env("MEMOIR_FAILPOINT", "after-log-append");
     assert!(!cmd.output().expect("run").status.success(), "{args:?}");
 }
+
+/// The temporary files of writes killed before their rename, beside the
+/// views and beside MEMORY.md, are removed by rebuild (and so by the
+/// consolidation that finishes an interrupted one); a team's own dotfiles
+/// stay.
+#[test]
+fn rebuild_removes_the_temporary_files_of_killed_writes() {
+    let env = Env::new();
+    env.remember("project/x", "a fact", &[]);
+    env.write("memory/project/.x.md.memoir-4242", "half a view");
+    env.write(".MEMORY.md.memoir-4242", "half an index");
+    env.write(".editorconfig", "root = true\n");
+    env.ok(&["rebuild"]);
+    assert!(!env.path("memory/project/.x.md.memoir-4242").exists());
+    assert!(!env.path(".MEMORY.md.memoir-4242").exists());
+    assert!(env.path(".editorconfig").exists());
+}
