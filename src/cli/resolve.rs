@@ -2,12 +2,14 @@
 
 use super::output::strings;
 use super::{error::CliError, parse_key, App};
+use memoir::model::event::Op;
 use memoir::ops::resolve::Decision;
 use serde_json::json;
 
 /// Decide a conflict.
 ///
-/// `--keep` keeps what the file shows now; `--take ID` takes one version (a
+/// `--keep` keeps what the file shows now (after a fork: the version both
+/// branches started from, neither side's); `--take ID` takes one version (a
 /// head or a pending proposal, from `memoir conflicts`); `--both` keeps what
 /// the file shows and writes every other version under `<slug>-2`,
 /// `<slug>-3`…; `--edit` opens the file in git's editor (GIT_EDITOR, core.editor, VISUAL,
@@ -89,6 +91,13 @@ fn edit(editor: &str, current: &str, key: &str) -> Result<String, CliError> {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
+    // Versions that disagree (a fork), not only proposals: the file then
+    // shows what they agreed on, which --keep keeps.
+    let forked = args.keep
+        && memoir::ops::resolve::conflicts(&store)?
+            .iter()
+            .find(|c| c.key == key)
+            .is_some_and(|c| c.candidates.iter().filter(|v| v.op != Op::Propose).count() > 1);
     let decision = if args.keep {
         Decision::Keep
     } else if let Some(id) = args.take {
@@ -113,6 +122,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         "added": strings(&done.added),
     }))?;
     app.out.line(format!("resolved {key}"))?;
+    if forked {
+        app.out.line(format!(
+            "kept the version both branches started from, not either side's (`memoir history {key}` lists theirs)"
+        ))?;
+    }
     app.out.items("kept the other version as ", &done.added)?;
     Ok(0)
 }

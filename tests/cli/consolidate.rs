@@ -200,7 +200,9 @@ fn a_proposal_for_a_memory_forgotten_since_waits_for_a_human() {
         assert!(!env.path(&format!("memory/{key}.md")).exists(), "{key}");
     }
     for key in ["project/branching", "project/test-command"] {
-        env.ok(&["resolve", key, "--keep"]);
+        // A proposal, not a fork: nothing about branches to say.
+        let out = env.ok(&["resolve", key, "--keep"]);
+        assert!(!out.contains("branches"), "{out}");
         assert!(!env.path(&format!("memory/{key}.md")).exists(), "{key}");
     }
     // Proposed again after the forget: new knowledge, added.

@@ -33,7 +33,13 @@ fn conflicts_show_each_version_as_a_diff_with_who_when_and_source() {
 #[test]
 fn keep_take_both_and_edit_each_give_the_expected_files() {
     let (env, _) = forked();
-    env.ok(&["resolve", "project/db", "--keep"]);
+    // After a fork the file shows the version both started from: --keep
+    // says it keeps neither side's.
+    let out = env.ok(&["resolve", "project/db", "--keep"]);
+    assert!(
+        out.contains("kept the version both branches started from"),
+        "{out}"
+    );
     assert!(env
         .read("memory/project/db.md")
         .contains("description: Postgres 15"));
