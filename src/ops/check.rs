@@ -320,8 +320,10 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
         };
         // A clone with `core.autocrlf` checked it out with CRLF line ends:
         // converted, not rewritten (the log checks warn of that).
-        let converted = std::fs::read(store.path(rel))
-            .is_ok_and(|now| now.contains(&b'\r') && lf(&now).starts_with(old));
+        let converted = std::fs::read_to_string(store.path(rel))
+            .ok()
+            .and_then(|now| crate::model::text::git_crlf_undone(&now))
+            .is_some_and(|now| now.as_bytes().starts_with(old));
         if !converted {
             out.extend(log_grown(
                 store,
@@ -335,17 +337,6 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
     Ok(out)
-}
-
-/// `bytes` with each CRLF as LF.
-fn lf(bytes: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(bytes.len());
-    for (i, &b) in bytes.iter().enumerate() {
-        if !(b == b'\r' && bytes.get(i + 1) == Some(&b'\n')) {
-            out.push(b);
-        }
-    }
-    out
 }
 
 /// A log that was `old` at commit `short`, as it is now: where what it

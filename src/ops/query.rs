@@ -102,11 +102,7 @@ pub fn list(store: &Store, filter: &Filter) -> Result<Listing, StoreError> {
             key,
         })
         .collect();
-    let skipped = cache
-        .files
-        .iter()
-        .filter_map(|(rel, e)| Some(crate::ops::recall::skipped(rel, e.error.as_deref()?)))
-        .collect();
+    let skipped = crate::ops::recall::skipped_files(&cache);
     Ok(Listing { memories, skipped })
 }
 

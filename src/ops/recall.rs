@@ -88,6 +88,15 @@ pub fn neutralize(text: &str) -> String {
     out
 }
 
+/// One warning for each memory file of the index that does not parse.
+pub(crate) fn skipped_files(cache: &Cache) -> Vec<String> {
+    cache
+        .files
+        .iter()
+        .filter_map(|(rel, e)| Some(skipped(rel, e.error.as_deref()?)))
+        .collect()
+}
+
 /// A warning that a file was skipped: `path:line: message (skipped)`.
 pub(crate) fn skipped(path: &str, error: &str) -> String {
     let error = error.strip_prefix(path).unwrap_or(error);
@@ -684,12 +693,8 @@ fn hot_context(
     let mut ctx = Context::default();
     // A memory file that does not parse is not in the index: say so, as
     // recall does, rather than leave it out unseen.
-    for (rel, e) in &cache.files {
-        let Some(error) = e.error.as_deref() else {
-            continue;
-        };
+    for warning in skipped_files(cache) {
         // Reading the index may have warned of it already.
-        let warning = skipped(rel, error);
         if !warnings.contains(&warning) {
             warnings.push(warning);
         }
