@@ -12,8 +12,10 @@
 //! module per operation) and `integration` (what git's hooks do) over
 //! `policy`, `search`, `render`, `index` (the persistent index), `log` (the
 //! logs, replay and the one transition), `store`, `git`, `embed` (optional
-//! embeddings for semantic recall: the service, the vector cache) and
-//! `local`, over the pure `model`. `docs/architecture.md` draws them, defines each word,
+//! embeddings for semantic recall: the service, the vector cache), `rerank`
+//! (an optional service scoring candidates against a query), both over
+//! `service` (the HTTP and command calls they share), and `local`, over the
+//! pure `model`. `docs/architecture.md` draws them, defines each word,
 //! and walks a `remember` and a `consolidate` through them.
 
 #![deny(missing_docs)]
@@ -32,7 +34,9 @@ pub mod ops;
 mod parallel;
 pub mod policy;
 pub(crate) mod render;
+pub mod rerank;
 pub mod search;
+mod service;
 pub mod store;
 #[cfg(test)]
 mod testing;

