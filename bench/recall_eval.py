@@ -17,9 +17,11 @@ Per SET: a temporary store (`git init`, `memoir init`, the memory files
 copied in, `memoir record`; pinned HOME, GIT_CONFIG_GLOBAL, MEMOIR_NOW,
 MEMOIR_ACTOR), then per question three systems:
 
-  memoir        `memoir --json recall --limit 10 -- Q` (default threshold);
-                for irrelevant questions also `memoir context -- Q`
-                (abstained when it prints nothing: column ctx-abst)
+  memoir        `memoir --json recall --limit 10 -- Q` (default threshold:
+                the best 10 matches, the relevant first; abstained when
+                `answered` is false); for irrelevant questions also
+                `memoir context -- Q` (abstained when it prints nothing:
+                column ctx-abst)
   memoir-min0   the same with `--min-score 0`
   bm25          Okapi BM25 in this script (k1 1.2, b 0.75, idf
                 ln(1 + (N - df + .5)/(df + .5))) over name + description +
@@ -184,7 +186,9 @@ def metrics(qs, system):
     for k in (5, 10):
         m[f"R@{k}"] = mean(len(set(q["relevant"]) & {key for key, _ in q[system][:k]}) / len(set(q["relevant"])) for q in ans)
     m["MRR"] = mean(next((1 / i for i, (key, _) in enumerate(q[system][:10], 1) if key in q["relevant"]), 0) for q in ans)
-    m["abst"] = mean(not q[system] for q in irr)
+    # Abstention is the store's decision: `answered` false (recall still
+    # lists its weaker matches for a reader), or no hits at all.
+    m["abst"] = mean(not q.get(f"{system}-answered", bool(q[system])) for q in irr)
     if system == "memoir":
         m["ctx-abst"] = mean(not q["context"].strip() for q in irr)
     return m
@@ -219,7 +223,9 @@ def evaluate(set_dir, memoir):
         for q in qs:
             for system, extra, timing in (("memoir", [], "recall"), ("memoir-min0", ["--min-score", "0"], "recall-min0")):
                 out, t = store.timed("--json", "recall", "--limit", "10", *extra, "--", q["query"])
-                q[system] = [(h["key"], h["score"]) for h in json.loads(out)["hits"]]
+                doc = json.loads(out)
+                q[system] = [(h["key"], h["score"]) for h in doc["hits"]]
+                q[f"{system}-answered"] = doc.get("answered", bool(doc["hits"]))
                 ms[timing].append(t)
             if not q["relevant"]:
                 q["context"], t = store.timed("context", "--", q["query"])
@@ -248,7 +254,7 @@ def misses(r, k):
         if q["relevant"] and not set(q["relevant"]) <= {key for key, _ in got[:k]}:
             lines.append(f"MISS [{q['kind']}] {q['query']}\n  wanted: {', '.join(q['relevant'])}\n"
                          f"  got:    {', '.join(f'{key} {s:.2f}' for key, s in got[:k]) or '(nothing)'}")
-        elif not q["relevant"] and (got or q["context"].strip()):
+        elif not q["relevant"] and (q.get("memoir-answered", bool(got)) or q["context"].strip()):
             lines.append(f"ANSWERED [{q['file']}] {q['query']}\n  got:    "
                          f"{', '.join(f'{key} {s:.2f}' for key, s in got[:k]) or '(recall: nothing)'}"
                          f"{'' if not q['context'].strip() else '  (context printed a block)'}")

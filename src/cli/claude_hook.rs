@@ -18,6 +18,16 @@ pub struct HookInput {
     pub session_id: Option<String>,
     /// Why the session ended (SessionEnd).
     pub reason: Option<String>,
+    /// The event: `UserPromptSubmit`, `SessionStart`, ….
+    pub hook_event_name: Option<String>,
+}
+
+impl HookInput {
+    /// The hook is about a prompt (UserPromptSubmit), even an empty one
+    /// (an image alone): not a session's start.
+    pub fn is_prompt(&self) -> bool {
+        self.prompt.is_some() || self.hook_event_name.as_deref() == Some("UserPromptSubmit")
+    }
 }
 
 /// The hook's payload on stdin; `None`, after a warning ending with what

@@ -26,8 +26,9 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_BUDGET)]
     budget: usize,
     /// Read a Claude Code hook's JSON on stdin: its `prompt` is the query
-    /// (UserPromptSubmit) or there is none (SessionStart); its `cwd` finds the
-    /// store. Never fails the hook: problems are warnings and print nothing.
+    /// (UserPromptSubmit; an empty prompt injects nothing) or there is none
+    /// (SessionStart: the hot memory); its `cwd` finds the store. Never
+    /// fails the hook: problems are warnings and print nothing.
     #[arg(long, conflicts_with = "query")]
     from_hook: bool,
 }
@@ -44,9 +45,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         return Ok(0);
     };
     if app.global.store.is_none() {
-        if let Some(cwd) = hook.cwd {
+        if let Some(cwd) = hook.cwd.clone() {
             app.cwd = Some(cwd);
         }
+    }
+    // A prompt with no words (an image alone) has nothing to look up; the
+    // hot memory is the session start's, not every prompt's.
+    if hook.is_prompt() && hook.prompt.as_deref().is_none_or(|p| p.trim().is_empty()) {
+        return Ok(0);
     }
     let query = hook.prompt.filter(|p| !p.trim().is_empty());
     match print(app, query.as_deref(), args.budget, true) {
@@ -77,9 +83,14 @@ fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Resul
         } else {
             budget.saturating_sub(tokens)
         };
-        let semantic = memoir::ops::semantic::Semantic::of(store, |name| std::env::var(name).ok());
-        let mut ctx =
-            memoir::ops::recall::context_with(store, query, share, now, semantic.as_ref())?;
+        let var = |name: &str| std::env::var(name).ok();
+        let semantic = memoir::ops::semantic::Semantic::of(store, var);
+        let rerank = memoir::ops::rerank::Rerank::of(store, var);
+        let readers = memoir::ops::recall::Readers {
+            semantic: semantic.as_ref(),
+            rerank: rerank.as_ref(),
+        };
+        let mut ctx = memoir::ops::recall::context_with(store, query, share, now, readers)?;
         if *origin == Origin::Personal {
             ctx = memoir::ops::recall::as_personal(ctx);
         }

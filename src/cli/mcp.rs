@@ -268,8 +268,11 @@ fn recall_tool(scopes: &[String]) -> ToolSpec {
     ToolSpec {
         name: "recall",
         title: "Recall memories",
-        description: "The memories (and unconfirmed notes) relevant to a question, best first, \
-            with scores. Nothing when the store does not know.",
+        description:
+            "The memories (and unconfirmed notes) that best match a question, best first. \
+            Each hit says `relevant`: true for what the store counts as an answer, false for a \
+            weaker match shown for you to judge; `answered` is false when nothing reached the \
+            store's threshold (then every hit is a weaker match).",
         effect: Effect::ReadOnly,
         params: vec![
             text("query", true, "The question or topic, in natural language."),
@@ -289,6 +292,12 @@ fn recall_tool(scopes: &[String]) -> ToolSpec {
             memory_type("Only this type."),
             text("tag", false, "Only memories with this tag."),
             param("notes", Kind::Flag, false, "Include notes (default true)."),
+            param(
+                "relevant_only",
+                Kind::Flag,
+                false,
+                "Only what the store counts as an answer, no weaker matches.",
+            ),
         ],
     }
 }

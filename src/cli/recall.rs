@@ -8,10 +8,12 @@ use serde_json::json;
 
 /// Find the memories relevant to a query, most relevant first.
 ///
-/// One line per hit with its relevance score (0..1), key, updated date,
-/// description, source and path. Nothing below the relevance threshold is
-/// shown, so an unrelated query prints nothing. Works in any language (CJK
-/// included).
+/// One line per hit with its ranking score (what the list is sorted by),
+/// key, updated date, description, source and path. The hits the store
+/// counts as an answer come first; then, under a line saying they are
+/// weaker, the other best matches up to the limit, for the reader to
+/// judge (`--relevant-only` leaves them out, so an unrelated query prints
+/// nothing). Works in any language (CJK included).
 #[derive(Debug, clap::Args)]
 #[command(
     after_help = "Examples:\n  memoir recall \"how do I run the tests\"\n  memoir --json recall -n 3 \"deploy steps\""
@@ -23,9 +25,13 @@ pub struct Args {
     /// At most this many hits.
     #[arg(long, short = 'n', default_value_t = 10)]
     limit: usize,
-    /// Relevance threshold, 0..1 (0 shows every memory matching any word).
+    /// Relevance threshold, 0..1: the share of the query the best match
+    /// must cover for the store to answer (0: every match is relevant).
     #[arg(long, default_value_t = DEFAULT_MIN_SCORE)]
     min_score: f64,
+    /// Only the hits the store counts as an answer: no weaker matches.
+    #[arg(long)]
+    relevant_only: bool,
     /// Only this scope.
     #[arg(long)]
     scope: Option<String>,
@@ -61,10 +67,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         tag: args.tag,
         today: now.date(),
         notes: !args.no_notes,
+        weaker: !args.relevant_only,
     };
     let query = args.query.join(" ");
-    // Each store's hits in its own order, with the score they merge by.
-    let mut lists: Vec<Vec<(f64, serde_json::Value, String)>> = Vec::new();
+    // Each store's hits in its own order, with the place they merge by.
+    let mut lists: Vec<Vec<(Place, serde_json::Value, String)>> = Vec::new();
     for (store, origin) in stores {
         let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
         let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
@@ -77,7 +84,13 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             notes: recall.notes,
             ..Results::default()
         };
-        let keys: Vec<_> = found.hits.iter().map(|h| h.key.clone()).collect();
+        // What the store answered with was recalled; a weaker match only shown.
+        let keys: Vec<_> = found
+            .hits
+            .iter()
+            .filter(|h| h.relevant)
+            .map(|h| h.key.clone())
+            .collect();
         // The access signal is a hint for consolidation: never a reason to fail.
         if let Err(e) = memoir::ops::seen::record_recall(&store, &keys, now) {
             warn(app.quiet(), &format!("{e}; recall not recorded"));
@@ -88,7 +101,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                 .iter()
                 .map(|item| {
                     (
-                        score(item),
+                        Place::of(item),
                         item_json(item, mode, origin),
                         item_text(item, origin),
                     )
@@ -97,38 +110,64 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         );
     }
     let merged = merge(lists, args.limit);
+    // What was asked (filters included) has an answer: some hit is relevant.
+    let answered = merged.first().is_some_and(|(p, _, _)| p.relevant);
     if app.out.json {
         let hits: Vec<_> = merged.into_iter().map(|(_, j, _)| j).collect();
-        app.out.json_list("hits", hits)?;
+        app.out
+            .json(&json!({ "answered": answered, "hits": hits }))?;
         return Ok(0);
     }
-    for (_, _, text) in &merged {
+    let mut weaker_said = false;
+    for (place, _, text) in &merged {
+        if !place.relevant && !weaker_said {
+            weaker_said = true;
+            app.out.line(if answered {
+                "weaker matches:"
+            } else {
+                "nothing answers this well; weaker matches:"
+            })?;
+        }
         app.out.line(text)?;
     }
     Ok(0)
 }
 
-/// An item's relevance, by which the stores' lists are merged.
-fn score(item: &Item<'_>) -> f64 {
-    match item {
-        Item::Memory(h) => h.score,
-        Item::Note(n) => n.score,
+/// Where an item stands in the printed order: the relevant first, then
+/// by ranking score (the number a line starts with).
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    relevant: bool,
+    rank: f64,
+}
+
+impl Place {
+    fn of(item: &Item<'_>) -> Place {
+        Place {
+            relevant: item.relevant(),
+            rank: item.rank(),
+        }
+    }
+
+    /// `self` comes before `other`, or with it.
+    fn leads(self, other: Place) -> bool {
+        (self.relevant, self.rank) >= (other.relevant, other.rank)
     }
 }
 
-/// The stores' lists merged by relevance, each list keeping its own order,
+/// The stores' lists merged by place, each list keeping its own order,
 /// at most `limit` items.
-fn merge<T>(lists: Vec<Vec<(f64, T, String)>>, limit: usize) -> Vec<(f64, T, String)> {
+fn merge<T>(lists: Vec<Vec<(Place, T, String)>>, limit: usize) -> Vec<(Place, T, String)> {
     let mut lists: Vec<std::collections::VecDeque<_>> = lists.into_iter().map(Into::into).collect();
     let mut out = Vec::new();
     while out.len() < limit {
         let best = lists
             .iter()
             .enumerate()
-            .filter_map(|(i, l)| l.front().map(|(s, _, _)| (i, *s)))
-            .fold(None, |best: Option<(usize, f64)>, (i, s)| match best {
-                Some((_, b)) if b >= s => best,
-                _ => Some((i, s)),
+            .filter_map(|(i, l)| l.front().map(|(p, _, _)| (i, *p)))
+            .fold(None, |best: Option<(usize, Place)>, (i, p)| match best {
+                Some((_, b)) if b.leads(p) => best,
+                _ => Some((i, p)),
             });
         let Some((i, _)) = best else { break };
         out.extend(lists[i].pop_front());
@@ -144,6 +183,7 @@ fn item_json(item: &Item<'_>, mode: &str, origin: Origin) -> serde_json::Value {
             m.insert("score".into(), json!(rounded(h.score)));
             m.insert("rank".into(), json!(rounded(h.rank)));
             m.insert("stale".into(), json!(h.stale));
+            m.insert("relevant".into(), json!(h.relevant));
             m.insert("similarity".into(), json!(h.similarity.map(rounded)));
             m.insert("mode".into(), json!(mode));
             m.insert("store".into(), json!(origin.as_str()));
@@ -152,7 +192,8 @@ fn item_json(item: &Item<'_>, mode: &str, origin: Origin) -> serde_json::Value {
         Item::Note(n) => json!({
             "key": null, "type": "note", "note": n.id, "time": n.time.seconds(),
             "writer": n.actor, "text": n.text,
-            "score": rounded(n.score), "rank": rounded(n.rank), "mode": mode, "store": origin.as_str(),
+            "score": rounded(n.score), "rank": rounded(n.rank), "relevant": n.relevant,
+            "mode": mode, "store": origin.as_str(),
         }),
     }
 }
@@ -170,7 +211,7 @@ fn item_text(item: &Item<'_>, origin: Origin) -> String {
             format!(
                 "{}\n      source: {}  ({}{mine})",
                 columns(&[
-                    &format!("{:.2}", h.score),
+                    &shown_rank(h.rank),
                     &h.key,
                     &day(s.updated),
                     &format!("{}{}", s.description, flags(h.conflict, h.stale)),
@@ -184,7 +225,7 @@ fn item_text(item: &Item<'_>, origin: Origin) -> String {
             format!(
                 "{}\n      note by {}, not confirmed ({}{mine})",
                 columns(&[
-                    &format!("{:.2}", n.score),
+                    &shown_rank(n.rank),
                     &"note",
                     &n.time.date().to_string(),
                     &first,
@@ -193,6 +234,18 @@ fn item_text(item: &Item<'_>, origin: Origin) -> String {
                 n.id
             )
         }
+    }
+}
+
+/// A ranking score as text shows it: three significant digits or more,
+/// so the printed numbers fall as the lines go down.
+fn shown_rank(rank: f64) -> String {
+    if rank >= 10.0 {
+        format!("{rank:.1}")
+    } else if rank >= 1.0 {
+        format!("{rank:.2}")
+    } else {
+        format!("{rank:.3}")
     }
 }
 

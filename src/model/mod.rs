@@ -6,6 +6,7 @@ pub mod config;
 pub mod event;
 pub mod fingerprint;
 pub mod key;
+pub mod markdown;
 pub mod memory;
 pub mod stamp;
 pub mod text;

@@ -13,6 +13,7 @@ pub mod recall;
 pub mod record;
 pub mod redact;
 pub mod reindex;
+pub mod rerank;
 pub mod resolve;
 pub mod rollback;
 pub mod seen;

@@ -26,10 +26,13 @@ pub const DEFAULT_BUDGET: usize = 1500;
 /// What `recall` found.
 #[derive(Debug, Clone, Default)]
 pub struct Recall {
-    /// Relevant memories, most relevant first.
+    /// Memories found, the relevant first, each part by rank (weaker ones
+    /// only with [`Options::weaker`]).
     pub hits: Vec<Hit>,
-    /// Relevant notes, most relevant first (unconfirmed observations).
+    /// Notes found (unconfirmed observations), in the same order.
     pub notes: Vec<NoteHit>,
+    /// The store answered: some hit is relevant.
+    pub answered: bool,
     /// How it was answered: by keywords, or fused with embeddings.
     pub mode: Mode,
     /// One line per memory file or log that could not be read.
@@ -382,6 +385,7 @@ pub fn recall_with(
     let rank::Results {
         mut hits,
         mut notes,
+        answered,
         ..
     } = found;
     // A file or a note written around the policy (a hand edit not yet
@@ -405,6 +409,7 @@ pub fn recall_with(
     Ok(Recall {
         hits,
         notes,
+        answered,
         mode,
         warnings,
     })
@@ -418,25 +423,55 @@ pub fn context(
     budget: usize,
     now: Timestamp,
 ) -> Result<Context, StoreError> {
-    context_with(store, query, budget, now, None)
+    context_with(store, query, budget, now, Readers::default())
+}
+
+/// The optional services `context` asks besides the keywords: embeddings
+/// for a hybrid decision, a reranker to decide what is injected.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Readers<'a> {
+    /// Semantic recall (`embeddings:`).
+    pub semantic: Option<&'a Semantic>,
+    /// The reranker (`rerank:`).
+    pub rerank: Option<&'a crate::ops::rerank::Rerank>,
 }
 
 /// [`context`], with a query searched by keywords fused with embeddings
-/// when `semantic` is set and its embedder answers.
+/// when `readers.semantic` is set and its embedder answers, and decided by
+/// the reranker when `readers.rerank` is set and it answers.
 pub fn context_with(
     store: &Store,
     query: Option<&str>,
     budget: usize,
     now: Timestamp,
-    semantic: Option<&Semantic>,
+    readers: Readers,
 ) -> Result<Context, StoreError> {
+    let semantic = readers.semantic;
     let mut ctx = match query {
         Some(q) => {
             let (corpus, mut warnings) = corpus(store, true)?;
             let opts = context_options(now.date());
+            let texts = |path: &str| store.read_memory_file(path).ok().flatten();
+            // A fusion or a reader ranks the weaker candidates too.
+            let wide = semantic.is_some() || readers.rerank.is_some();
+            let decide = match wide {
+                true => crate::ops::semantic::wide(&opts),
+                false => opts.clone(),
+            };
+            let keyword = crate::search::inject::keyword_decision(&corpus, q, &decide, &texts);
             let (found, _, fallback) =
-                crate::ops::semantic::search(store, &corpus, q, &opts, semantic);
+                crate::ops::semantic::with_keyword(store, &corpus, q, keyword, &decide, semantic);
             warnings.extend(fallback);
+            let found = match readers.rerank {
+                None => crate::search::inject::injected(found),
+                Some(rerank) => match crate::ops::rerank::decide(store, q, &found, rerank) {
+                    Ok(read) => read,
+                    Err(warning) => {
+                        warnings.push(warning);
+                        crate::search::inject::injected(found)
+                    }
+                },
+            };
             let mut ctx = relevant_context(store, &corpus, found, budget, &mut warnings);
             ctx.warnings = warnings;
             ctx
@@ -471,6 +506,7 @@ fn context_options(today: Date) -> Options {
         tag: None,
         today,
         notes: true,
+        weaker: false,
     }
 }
 
@@ -1040,6 +1076,7 @@ mod tests {
                 tag: None,
                 today: now().date(),
                 notes: true,
+                weaker: false,
             },
         )
         .expect("recall")
@@ -1048,6 +1085,8 @@ mod tests {
         .map(|h| h.key)
         .collect();
         assert_eq!(order.len(), 6);
+        // An injection holds the best few of them.
+        let order = &order[..crate::search::inject::MAX_INJECTED];
         let mut seen_cut = false;
         for budget in 0..400 {
             let ctx = context(&store, Some(query), budget, now()).expect("context");
@@ -1231,6 +1270,7 @@ mod tests {
             tag: None,
             today: now().date(),
             notes: true,
+            weaker: false,
         };
         let found = recall(&store, "deploys", &opts).expect("recall");
         assert_eq!(found.hits.len(), 1);

@@ -14,15 +14,36 @@ use crate::search::rank::{self, Corpus, Options, Results};
 use crate::store::Store;
 use std::collections::{HashMap, HashSet};
 
-/// A memory is embedded in pieces of this many characters of its body
-/// (each after its description): embedding models read a few hundred
-/// tokens, and a conversation's answer may sit anywhere in it. Its
-/// similarity is its best piece's.
+/// A passage embedded is at most this many characters: embedding models
+/// read a few hundred tokens, and a conversation's answer may sit anywhere
+/// in it. A memory's similarity is its best piece's.
 pub const CHUNK_CHARS: usize = 1200;
-/// How much consecutive pieces overlap, in characters.
-pub const CHUNK_OVERLAP: usize = 200;
-/// The most pieces of a memory embedded (its first 16,000 characters or so).
-pub const MAX_CHUNKS: usize = 16;
+/// Consecutive short blocks of a body are joined into a passage of at
+/// least this many characters (a one-line paragraph says too little to
+/// embed alone).
+pub const PASSAGE_MIN_CHARS: usize = 200;
+/// The most pieces of a memory embedded (its description and the first
+/// 63 passages of its body).
+pub const MAX_CHUNKS: usize = 64;
+/// What the cached vectors of a memory's pieces are keyed with besides its
+/// fingerprint: a new way of cutting pieces must not reuse old vectors.
+const PIECES_VERSION: &str = "passages-1";
+
+/// A hybrid search fuses at least this many keyword candidates with the
+/// similarities (more when the limit is higher).
+pub const FUSION_CANDIDATES: usize = 100;
+
+/// A wide keyword answer as `opts` asked for it: the weaker matches only
+/// if asked, at most `opts.limit` items.
+fn cut(keyword: Results, opts: &Options) -> Results {
+    let mut keyword = if opts.weaker {
+        keyword
+    } else {
+        keyword.relevant_only()
+    };
+    keyword.truncate(opts.limit);
+    keyword
+}
 
 /// How a search was answered.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,9 +96,38 @@ pub fn search(
     semantic: Option<&Semantic>,
 ) -> (Results, Mode, Option<String>) {
     let texts = |path: &str| store.read_memory_file(path).ok().flatten();
-    let keyword = rank::search(corpus, query, opts, &texts);
+    // Fusion ranks every candidate, weaker keyword matches too.
+    let wide = match semantic {
+        None => opts.clone(),
+        Some(_) => wide(opts),
+    };
+    let keyword = rank::search(corpus, query, &wide, &texts);
+    with_keyword(store, corpus, query, keyword, opts, semantic)
+}
+
+/// The options a keyword search for a fusion runs with: at least
+/// [`FUSION_CANDIDATES`] items, the weaker matches too.
+pub fn wide(opts: &Options) -> Options {
+    Options {
+        limit: opts.limit.max(FUSION_CANDIDATES),
+        weaker: true,
+        ..opts.clone()
+    }
+}
+
+/// [`search`] with the keyword answer given (searched with [`wide`]
+/// options when `semantic` is set): the answer fused with the embeddings'
+/// when their embedder answers, else the keyword answer as `opts` asks.
+pub fn with_keyword(
+    store: &Store,
+    corpus: &Corpus,
+    query: &str,
+    keyword: Results,
+    opts: &Options,
+    semantic: Option<&Semantic>,
+) -> (Results, Mode, Option<String>) {
     let (mut found, mode, warning) = match semantic {
-        None => (keyword, Mode::Keyword, None),
+        None => (cut(keyword, opts), Mode::Keyword, None),
         Some(semantic) => {
             let embedder =
                 crate::embed::embedder(&semantic.config, &store.root, semantic.api_key.clone());
@@ -92,7 +142,7 @@ pub fn search(
             match similar {
                 Ok(similar) => (fused(corpus, keyword, &similar, opts), Mode::Hybrid, None),
                 Err(e) => (
-                    keyword,
+                    cut(keyword, opts),
                     Mode::Keyword,
                     Some(format!(
                         "semantic recall unavailable ({e}); keyword results only"
@@ -121,28 +171,54 @@ fn break_ties_by_access(store: &Store, hits: &mut [rank::Hit], opts: &Options) {
     };
     // Stable: only runs of equal rank are reordered.
     hits.sort_by(|a, b| {
-        b.rank
-            .total_cmp(&a.rank)
+        b.relevant
+            .cmp(&a.relevant)
+            .then_with(|| b.rank.total_cmp(&a.rank))
             .then_with(|| weight(b).total_cmp(&weight(a)))
     });
 }
 
-/// The keyword answer fused with the similarities (see `search::hybrid`).
+/// The keyword answer fused with the similarities (see `search::hybrid`):
+/// `keyword` holds every keyword candidate (searched with
+/// [`FUSION_CANDIDATES`] and the weaker matches), `similar` every live
+/// memory's similarity, most similar first.
 fn fused(corpus: &Corpus, keyword: Results, similar: &[(&str, f64)], opts: &Options) -> Results {
     let sims: Vec<f64> = similar.iter().map(|(_, s)| *s).collect();
-    let answered = !keyword.is_empty();
-    let semantic = hybrid::relevant(&sims, answered, keyword.best)
+    let semantic: HashSet<&str> = hybrid::relevant(&sims, keyword.answered, keyword.best)
         .into_iter()
-        .filter_map(|i| {
-            let (path, sim) = similar[i];
+        .map(|i| similar[i].0)
+        .collect();
+    let found: HashSet<&str> = keyword.hits.iter().map(|h| h.path.as_str()).collect();
+    // Memories no keyword found: the semantically relevant, and, for a
+    // reader, the most similar up to the limit (unless no word of the
+    // query is in the store at all: then it has nothing to say).
+    let reader = if opts.weaker && !keyword.is_empty() {
+        opts.limit
+    } else {
+        0
+    };
+    let similar_only: Vec<rank::Hit> = similar
+        .iter()
+        .enumerate()
+        .filter(|(i, (path, _))| {
+            !found.contains(path) && (*i < reader + found.len() || semantic.contains(path))
+        })
+        .filter_map(|(_, &(path, sim))| {
             rank::memory_hit(corpus, path, sim.clamp(0.0, 1.0), 0.0, opts)
         })
         .collect();
-    let by_similarity: Vec<&str> = similar.iter().map(|(p, _)| *p).collect();
-    let mut found = hybrid::fuse(keyword, semantic, &by_similarity, opts.limit);
-    let similarity: HashMap<&str, f64> = similar.iter().copied().collect();
+    let similarity = hybrid::normalised(similar);
+    let mut found = hybrid::fuse(
+        keyword,
+        similar_only,
+        &similarity,
+        &semantic,
+        opts.limit,
+        opts.weaker,
+    );
+    let cosine: HashMap<&str, f64> = similar.iter().copied().collect();
     for hit in &mut found.hits {
-        hit.similarity = similarity.get(hit.path.as_str()).copied();
+        hit.similarity = cosine.get(hit.path.as_str()).copied();
     }
     found
 }
@@ -163,7 +239,7 @@ fn similarities<'a>(
     // place and the prefix it was embedded with.
     let key = |hash: u64, piece: usize| {
         crate::embed::text_hash(&format!(
-            "{}\u{0}{hash:016x}\u{0}{piece}",
+            "{}\u{0}{PIECES_VERSION}\u{0}{hash:016x}\u{0}{piece}",
             config.document_prefix
         ))
     };
@@ -207,26 +283,31 @@ fn similarities<'a>(
     Ok(similar)
 }
 
-/// The texts embedded for the memory at `path`: its description, then a
-/// piece of its body ([`CHUNK_CHARS`], overlapping by [`CHUNK_OVERLAP`],
-/// at most [`MAX_CHUNKS`]), each after the configured prefix; none if it
-/// cannot be read or parsed now.
+/// The texts embedded for the memory at `path`, each after the
+/// configured prefix; none if it cannot be read or parsed now. A memory
+/// whose body fits one passage ([`CHUNK_CHARS`]) is one text, its
+/// description and body; a longer one is its description, then each
+/// passage of its body (`model::markdown::passages`: its paragraphs, lists
+/// and code blocks, short ones joined up to [`PASSAGE_MIN_CHARS`]), at most
+/// [`MAX_CHUNKS`] in all, so its similarity is its best passage's: the
+/// turn of a conversation that answers, not a window's average.
 fn embedded_pieces(store: &Store, config: &EmbeddingsConfig, path: &str) -> Option<Vec<String>> {
     let content = store.read_memory_file(path).ok()??;
     let m = crate::model::memory::Memory::parse(&content).ok()?;
-    let body: Vec<char> = m.body.trim().chars().collect();
-    let step = CHUNK_CHARS - CHUNK_OVERLAP;
-    let pieces = (0..body.len().max(1))
-        .step_by(step)
-        // A piece that would only repeat the last one's overlap is none.
-        .take_while(|&at| at == 0 || at + CHUNK_OVERLAP < body.len())
+    let body = m.body.trim();
+    if body.chars().count() <= CHUNK_CHARS {
+        let text = if body.is_empty() {
+            m.description.clone()
+        } else {
+            format!("{}\n\n{body}", m.description)
+        };
+        return Some(vec![config.document_text(&text)]);
+    }
+    let passages = crate::model::markdown::passages(body, PASSAGE_MIN_CHARS, CHUNK_CHARS);
+    let pieces = std::iter::once(m.description.clone())
+        .chain(passages)
         .take(MAX_CHUNKS)
-        .map(|at| {
-            let piece: String = body[at.min(body.len())..(at + CHUNK_CHARS).min(body.len())]
-                .iter()
-                .collect();
-            config.document_text(&format!("{}\n\n{piece}", m.description))
-        })
+        .map(|text| config.document_text(&text))
         .collect();
     Some(pieces)
 }

@@ -17,17 +17,21 @@
 //!   [`LEXICAL_FLOOR`] of the query; then those [`KEEP_Z`] above the mean
 //!   are relevant. Deviations, not a cosine threshold, because every model
 //!   puts its unrelated texts elsewhere (e5 near 0.8, a bag of words near 0).
-//! - **Ranking.** Reciprocal rank fusion of the similarity order and, with
-//!   weight [`KEYWORD_WEIGHT`], the keyword order: no calibration between a
-//!   BM25 score and a cosine is needed.
+//! - **Ranking.** Score-level fusion: `W · keyword + (1 − W) · similarity`,
+//!   each normalised to 0..1 over the query's candidates (the keyword rank
+//!   by the best one's, the similarity from the live memories' mean, 0, to
+//!   the best, 1), with [`KEYWORD_WEIGHT`] as `W`. A memory that covers
+//!   the whole query keeps its lead over one that is only a little more
+//!   similar, and a paraphrase with no word in common still ranks by its
+//!   similarity (rank fusion gave every similarity place the same weight
+//!   whatever the gap, and let a cosine of 0.80 outrank a whole match).
 
-use crate::search::rank::{Hit, Item, Results};
-use std::collections::HashMap;
+use crate::search::rank::{Hit, Results};
+use std::collections::{HashMap, HashSet};
 
-/// Reciprocal rank fusion's constant: how much the first places dominate.
-pub const RRF_K: f64 = 60.0;
-/// The weight of a memory's keyword place against its similarity place.
-pub const KEYWORD_WEIGHT: f64 = 0.1;
+/// The weight of a memory's keyword rank against its similarity, both
+/// normalised to 0..1 (measured: `docs/search.md`, Semantic recall).
+pub const KEYWORD_WEIGHT: f64 = 0.5;
 /// When the keywords answer: a memory this many standard deviations above
 /// the mean similarity of the rest is relevant too.
 pub const ANSWERED_Z: f64 = 0.5;
@@ -80,53 +84,101 @@ pub fn relevant(similarity: &[f64], answered: bool, keyword_best: f64) -> Vec<us
     order.into_iter().take_while(|&i| z(i) >= keep).collect()
 }
 
-/// The keyword answer fused with the semantic one: every memory either
-/// found relevant, ranked by reciprocal rank fusion of its place in
-/// `by_similarity` (every live memory's path, most similar first) and,
-/// weighted by [`KEYWORD_WEIGHT`], in the keyword order; notes keep their
-/// keyword place alone. `semantic` are the semantically relevant memories'
-/// hits. At most `limit` items; each hit's `rank` is its fused score.
-pub fn fuse(keyword: Results, semantic: Vec<Hit>, by_similarity: &[&str], limit: usize) -> Results {
-    let similar_at: HashMap<&str, usize> = by_similarity
+/// Each live memory's similarity (`similar`: path and cosine, in any
+/// order) normalised to 0..1: 0 at the mean of them all or below, 1 for
+/// the best. What a cosine means moves with the model (e5 puts unrelated
+/// texts near 0.8, a bag of words near 0); its place between the store's
+/// average and its best does not.
+pub fn normalised<'a>(similar: &[(&'a str, f64)]) -> HashMap<&'a str, f64> {
+    let n = similar.len().max(1) as f64;
+    let mean = similar.iter().map(|(_, s)| s).sum::<f64>() / n;
+    let best = similar.iter().map(|(_, s)| *s).fold(f64::MIN, f64::max);
+    let span = best - mean;
+    similar
         .iter()
-        .enumerate()
-        .map(|(i, p)| (*p, i))
-        .collect();
-    let rrf = |place: usize| 1.0 / (RRF_K + place as f64 + 1.0);
-    let similar = |path: &str| similar_at.get(path).map_or(0.0, |&p| rrf(p));
-    let mut fused: HashMap<String, Hit> = HashMap::new();
-    for (place, mut hit) in keyword.hits.into_iter().enumerate() {
-        hit.rank = KEYWORD_WEIGHT * rrf(place) + similar(&hit.path);
-        fused.insert(hit.path.clone(), hit);
-    }
-    for mut hit in semantic {
-        if fused.contains_key(&hit.path) {
-            continue;
+        .map(|&(p, s)| {
+            let v = if span > f64::EPSILON {
+                ((s - mean) / span).clamp(0.0, 1.0)
+            } else {
+                0.0
+            };
+            (p, v)
+        })
+        .collect()
+}
+
+/// The keyword answer fused with the similarities: every keyword hit and
+/// note, and `similar_only` (memories the keywords did not find, brought
+/// by their similarity), each ranked by `W · keyword + (1 − W) ·
+/// similarity` (see the module's doc; `similarity` is [`normalised`]); a
+/// note has its keyword term alone. Relevant are the keyword answer's
+/// relevant hits and notes and the memories in `semantic` (paths of the
+/// semantically relevant); with `weaker` false, only they are kept. The
+/// relevant first, each part by fused rank, at most `limit` items.
+pub fn fuse(
+    keyword: Results,
+    similar_only: Vec<Hit>,
+    similarity: &HashMap<&str, f64>,
+    semantic: &HashSet<&str>,
+    limit: usize,
+    weaker: bool,
+) -> Results {
+    // The keyword ranks normalised by the best of memories and notes alike.
+    let best_rank = keyword
+        .hits
+        .iter()
+        .map(|h| h.rank)
+        .chain(keyword.notes.iter().map(|n| n.rank))
+        .fold(0.0, f64::max);
+    let kw = |rank: f64| {
+        if best_rank > 0.0 {
+            rank / best_rank
+        } else {
+            0.0
         }
-        hit.rank = similar(&hit.path);
-        fused.insert(hit.path.clone(), hit);
+    };
+    let sim = |path: &str| similarity.get(path).copied().unwrap_or(0.0);
+    let mut hits: Vec<Hit> = Vec::with_capacity(keyword.hits.len() + similar_only.len());
+    for mut hit in keyword.hits {
+        hit.rank = KEYWORD_WEIGHT * kw(hit.rank) + (1.0 - KEYWORD_WEIGHT) * sim(&hit.path);
+        hit.relevant |= semantic.contains(hit.path.as_str());
+        hits.push(hit);
     }
-    let mut hits: Vec<Hit> = fused.into_values().collect();
-    hits.sort_by(|a, b| b.rank.total_cmp(&a.rank).then_with(|| a.path.cmp(&b.path)));
+    for mut hit in similar_only {
+        hit.rank = (1.0 - KEYWORD_WEIGHT) * sim(&hit.path);
+        hit.relevant = semantic.contains(hit.path.as_str());
+        hits.push(hit);
+    }
     let mut notes = keyword.notes;
-    for (place, note) in notes.iter_mut().enumerate() {
-        note.rank = KEYWORD_WEIGHT * rrf(place);
+    for note in &mut notes {
+        note.rank = KEYWORD_WEIGHT * kw(note.rank);
     }
+    if !weaker {
+        hits.retain(|h| h.relevant);
+        notes.retain(|n| n.relevant);
+    }
+    let order = |a: &Hit, b: &Hit| {
+        b.relevant
+            .cmp(&a.relevant)
+            .then_with(|| b.rank.total_cmp(&a.rank))
+            .then_with(|| a.path.cmp(&b.path))
+    };
+    hits.sort_by(order);
+    notes.sort_by(|a, b| {
+        b.relevant
+            .cmp(&a.relevant)
+            .then_with(|| b.rank.total_cmp(&a.rank))
+            .then_with(|| a.id.cmp(&b.id))
+    });
+    let answered = hits.iter().any(|h| h.relevant) || notes.iter().any(|n| n.relevant);
     let mut out = Results {
         hits,
         notes,
         best: keyword.best,
+        answered,
     };
     // The limit cuts the merged order, as a keyword search's does.
-    let (mut h, mut n) = (0, 0);
-    for item in out.ranked().into_iter().take(limit) {
-        match item {
-            Item::Memory(_) => h += 1,
-            Item::Note(_) => n += 1,
-        }
-    }
-    out.hits.truncate(h);
-    out.notes.truncate(n);
+    out.truncate(limit);
     out
 }
 
@@ -150,5 +202,20 @@ mod tests {
         assert_eq!(relevant(&sims, true, 0.5), [3, 6, 1]);
         // Too few memories to tell.
         assert!(relevant(&[0.1, 0.1, 0.9], false, 1.0).is_empty());
+    }
+}
+
+#[cfg(test)]
+mod fusion_tests {
+    use super::*;
+
+    #[test]
+    fn similarity_is_placed_between_the_mean_and_the_best() {
+        let n = normalised(&[("a", 0.9), ("b", 0.8), ("c", 0.7)]);
+        assert!((n["a"] - 1.0).abs() < 1e-9);
+        assert!(n["b"].abs() < 1e-9);
+        assert_eq!(n["c"], 0.0);
+        // All alike: nothing stands out.
+        assert_eq!(normalised(&[("a", 0.5), ("b", 0.5)])["a"], 0.0);
     }
 }

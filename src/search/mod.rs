@@ -1,6 +1,7 @@
 //! Search: which memories are relevant to a query, and in what order.
 
 pub mod hybrid;
+pub mod inject;
 pub(crate) mod nearest;
 pub mod passage;
 pub mod rank;

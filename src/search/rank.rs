@@ -147,6 +147,10 @@ pub struct Options {
     pub today: Date,
     /// Search the notes too.
     pub notes: bool,
+    /// Also return what matches the query but the store's decision does
+    /// not keep, after the relevant ones and marked so (`recall`, whose
+    /// reader judges them; `context` injects only the relevant).
+    pub weaker: bool,
 }
 
 /// One relevant memory.
@@ -171,6 +175,9 @@ pub struct Hit {
     pub conflict: bool,
     /// Past its `review_by` date.
     pub stale: bool,
+    /// The store's decision keeps it (false: a weaker match, returned only
+    /// with [`Options::weaker`]).
+    pub relevant: bool,
 }
 
 /// One relevant note.
@@ -189,6 +196,8 @@ pub struct NoteHit {
     /// The ranking score, as a memory's (a note counts as a memory of
     /// confidence [`NOTE_CONFIDENCE`]).
     pub rank: f64,
+    /// The store's decision keeps it, as a memory's.
+    pub relevant: bool,
 }
 
 /// What a search found: memories and notes, each best first, together
@@ -202,6 +211,9 @@ pub struct Results {
     /// The best relevance any memory or note had, whether or not it
     /// reached the threshold (how near the store came to answering).
     pub best: f64,
+    /// The store answered: something reached the decision, so the
+    /// relevant items are what it knows of the query.
+    pub answered: bool,
 }
 
 /// A memory or a note, in [`Results::ranked`].
@@ -214,14 +226,14 @@ pub enum Item<'a> {
 }
 
 impl Results {
-    /// Memories and notes in one order: by rank, a memory before a note
-    /// of the same rank.
+    /// Memories and notes in one order: the relevant before the weaker,
+    /// each by rank, a memory before a note of the same rank.
     pub fn ranked(&self) -> Vec<Item<'_>> {
         let mut out = Vec::with_capacity(self.hits.len() + self.notes.len());
         let (mut m, mut n) = (self.hits.iter().peekable(), self.notes.iter().peekable());
         loop {
             let note_first = match (m.peek(), n.peek()) {
-                (Some(h), Some(note)) => note.rank > h.rank,
+                (Some(h), Some(note)) => (note.relevant, note.rank) > (h.relevant, h.rank),
                 (Some(_), None) => false,
                 (None, Some(_)) => true,
                 (None, None) => break,
@@ -237,6 +249,45 @@ impl Results {
     /// Nothing found.
     pub fn is_empty(&self) -> bool {
         self.hits.is_empty() && self.notes.is_empty()
+    }
+
+    /// The first `limit` items of [`Results::ranked`], memories and notes
+    /// together.
+    pub fn truncate(&mut self, limit: usize) {
+        let (mut h, mut n) = (0, 0);
+        for item in self.ranked().into_iter().take(limit) {
+            match item {
+                Item::Memory(_) => h += 1,
+                Item::Note(_) => n += 1,
+            }
+        }
+        self.hits.truncate(h);
+        self.notes.truncate(n);
+    }
+
+    /// Only what the store's decision keeps: the weaker matches dropped.
+    pub fn relevant_only(mut self) -> Results {
+        self.hits.retain(|h| h.relevant);
+        self.notes.retain(|n| n.relevant);
+        self
+    }
+}
+
+impl Item<'_> {
+    /// The store's decision keeps it.
+    pub fn relevant(&self) -> bool {
+        match self {
+            Item::Memory(h) => h.relevant,
+            Item::Note(n) => n.relevant,
+        }
+    }
+
+    /// Its ranking score.
+    pub fn rank(&self) -> f64 {
+        match self {
+            Item::Memory(h) => h.rank,
+            Item::Note(n) => n.rank,
+        }
     }
 }
 
@@ -292,9 +343,10 @@ pub fn search(
         terms: &terms,
         texts,
     };
-    let (ranked, best) = rank_relevant(view, live.matched, &weights, opts, &gate);
+    let (ranked, best, answered) = rank_relevant(view, live.matched, &weights, opts, &gate);
     let mut found = first_shown(view, ranked, opts);
     found.best = best;
+    found.answered = answered;
     found
 }
 
@@ -703,24 +755,27 @@ struct Ranked<'a> {
     score: f64,
     rank: f64,
     stale: bool,
+    relevant: bool,
 }
 
-/// The candidates relevant enough, with their ranking scores, in
-/// candidate order: none unless the best reaches `opts.min_score` (the
-/// store knows what the query asks), then those at least [`RELATIVE`] as
-/// relevant as the best (a question over several memories keeps each).
+/// The candidates, with their ranking scores, in candidate order, and
+/// whether the store answers: only if the best reaches `opts.min_score`
+/// (the store knows what the query asks); then those at least
+/// [`RELATIVE`] as relevant as the best are relevant (a question over
+/// several memories keeps each). With [`Options::weaker`] every candidate
+/// is kept, marked; without, only the relevant.
 fn rank_relevant<'a>(
     view: &OpenIndex,
     matched: Vec<Candidate<'a>>,
     weights: &Weights,
     opts: &Options,
     gate: &Gate,
-) -> (Vec<Ranked<'a>>, f64) {
+) -> (Vec<Ranked<'a>>, f64, bool) {
     let scores: Vec<f64> = matched.iter().map(|c| weights.relevance(c.found)).collect();
     let best = scores.iter().copied().fold(0.0, f64::max);
     let answers = gate.answers(view, &matched, &scores, weights, opts.min_score);
-    if !answers {
-        return (Vec::new(), best);
+    if !answers && !opts.weaker {
+        return (Vec::new(), best, false);
     }
     let cut = if opts.min_score > 0.0 {
         RELATIVE * best
@@ -731,7 +786,8 @@ fn rank_relevant<'a>(
         .into_iter()
         .zip(scores)
         .filter_map(|(c, score)| {
-            if score <= 0.0 || score + 1e-9 < cut {
+            let relevant = answers && score > 0.0 && score + 1e-9 >= cut;
+            if score <= 0.0 || (!relevant && !opts.weaker) {
                 return None;
             }
             let standing = Standing::of(c.doc, view);
@@ -740,10 +796,11 @@ fn rank_relevant<'a>(
                 score,
                 rank: weights.bm25(c.len, c.found) * standing.boost(opts.today),
                 stale: standing.stale(opts.today),
+                relevant,
             })
         })
         .collect();
-    (ranked, best)
+    (ranked, best, answers)
 }
 
 /// A share reaches a threshold: a hair of tolerance, so a share equal to
@@ -821,12 +878,13 @@ impl Gate<'_> {
     }
 }
 
-/// Best rank first, then by path. A total order, as sorting and selecting
+/// The relevant first, then best rank first, then by path. A total order, as sorting and selecting
 /// need (a NaN rank, were there one, would otherwise make the order
 /// inconsistent).
 fn best_first(view: &OpenIndex, a: &Ranked, b: &Ranked) -> Ordering {
-    b.rank
-        .total_cmp(&a.rank)
+    b.relevant
+        .cmp(&a.relevant)
+        .then_with(|| b.rank.total_cmp(&a.rank))
         .then_with(|| a.doc.path(view).cmp(b.doc.path(view)))
 }
 
@@ -876,6 +934,7 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Res
                         text,
                         score: r.score,
                         rank: r.rank,
+                        relevant: r.relevant,
                     });
                 }
                 continue;
@@ -916,6 +975,7 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
         rank: r.rank,
         similarity: None,
         stale: r.stale,
+        relevant: r.relevant,
         key,
     })
 }
@@ -971,6 +1031,7 @@ pub fn memory_hit(
         score,
         rank,
         stale: standing.stale(opts.today),
+        relevant: true,
     };
     let conflicts: HashSet<&str> = view.head.conflicts.iter().map(String::as_str).collect();
     shown(view, &ranked, opts, &conflicts)
@@ -1058,6 +1119,7 @@ mod tests {
             tag: None,
             today: Date::parse("2026-11-29").expect("a date"),
             notes: true,
+            weaker: false,
         }
     }
 

@@ -69,6 +69,41 @@ fn user_prompt_submit_prints_relevant_memories_or_nothing() {
     assert_eq!((code, out.as_str()), (0, ""));
 }
 
+/// An image-only prompt has no words: nothing is injected (the hot memory
+/// belongs to the session's start, not to every prompt).
+#[test]
+fn an_empty_prompt_injects_nothing() {
+    let env = Env::new();
+    env.remember(
+        "project/test-command",
+        "Run the tests with `pnpm test`",
+        &[],
+    );
+    let payload = |json: &str| {
+        let json = json.replace("CWD", env.root().to_str().expect("utf8"));
+        let out = env
+            .cmd(&["context", "--from-hook"])
+            .write_stdin(json)
+            .output()
+            .expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    for json in [
+        r#"{"hook_event_name":"UserPromptSubmit","cwd":"CWD","prompt":""}"#,
+        r#"{"hook_event_name":"UserPromptSubmit","cwd":"CWD","prompt":"  \n "}"#,
+        r#"{"hook_event_name":"UserPromptSubmit","cwd":"CWD"}"#,
+        r#"{"cwd":"CWD","prompt":""}"#,
+    ] {
+        assert_eq!(payload(json), (Some(0), String::new()), "{json}");
+    }
+    let (code, out) = payload(r#"{"hook_event_name":"SessionStart","cwd":"CWD"}"#);
+    assert_eq!(code, Some(0));
+    assert!(out.starts_with("<hot_memory>"), "{out}");
+}
+
 #[test]
 fn a_hook_never_fails_the_prompt() {
     let env = Env::bare();

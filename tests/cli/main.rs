@@ -18,6 +18,7 @@ mod lifecycle;
 mod mcp;
 mod personal;
 mod recall;
+mod rerank;
 mod resolve;
 mod roundtrip;
 mod secrets;

@@ -46,17 +46,83 @@ fn hits_of(json: &str) -> Vec<Value> {
     v["hits"].as_array().cloned().unwrap_or_default()
 }
 
+/// The keys of the hits `recall` counts as relevant (the store's decision;
+/// the weaker matches after them are for a reader to judge).
 fn recall_keys(env: &Env, query: &str, extra: &[&str]) -> Vec<String> {
     let mut args = vec!["--json", "recall"];
     args.extend_from_slice(extra);
     args.extend(["--", query]);
     let v: Value = serde_json::from_str(&env.ok(&args)).expect("json");
-    v["hits"]
-        .as_array()
-        .expect("array")
-        .iter()
+    let hits = v["hits"].as_array().expect("array");
+    // The relevant come first: none after a weaker one.
+    let relevant: Vec<bool> = hits.iter().map(|h| h["relevant"] == true).collect();
+    assert!(
+        relevant.windows(2).all(|w| w[0] || !w[1]),
+        "a relevant hit after a weaker one: {v}"
+    );
+    assert_eq!(
+        v["answered"] == true,
+        relevant.first() == Some(&true),
+        "{v}"
+    );
+    hits.iter()
+        .filter(|h| h["relevant"] == true)
         .map(|h| h["key"].as_str().expect("key").to_string())
         .collect()
+}
+
+/// A reader asked: `recall` lists the best matches even when the store
+/// does not count any as an answer, says which are which, and prints them
+/// in the order of the number it shows.
+#[test]
+fn recall_shows_a_reader_its_weaker_matches_marked_and_in_explained_order() {
+    let env = fixture_store();
+    // Related: the relevant first, then the weaker ones under one line.
+    let out = env.ok(&["recall", "-n", "40", "--", "how do I run the tests?"]);
+    let lines: Vec<&str> = out.lines().collect();
+    assert!(lines[0].contains("project/test-command"), "{out}");
+    let ranks: Vec<f64> = lines
+        .iter()
+        .filter(|l| !l.starts_with(' ') && !l.contains("weaker matches"))
+        .map(|l| {
+            l.split_whitespace()
+                .next()
+                .expect("rank")
+                .parse()
+                .expect("a number")
+        })
+        .collect();
+    let weaker_at = lines.iter().position(|l| *l == "weaker matches:");
+    let relevant_count = lines[..weaker_at.unwrap_or(lines.len())]
+        .iter()
+        .filter(|l| !l.starts_with(' '))
+        .count();
+    // Each part is sorted by the number its lines start with.
+    for part in [&ranks[..relevant_count], &ranks[relevant_count..]] {
+        assert!(part.windows(2).all(|w| w[0] >= w[1]), "{out}");
+    }
+    // Unrelated: nothing relevant, but the reader still sees what came nearest.
+    let v: Value =
+        serde_json::from_str(&env.ok(&["--json", "recall", "--", "how do I run a marathon"]))
+            .expect("json");
+    assert_eq!(v["answered"], false, "{v}");
+    let hits = v["hits"].as_array().expect("hits");
+    assert!(!hits.is_empty(), "{v}");
+    assert!(hits.iter().all(|h| h["relevant"] == false), "{v}");
+    let out = env.ok(&["recall", "--", "how do I run a marathon"]);
+    assert_eq!(
+        out.lines().next(),
+        Some("nothing answers this well; weaker matches:"),
+        "{out}"
+    );
+    // --relevant-only: today's silence, and the limit still holds.
+    assert_eq!(
+        env.ok(&["recall", "--relevant-only", "--", "how do I run a marathon"]),
+        ""
+    );
+    assert!(hits_of(&env.ok(&["--json", "recall", "-n", "2", "--", "run the tests"])).len() <= 2);
+    // A query with no word any memory has still gets nothing.
+    assert_eq!(env.ok(&["recall", "--", "zebra quokka"]), "");
 }
 
 #[test]

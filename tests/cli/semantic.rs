@@ -132,11 +132,13 @@ fn a_memory_found_only_by_its_embedding_is_relevant_when_it_stands_out() {
     // first five letters, which these share with the flags memory.
     let query = "featurez togglez servicez flag";
     env.write("memory/config.yaml", "");
-    assert_eq!(recall(&env, query).0, Vec::<Value>::new());
+    let (weaker, _) = recall(&env, query);
+    assert!(weaker.iter().all(|h| h["relevant"] == false), "{weaker:?}");
     configure(&env, &[], 5000);
     let (hits, err) = recall(&env, query);
     assert!(err.is_empty(), "{err}");
     assert_eq!(hits[0]["key"], "project/flags", "{hits:?}");
+    assert_eq!(hits[0]["relevant"], true, "{hits:?}");
     assert!(hits.iter().all(|h| h["mode"] == "hybrid"));
     // Nothing near: nothing at all; and without a word the store knows,
     // the embeddings alone never answer.
