@@ -88,7 +88,11 @@ fn one_persons_user_memories_never_reach_another() {
     assert_eq!(hits["hits"][0]["key"], "user/likes-tea");
     assert_eq!(hits["hits"][0]["store"], "personal");
     let (_, bobs, _) = bob.run(&env, &["--json", "recall", "what tea does Ada drink"]);
-    assert!(keys(&bobs).is_empty(), "{bobs}");
+    // (Bob may see the repository's weaker matches; never Ada's memory.)
+    assert!(
+        !keys(&bobs).contains(&"user/likes-tea".to_string()),
+        "{bobs}"
+    );
     assert!(!keys(&bob.ok(&env, &["--json", "list"])).contains(&"user/likes-tea".to_string()));
     assert!(!bob.ok(&env, &["context"]).contains("tea"));
     let (code, _, err) = bob.run(&env, &["show", "user/likes-tea"]);
@@ -134,7 +138,10 @@ fn one_persons_user_memories_never_reach_another() {
             "user",
         ],
     );
-    assert!(keys(&env.ok(&["--json", "recall", "who drinks black coffee"])).is_empty());
+    assert!(
+        !keys(&env.ok(&["--json", "recall", "who drinks black coffee"]))
+            .contains(&"user/likes-coffee".to_string())
+    );
 
     // Nothing personal reaches a commit.
     env.ok(&["consolidate", "--yes"]);
