@@ -118,8 +118,19 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             .json(&json!({ "answered": answered, "hits": hits }))?;
         return Ok(0);
     }
+    print_text(app, &merged, answered)?;
+    Ok(0)
+}
+
+/// The merged hits as text: the relevant, then one line before the first
+/// weaker match, then the weaker ones.
+fn print_text<T>(
+    app: &mut App,
+    merged: &[(Place, T, String)],
+    answered: bool,
+) -> Result<(), CliError> {
     let mut weaker_said = false;
-    for (place, _, text) in &merged {
+    for (place, _, text) in merged {
         if !place.relevant && !weaker_said {
             weaker_said = true;
             app.out.line(if answered {
@@ -130,7 +141,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         }
         app.out.line(text)?;
     }
-    Ok(0)
+    Ok(())
 }
 
 /// Where an item stands in the printed order: the relevant first, then

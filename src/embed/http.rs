@@ -82,45 +82,14 @@ impl Embedder for HttpEmbedder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::{Read, Write};
     use std::net::TcpListener;
     use std::sync::mpsc;
     use std::time::Instant;
 
-    /// A server for one connection: reads the request (head and
-    /// Content-Length body), sends it on the channel, then answers
-    /// `answer` in the pieces given and closes (unless `hold`).
+    /// A server for one connection (`service::test_server`), as the URL
+    /// of its embeddings endpoint.
     fn serve(answer: Vec<Vec<u8>>, hold: Duration) -> (HttpUrl, mpsc::Receiver<Vec<u8>>) {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let (mut s, _) = listener.accept().unwrap();
-            let mut req = Vec::new();
-            let mut buf = [0u8; 4096];
-            loop {
-                let n = s.read(&mut buf).unwrap();
-                req.extend_from_slice(&buf[..n]);
-                let text = String::from_utf8_lossy(&req).to_string();
-                if let Some(end) = text.find("\r\n\r\n") {
-                    let len: usize = text
-                        .lines()
-                        .find_map(|l| l.strip_prefix("Content-Length: "))
-                        .map(|v| v.parse().unwrap())
-                        .unwrap_or(0);
-                    if req.len() >= end + 4 + len || n == 0 {
-                        break;
-                    }
-                }
-            }
-            let _ = tx.send(req);
-            for piece in answer {
-                let _ = s.write_all(&piece);
-                let _ = s.flush();
-                std::thread::sleep(Duration::from_millis(5));
-            }
-            std::thread::sleep(hold);
-        });
+        let (port, rx) = crate::service::test_server::serve(answer, hold);
         let url = HttpUrl::parse(&format!("http://127.0.0.1:{port}/v1/embeddings")).unwrap();
         (url, rx)
     }

@@ -754,6 +754,11 @@ mod tests {
             ),
             ("  url: http://h/\n  top_n: 101\n", "`rerank.top_n`"),
             ("  url: http://h/\n  top_n: -1\n", "top_n"),
+            (
+                "  url: http://h/\n  min_score: .nan\n",
+                "`rerank.min_score` must be a number",
+            ),
+            ("  url: http://h/\n  min_score: high\n", "min_score"),
             ("  url: http://h/\n  batch: 4\n", "unknown field `batch`"),
         ];
         for (section, says) in cases {

@@ -157,19 +157,6 @@ pub fn fuse(
         hits.retain(|h| h.relevant);
         notes.retain(|n| n.relevant);
     }
-    let order = |a: &Hit, b: &Hit| {
-        b.relevant
-            .cmp(&a.relevant)
-            .then_with(|| b.rank.total_cmp(&a.rank))
-            .then_with(|| a.path.cmp(&b.path))
-    };
-    hits.sort_by(order);
-    notes.sort_by(|a, b| {
-        b.relevant
-            .cmp(&a.relevant)
-            .then_with(|| b.rank.total_cmp(&a.rank))
-            .then_with(|| a.id.cmp(&b.id))
-    });
     let answered = hits.iter().any(|h| h.relevant) || notes.iter().any(|n| n.relevant);
     let mut out = Results {
         hits,
@@ -177,6 +164,7 @@ pub fn fuse(
         best: keyword.best,
         answered,
     };
+    out.sort();
     // The limit cuts the merged order, as a keyword search's does.
     out.truncate(limit);
     out

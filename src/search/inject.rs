@@ -113,45 +113,26 @@ pub fn keyword_decision(
     let mut best = 0.0f64;
     let mut answered = false;
     let mut keep = |found: Results, relevant_only: bool| {
+        let found = if relevant_only {
+            found.relevant_only()
+        } else {
+            found
+        };
+        // Each query's ranks on one scale: its best is 1.
         let top = found
             .hits
             .iter()
-            .filter(|h| h.relevant || !relevant_only)
             .map(|h| h.rank)
             .chain(found.notes.iter().map(|n| n.rank))
             .fold(0.0, f64::max);
         let norm = |r: f64| if top > 0.0 { r / top } else { 0.0 };
         for mut h in found.hits {
-            if relevant_only && !h.relevant {
-                continue;
-            }
             h.rank = norm(h.rank);
-            match hits.get_mut(&h.path) {
-                Some(old) => {
-                    if (h.relevant, h.rank) > (old.relevant, old.rank) {
-                        *old = h;
-                    }
-                }
-                None => {
-                    hits.insert(h.path.clone(), h);
-                }
-            }
+            keep_best(&mut hits, h.path.clone(), h, |h| (h.relevant, h.rank));
         }
         for mut n in found.notes {
-            if relevant_only && !n.relevant {
-                continue;
-            }
             n.rank = norm(n.rank);
-            match notes.get_mut(&n.id) {
-                Some(old) => {
-                    if (n.relevant, n.rank) > (old.relevant, old.rank) {
-                        *old = n;
-                    }
-                }
-                None => {
-                    notes.insert(n.id.clone(), n);
-                }
-            }
+            keep_best(&mut notes, n.id.clone(), n, |n| (n.relevant, n.rank));
         }
     };
     let decide = Options {
@@ -165,8 +146,7 @@ pub fn keyword_decision(
         keep(found, true);
     }
     if opts.weaker {
-        let wide = rank::search(corpus, prompt, opts, texts);
-        keep(wide, false);
+        keep(rank::search(corpus, prompt, opts, texts), false);
     }
     let mut out = Results {
         hits: hits.into_values().collect(),
@@ -174,20 +154,21 @@ pub fn keyword_decision(
         best,
         answered,
     };
-    out.hits.sort_by(|a, b| {
-        (b.relevant, b.rank)
-            .partial_cmp(&(a.relevant, a.rank))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| a.path.cmp(&b.path))
-    });
-    out.notes.sort_by(|a, b| {
-        (b.relevant, b.rank)
-            .partial_cmp(&(a.relevant, a.rank))
-            .unwrap_or(std::cmp::Ordering::Equal)
-            .then_with(|| a.id.cmp(&b.id))
-    });
+    out.sort();
     out.truncate(opts.limit);
     out
+}
+
+/// Puts `item` under `id` unless what is there already places higher
+/// (relevant before weaker, then by rank).
+fn keep_best<T>(map: &mut HashMap<String, T>, id: String, item: T, place: fn(&T) -> (bool, f64)) {
+    match map.get_mut(&id) {
+        Some(old) if place(old) >= place(&item) => {}
+        Some(old) => *old = item,
+        None => {
+            map.insert(id, item);
+        }
+    }
 }
 
 /// What is injected of a decision: its relevant memories and notes whose

@@ -251,6 +251,23 @@ impl Results {
         self.hits.is_empty() && self.notes.is_empty()
     }
 
+    /// Memories and notes each in the order [`Results::ranked`] merges:
+    /// the relevant first, then by rank, then by path or id.
+    pub fn sort(&mut self) {
+        self.hits.sort_by(|a, b| {
+            b.relevant
+                .cmp(&a.relevant)
+                .then_with(|| b.rank.total_cmp(&a.rank))
+                .then_with(|| a.path.cmp(&b.path))
+        });
+        self.notes.sort_by(|a, b| {
+            b.relevant
+                .cmp(&a.relevant)
+                .then_with(|| b.rank.total_cmp(&a.rank))
+                .then_with(|| a.id.cmp(&b.id))
+        });
+    }
+
     /// The first `limit` items of [`Results::ranked`], memories and notes
     /// together.
     pub fn truncate(&mut self, limit: usize) {
