@@ -3,7 +3,7 @@
 use super::output::{columns, day, flags, memory_json, warn};
 use super::stores::Origin;
 use super::{error::CliError, App};
-use memoir::search::rank::{Item, Options, Results, DEFAULT_MIN_SCORE};
+use memoir::search::rank::{Item, NoteSource, Options, Results, DEFAULT_MIN_SCORE};
 use serde_json::json;
 
 /// Find the memories relevant to a query, most relevant first.
@@ -200,6 +200,12 @@ fn item_json(item: &Item<'_>, mode: &str, origin: Origin) -> serde_json::Value {
             m.insert("store".into(), json!(origin.as_str()));
             json!(m)
         }
+        Item::Note(n) if matches!(n.source, NoteSource::MemoryMd { .. }) => json!({
+            "key": null, "type": "team-text", "note": n.id, "time": null,
+            "writer": null, "text": n.text,
+            "score": rounded(n.score), "rank": rounded(n.rank), "relevant": n.relevant,
+            "mode": mode, "store": origin.as_str(),
+        }),
         Item::Note(n) => json!({
             "key": null, "type": "note", "note": n.id, "time": n.time.seconds(),
             "writer": n.actor, "text": n.text,
@@ -229,6 +235,19 @@ fn item_text(item: &Item<'_>, origin: Origin) -> String {
                 ]),
                 s.source.as_deref().unwrap_or("-"),
                 h.path
+            )
+        }
+        Item::Note(n) if matches!(n.source, NoteSource::MemoryMd { .. }) => {
+            // Its first line that says something: a heading names it.
+            let mut lines = n.text.lines();
+            let first = lines
+                .clone()
+                .find(|l| !l.starts_with('#') && !l.trim().is_empty())
+                .or(lines.next())
+                .unwrap_or("");
+            format!(
+                "{}\n      the team's own text, outside the generated list{mine}",
+                columns(&[&shown_rank(n.rank), &n.id, &"-", &first])
             )
         }
         Item::Note(n) => {

@@ -74,6 +74,28 @@ pub fn blocks(text: &str) -> Vec<Block> {
     out
 }
 
+/// Where `text`'s sections lie: from the start, then from each top-level
+/// heading to the next. (A heading inside a list or a quote does not cut;
+/// neither does a `#` line in a code block.)
+pub fn sections(text: &str) -> Vec<Range<usize>> {
+    let mut starts = vec![0];
+    let mut depth = 0usize;
+    for (event, range) in Parser::new_ext(text, Options::ENABLE_TABLES).into_offset_iter() {
+        match event {
+            Event::Start(tag) => {
+                if depth == 0 && matches!(tag, Tag::Heading { .. }) && range.start > 0 {
+                    starts.push(range.start);
+                }
+                depth += 1;
+            }
+            Event::End(_) => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    let ends = starts.iter().skip(1).copied().chain([text.len()]);
+    starts.iter().zip(ends).map(|(&s, e)| s..e).collect()
+}
+
 /// The text's passages for embedding: its prose and code blocks, each
 /// trimmed, consecutive short ones joined until a passage has at least
 /// `min_chars` characters, a block longer than `max_chars` cut at line
@@ -207,6 +229,21 @@ pub fn pasted(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn sections_start_at_top_level_headings() {
+        let text = "intro\n\n## Rules\n- a\n\n```\n# not a heading\n```\n> # quoted\n\n# Next\nb\n";
+        let cut: Vec<&str> = sections(text).into_iter().map(|r| &text[r]).collect();
+        assert_eq!(
+            cut,
+            [
+                "intro\n\n",
+                "## Rules\n- a\n\n```\n# not a heading\n```\n> # quoted\n\n",
+                "# Next\nb\n"
+            ]
+        );
+        assert_eq!(sections("").len(), 1);
+    }
 
     #[test]
     fn a_list_is_one_block_and_code_is_told_apart() {

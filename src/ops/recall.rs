@@ -16,7 +16,7 @@ use crate::model::time::{Date, Timestamp};
 use crate::ops::semantic::{Mode, Semantic};
 use crate::render::memory_md;
 use crate::search::rank::{
-    self, estimate_tokens, Corpus, Fresh, Hit, Item, NoteDoc, NoteHit, Options,
+    self, estimate_tokens, Corpus, Fresh, Hit, Item, NoteDoc, NoteHit, NoteSource, Options,
 };
 use crate::store::{Store, StoreError};
 
@@ -48,7 +48,8 @@ pub struct Context {
     pub tokens: usize,
     /// The memories it includes.
     pub memories: Vec<Key>,
-    /// The ids of the notes it includes.
+    /// The ids of the notes it includes (and `MEMORY.md:<line>` for the
+    /// pieces of the team's own text).
     pub notes: Vec<String>,
     /// Each memory it includes with its head version ids at that moment
     /// (what a receipt records), in the order of `memories`.
@@ -193,6 +194,30 @@ fn read_index(store: &Store) -> Result<(Cache, Vec<String>), StoreError> {
 /// the notes of the logs' tail too (cut into terms now: a search that
 /// leaves notes out skips that).
 pub fn corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), StoreError> {
+    let (mut corpus, mut warnings) = memory_corpus(store, notes)?;
+    corpus.team = team_text(store, &mut warnings);
+    Ok((corpus, warnings))
+}
+
+/// The team's own text in MEMORY.md, as documents to search. MEMORY.md is
+/// read whole, under the store's cap; one that cannot be read is a warning
+/// (memories are still searched).
+fn team_text(store: &Store, warnings: &mut Vec<String>) -> Vec<NoteDoc> {
+    match store.read(crate::render::memory_md::MEMORY_MD, None) {
+        Ok(Some(text)) => crate::render::memory_md::team_text(&text)
+            .iter()
+            .map(NoteDoc::team)
+            .collect(),
+        Ok(None) => Vec::new(),
+        Err(e) => {
+            warnings.push(format!("{e} (its own text is not searched)"));
+            Vec::new()
+        }
+    }
+}
+
+/// [`corpus`] but for MEMORY.md's own text.
+fn memory_corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), StoreError> {
     if let Some(found) = corpus_in_place(store, notes)? {
         return Ok(found);
     }
@@ -610,22 +635,33 @@ fn relevant_context(
     b.close(RELEVANT_CLOSE, ctx)
 }
 
-const NOTE_CLOSE: &str = "</note>";
-
-/// Adds a relevant note whole, or nothing: an observation cut short could
-/// say the opposite of what it said.
+/// Adds a relevant note (or piece of MEMORY.md's own text) whole, or
+/// nothing: an observation cut short could say the opposite of what it
+/// said.
 fn push_found_note(b: &mut Budget, note: &NoteHit) -> Shown {
-    let actor = note.actor.split(" <").next().unwrap_or(&note.actor);
-    let head = format!(
-        "<note time=\"{}\" writer=\"{}\" status=\"unconfirmed\">",
-        note.time.seconds(),
-        attr(actor)
-    );
+    let (head, close) = match note.source {
+        NoteSource::Log => {
+            let actor = note.actor.split(" <").next().unwrap_or(&note.actor);
+            let head = format!(
+                "<note time=\"{}\" writer=\"{}\" status=\"unconfirmed\">",
+                note.time.seconds(),
+                attr(actor)
+            );
+            (head, "</note>")
+        }
+        NoteSource::MemoryMd { line } => (
+            format!(
+                "<team_text file=\"{}\" line=\"{line}\">",
+                crate::render::memory_md::MEMORY_MD
+            ),
+            "</team_text>",
+        ),
+    };
     let text = neutralize(note.text.trim_matches('\n'));
     let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
     let cost = Budget::cost(&head)
         + lines.iter().map(|l| Budget::cost(l)).sum::<usize>()
-        + Budget::cost(NOTE_CLOSE);
+        + Budget::cost(close);
     let reserve = Budget::cost(RELEVANT_CLOSE);
     if b.used + cost + reserve > b.limit {
         return Shown::Not;
@@ -634,7 +670,7 @@ fn push_found_note(b: &mut Budget, note: &NoteHit) -> Shown {
     for l in lines {
         b.push(l.to_string(), reserve);
     }
-    b.push(NOTE_CLOSE.into(), reserve);
+    b.push(close.into(), reserve);
     Shown::Whole
 }
 

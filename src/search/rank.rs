@@ -84,6 +84,9 @@ pub struct Corpus {
     pub fresh: Vec<Fresh>,
     /// The notes of the logs, searched beside the memories.
     pub notes: Vec<NoteDoc>,
+    /// The team's own text in MEMORY.md, searched beside the memories
+    /// whether or not notes are.
+    pub team: Vec<NoteDoc>,
 }
 
 impl Corpus {
@@ -94,15 +97,34 @@ impl Corpus {
             index,
             fresh: Vec::new(),
             notes: Vec::new(),
+            team: Vec::new(),
         }
     }
 }
 
-/// A note of the logs, as a search reads it: an unconfirmed observation.
+/// What a document that is not a memory is: a note of the logs or a
+/// piece of the team's own text in MEMORY.md.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoteSource {
+    /// A note of the logs: an unconfirmed observation.
+    Log,
+    /// The team's text outside MEMORY.md's generated block, from this
+    /// line (`render::memory_md::team_text`): written by hand, so ranked
+    /// as a confirmed memory, with no date.
+    MemoryMd {
+        /// Where it starts, from 1.
+        line: u32,
+    },
+}
+
+/// A note of the logs, or a piece of MEMORY.md's own text, as a search
+/// reads it.
 #[derive(Debug, Clone)]
 pub struct NoteDoc {
-    /// Its event id.
+    /// Its event id, or `MEMORY.md:<line>`.
     pub id: String,
+    /// Which kind of document it is.
+    pub source: NoteSource,
     /// When it was written.
     pub time: Timestamp,
     /// Who wrote it: `Name <email>`.
@@ -121,9 +143,24 @@ impl NoteDoc {
         let (terms, len) = note_terms(&e.body);
         NoteDoc {
             id: e.id.clone(),
+            source: NoteSource::Log,
             time: e.time,
             actor: e.actor.clone(),
             text: e.body.clone(),
+            terms,
+            len,
+        }
+    }
+
+    /// A piece of the team's text in MEMORY.md as a search reads it.
+    pub fn team(t: &crate::render::memory_md::TeamText) -> NoteDoc {
+        let (terms, len) = note_terms(&t.text);
+        NoteDoc {
+            id: format!("{}:{}", crate::render::memory_md::MEMORY_MD, t.line),
+            source: NoteSource::MemoryMd { line: t.line },
+            time: Timestamp(0),
+            actor: String::new(),
+            text: t.text.clone(),
             terms,
             len,
         }
@@ -180,11 +217,13 @@ pub struct Hit {
     pub relevant: bool,
 }
 
-/// One relevant note.
+/// One relevant note (or piece of MEMORY.md's own text).
 #[derive(Debug, Clone)]
 pub struct NoteHit {
-    /// Its event id.
+    /// Its event id, or `MEMORY.md:<line>`.
     pub id: String,
+    /// Which kind of document it is.
+    pub source: NoteSource,
     /// When it was written.
     pub time: Timestamp,
     /// Who wrote it.
@@ -330,7 +369,12 @@ pub fn search(
     // touches the postings of the terms it does not have.
     let postings = Postings::of(view, &ids);
     let fresh_found = found_in(corpus.fresh.iter().map(|f| &f.terms), &terms);
-    let notes: &[NoteDoc] = if opts.notes { &corpus.notes } else { &[] };
+    // The team's text is searched always; notes unless left out.
+    let notes: Vec<&NoteDoc> = corpus
+        .team
+        .iter()
+        .chain(corpus.notes.iter().filter(|_| opts.notes))
+        .collect();
     let note_found = found_in(notes.iter().map(|n| &n.terms), &terms);
     // The index's notes that have a query term: their records are read,
     // the others' never.
@@ -348,7 +392,7 @@ pub fn search(
         &fresh_found,
         Notes {
             indexed: &indexed_notes,
-            tail: notes,
+            tail: &notes,
             tail_found: &note_found,
             counted: opts.notes,
         },
@@ -571,7 +615,7 @@ impl<'a> Live<'a> {
 /// with its place and record), and those of the logs' tail.
 struct Notes<'a> {
     indexed: &'a [(usize, NoteRec)],
-    tail: &'a [NoteDoc],
+    tail: &'a [&'a NoteDoc],
     tail_found: &'a [Vec<Found>],
     /// The search counts the notes at all (all the index's in `N`).
     counted: bool,
@@ -722,7 +766,10 @@ impl Standing {
                 }
             }
             Doc::Note(n) => Standing {
-                confidence: NOTE_CONFIDENCE,
+                confidence: match n.source {
+                    NoteSource::Log => NOTE_CONFIDENCE,
+                    NoteSource::MemoryMd { .. } => 1.0,
+                },
                 updated: n.time.0,
                 review_by: i64::MAX,
             },
@@ -930,22 +977,25 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Res
             let note = match r.doc {
                 Doc::Note(n) => Some(Some((
                     n.id.clone(),
+                    n.source,
                     n.time,
                     n.actor.clone(),
                     n.text.clone(),
                 ))),
                 // Parsed only now that it is shown; a damaged entry is passed over.
-                Doc::IndexedNote((_, rec)) => {
-                    Some(view.note(rec).map(|e| (e.id, e.time, e.actor, e.body)))
-                }
+                Doc::IndexedNote((_, rec)) => Some(
+                    view.note(rec)
+                        .map(|e| (e.id, NoteSource::Log, e.time, e.actor, e.body)),
+                ),
                 _ => None,
             };
             if let Some(note) = note {
                 // Notes have no scope, type or tags: a filter leaves them out.
                 let unfiltered = opts.scope.is_none() && opts.kind.is_none() && opts.tag.is_none();
-                if let (true, Some((id, time, actor, text))) = (unfiltered, note) {
+                if let (true, Some((id, source, time, actor, text))) = (unfiltered, note) {
                     found.notes.push(NoteHit {
                         id,
+                        source,
                         time,
                         actor,
                         text,

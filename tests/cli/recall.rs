@@ -712,3 +712,51 @@ fn the_documented_recall_numbers_are_what_the_evaluation_measures() {
         assert_eq!(cells[2..7], want[..], "docs/search.md row for {file}");
     }
 }
+
+#[test]
+fn the_teams_own_text_in_memory_md_is_searched_as_its_own_document() {
+    let env = crate::util::Env::bare();
+    env.git(&["init", "-q"]);
+    env.write(
+        "MEMORY.md",
+        "# Team notes\n\n## Team rules\n- Deploys go out on Tuesdays only.\n- Never force-push main.\n",
+    );
+    env.ok(&["init"]);
+    env.ok(&[
+        "remember",
+        "project/database",
+        "-d",
+        "Postgres 16 is the database",
+        "-s",
+        "ops",
+    ]);
+    // Found by recall, as text and JSON, with the line it starts on ...
+    let text = env.ok(&["recall", "which day do deploys go out"]);
+    assert!(
+        text.contains("MEMORY.md:3") && text.contains("Deploys go out on Tuesdays only."),
+        "{text}"
+    );
+    let hits = hits_of(&env.ok(&["--json", "recall", "which day do deploys go out"]));
+    assert_eq!(hits.len(), 1, "{hits:?}");
+    assert_eq!(hits[0]["type"], "team-text");
+    assert_eq!(hits[0]["note"], "MEMORY.md:3");
+    assert_eq!(hits[0]["relevant"], true);
+    // ... whether or not notes are searched, and injected by context.
+    let left_out = hits_of(&env.ok(&["--json", "recall", "--no-notes", "deploys tuesdays"]));
+    assert_eq!(left_out.len(), 1, "{left_out:?}");
+    let ctx = env.ok(&["context", "can I deploy on a friday?"]);
+    assert!(
+        ctx.contains("<team_text file=\"MEMORY.md\" line=\"3\">") && ctx.contains("Tuesdays only"),
+        "{ctx}"
+    );
+    // What memoir wrote there itself is not the team's, and answers nothing.
+    let fresh = crate::util::Env::new();
+    assert_eq!(
+        hits_of(&fresh.ok(&["--json", "recall", "edit the generated list"])),
+        Vec::<Value>::new()
+    );
+    // The generated list is not searched twice: a memory is found as itself.
+    let db = hits_of(&env.ok(&["--json", "recall", "postgres database"]));
+    assert_eq!(db.len(), 1, "{db:?}");
+    assert_eq!(db[0]["key"], "project/database");
+}
