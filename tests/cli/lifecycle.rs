@@ -297,6 +297,39 @@ fn rebuild_restores_memory_md_byte_for_byte() {
 }
 
 #[test]
+fn rebuild_after_memory_md_is_deleted_restores_the_text_around_the_list() {
+    // Never committed: what init wrote comes back.
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    let before = env.read("MEMORY.md");
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm");
+    env.fails(&["check"], 1);
+    env.ok(&["rebuild"]);
+    assert_eq!(env.read("MEMORY.md"), before);
+    // Committed with the team's own text: HEAD's text comes back, and a
+    // write (not only rebuild) restores it too.
+    let team = before.replace(
+        "# Memory\n",
+        "# Memory\n\n## Team rules\n- Deploys on Tuesdays.\n",
+    );
+    env.write("MEMORY.md", &team);
+    env.ok(&["consolidate", "--yes"]);
+    let committed = env.read("MEMORY.md");
+    assert!(committed.contains("Deploys on Tuesdays."), "{committed}");
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm");
+    env.ok(&["rebuild"]);
+    assert_eq!(env.read("MEMORY.md"), committed);
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm");
+    assert_eq!(env.remember("project/b", "beta", &[]).0, 0);
+    let after = env.read("MEMORY.md");
+    assert!(
+        after.starts_with("# Memory\n\n## Team rules\n- Deploys on Tuesdays.\n")
+            && after.contains("[b]"),
+        "{after}"
+    );
+}
+
+#[test]
 fn a_view_rebuild_cannot_write_stops_it_with_the_file_named() {
     let env = Env::new();
     for key in ["project/a", "project/b", "project/c"] {
