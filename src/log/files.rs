@@ -52,8 +52,12 @@ pub struct LogIssue {
     pub line: Option<usize>,
     /// What was skipped and why.
     pub message: String,
-    /// `check` fails on it (else a warning).
+    /// A log could not be read: `check` fails on it, and nothing is
+    /// written from the logs until it can be.
     pub error: bool,
+    /// An entry no reader can use and no one has accepted: `check` fails
+    /// on it (so a hook or CI stops it), while writes go on around it.
+    pub review: bool,
 }
 
 impl std::fmt::Display for LogIssue {
@@ -252,6 +256,7 @@ pub fn log_listing(store: &Store) -> Result<(Vec<LogFile>, Vec<LogIssue>), Store
         line: None,
         message: format!("{what}; memoir reads only regular files as logs (skipped)"),
         error: true,
+        review: false,
     };
     for day in days.flatten() {
         let name = day.file_name().to_string_lossy().to_string();
@@ -291,6 +296,7 @@ pub fn log_listing(store: &Store) -> Result<(Vec<LogFile>, Vec<LogIssue>), Store
                         meta.len()
                     ),
                     error: true,
+                    review: false,
                 });
             } else {
                 out.push(LogFile {
@@ -327,6 +333,7 @@ pub(crate) fn parse_log(store: &Store, rel: &str, text: &str) -> Result<ParsedLo
                     let line = text[..span.start].matches('\n').count() + 1;
                     parsed.quarantined.push(event::Quarantined {
                         line,
+                        span,
                         error: LogError {
                             line,
                             message: format!(

@@ -43,11 +43,19 @@ fn each_log(
                     line: None,
                     message: format!("{} (skipped)", error_message(&e)),
                     error: true,
+                    review: false,
                 });
                 continue;
             }
         };
         let parsed = crate::log::files::parse_log(store, &f.rel, &text)?;
+        // What names a quarantined entry in the accept-list: its bytes'
+        // blob id (a forged entry cannot take an accepted one's name).
+        let names: Vec<String> = parsed
+            .quarantined
+            .iter()
+            .map(|q| crate::git::blob_id(text.get(q.span.clone()).unwrap_or("").as_bytes()))
+            .collect();
         drop(text);
         for line in &parsed.torn {
             issues.push(LogIssue {
@@ -55,17 +63,31 @@ fn each_log(
                 line: Some(*line),
                 message: "skipped an entry torn by a crash (never acknowledged)".into(),
                 error: false,
+                review: false,
             });
         }
-        for q in &parsed.quarantined {
+        for (q, name) in parsed.quarantined.iter().zip(names) {
+            let accepted = store
+                .config
+                .accepted_entries
+                .iter()
+                .any(|id| id.eq_ignore_ascii_case(&name));
+            let decide = if accepted {
+                "accepted in memory/config.yaml".to_string()
+            } else {
+                format!(
+                    "to accept it, since history keeps it, list {name} under `accepted_entries:` in memory/config.yaml"
+                )
+            };
             issues.push(LogIssue {
                 path: f.rel.clone(),
                 line: Some(q.error.line.max(q.line)),
                 message: format!(
-                    "{}; skipped by every reader (the change it held, if any, must be made again)",
+                    "{}; skipped by every reader (the change it held, if any, must be made again; {decide})",
                     quarantine_message(q)
                 ),
                 error: false,
+                review: !accepted,
             });
         }
         each(&f.rel, parsed.events);
@@ -140,6 +162,7 @@ pub(crate) fn replay_keeping(
         line: None,
         message: w.clone(),
         error: false,
+        review: false,
     }));
     Ok((replay, issues))
 }

@@ -33,6 +33,10 @@ pub struct Config {
     /// Where `user`-scope memories are written: each person's own store
     /// (the default), or this repository, shared with everyone.
     pub user_store: UserStore,
+    /// Log entries no reader can use (malformed, or for an unknown scope)
+    /// that the team has looked at and accepts, by the blob id of the
+    /// entry's bytes: history keeps them, and `check` passes them.
+    pub accepted_entries: Vec<String>,
 }
 
 /// Where `user/…` memories live (`user_store:` in the config).
@@ -72,6 +76,7 @@ impl Default for Config {
             embeddings: None,
             rerank: None,
             user_store: UserStore::Personal,
+            accepted_entries: Vec::new(),
         }
     }
 }
@@ -502,6 +507,16 @@ impl Config {
         if let Some(s) = config.capacity.keys().find(|s| !config.scopes.contains(s)) {
             return Err(bad(format!(
                 "`capacity` names `{s}`, which is not a configured scope"
+            )));
+        }
+        if let Some(at) = config
+            .accepted_entries
+            .iter()
+            .position(|id| id.len() != 40 || !id.bytes().all(|b| b.is_ascii_hexdigit()))
+        {
+            return Err(bad(format!(
+                "`accepted_entries` item {} is not an entry's blob id (40 hex digits, as `check` prints it)",
+                at + 1
             )));
         }
         if config.index_budget < 10 {

@@ -223,6 +223,9 @@ pub struct ParsedLog {
 pub struct Quarantined {
     /// 1-based line where the entry starts.
     pub line: usize,
+    /// Its bytes in the log's text (to the next entry that parses, or the
+    /// end): what `check`'s accept-list names by blob id.
+    pub span: std::ops::Range<usize>,
     /// What is wrong, and on which line.
     pub error: LogError,
 }
@@ -502,6 +505,7 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
             (_, next) => {
                 out.quarantined.push(Quarantined {
                     line: entry_line,
+                    span: entry_pos..next.map_or(text.len(), |(at, _)| at),
                     error: LogError { line, message },
                 });
                 let Some((at, lines)) = next else {

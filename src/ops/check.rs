@@ -118,7 +118,7 @@ fn reverted_version(store: &Store) -> Option<Problem> {
 /// What reading the logs skipped: an error or a warning, as the reader says.
 fn log_issues(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
     scan.issues.iter().map(|issue| {
-        let severity = if issue.error {
+        let severity = if issue.error || issue.review {
             Severity::Error
         } else {
             Severity::Warning

@@ -153,13 +153,37 @@ fn a_malformed_entry_in_a_teammates_log_is_quarantined_not_blocking() {
     env.ok(&["remember", "project/new", "-d", "a new memory", "-s", "s"]);
     env.ok(&["forget", "project/new", "--reason", "test"]);
     env.ok(&["consolidate"]);
-    // check names the file and line, as a warning.
-    let (code, _, err) = env.run(&["check"]);
-    assert_eq!(code, 0, "{err}");
+    // check names the file and line, and fails (a pre-commit hook or CI
+    // stops the entry) until someone decides ...
+    let err = env.fails(&["check"], 1);
     assert!(
         err.contains(&format!("{log}:2:")) && err.contains("malformed"),
         "{err}"
     );
+    let (code, out, _) = env.run(&["--json", "check"]);
+    assert_eq!(code, 1);
+    let json: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert!(json.to_string().contains("accepted_entries"), "{json}");
+    // ... to accept it, by the blob id of its bytes, which check names.
+    let id = err
+        .split("list ")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .expect("an id in the advice")
+        .to_string();
+    assert_eq!(id.len(), 40, "{err}");
+    let bad_bytes = bad.to_string();
+    env.write(
+        "memory/config.yaml",
+        format!("accepted_entries:\n  - {id}\n"),
+    );
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("accepted in memory/config.yaml"), "{err}");
+    // An accepted id names those bytes only: another bad entry fails again.
+    let other = bad_bytes.replace("frobnicate", "frobnicate2");
+    env.write(log, format!("{other}{}", later.render()));
+    env.fails(&["check"], 1);
 }
 
 #[test]
@@ -170,7 +194,7 @@ fn a_forged_entry_for_an_unknown_scope_makes_no_folder() {
     env.ok(&["rebuild"]);
     assert!(!exists(&env.path("memory/evil")));
     env.ok(&["list"]);
-    let err = env.fails(&["check"], 0);
+    let err = env.fails(&["check"], 1);
     assert!(err.contains("unknown scope `evil`"), "{err}");
 }
 
@@ -301,7 +325,7 @@ fn a_slug_of_four_byte_letters_fits_a_file_name_and_an_old_overlong_event_is_ski
     env.write("memory/log/2026-11-29/bob-0badc0de.md", e.render());
     env.ok(&["rebuild"]);
     env.ok(&["rebuild", "--force"]);
-    let err = env.fails(&["check"], 0);
+    let err = env.fails(&["check"], 1);
     assert!(err.contains("bob-0badc0de.md"), "{err}");
     env.ok(&["forget", "project/db", "--reason", "moved"]);
     env.ok(&["list"]);
@@ -1059,8 +1083,9 @@ fn check_base_fails_a_change_that_adds_a_malformed_entry() {
             evil.render()
         ),
     );
-    // Warnings only in the store as it is; errors for the change.
-    env.ok(&["check"]);
+    // In the store as it is, entries no one has accepted; for the
+    // change, entries it added.
+    env.fails(&["check"], 1);
     let err = env.fails(&["check", "--base", &base], 1);
     assert!(err.contains(&format!("{log}:8: error[log]")), "{err}");
     assert!(
