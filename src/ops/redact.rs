@@ -79,6 +79,10 @@ pub fn listed(e: &Event) -> HashMap<String, String> {
 /// blob id of the entry as it was) redacted, and anything appended? Text
 /// between entries (a quarantined entry) may have had its secrets replaced
 /// as `redact` replaces them. Returns where what was appended starts.
+///
+/// A listed entry counts as redacted only when its new text is what
+/// `redact` makes of the old one ([`proves_redaction`]): a listing alone
+/// proves nothing, since anyone can append one.
 pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Option<usize> {
     if listing.is_empty() {
         return None;
@@ -103,7 +107,10 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
         expected.push_str(&stub(&old[at..span.start]));
         let text = &old[span.clone()];
         match (listing.get(&e.id), rewritten.get(e.id.as_str())) {
-            (Some(removed), Some(new)) if *removed == crate::git::blob_id(text.as_bytes()) => {
+            (Some(removed), Some(new))
+                if *removed == crate::git::blob_id(text.as_bytes())
+                    && proves_redaction(e, text, new) =>
+            {
                 expected.push_str(new);
                 redacted += 1;
             }
@@ -113,6 +120,45 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
     }
     expected.push_str(&stub(&old[at..]));
     (redacted > 0 && now.starts_with(&expected)).then_some(expected.len())
+}
+
+/// Is `new` (an entry's text now) what `redact` makes of the entry `old`
+/// (parsed from `old_text`)? The same entry, byte for byte, but for its
+/// `redacted` field and one of: every secret the rules find in its body,
+/// reason and actor replaced by its stub (at least one found); the body
+/// removed whole for a secret only its parsed YAML shows (the others'
+/// stubbed); or the body removed whole, as `redact <id>` does for a secret
+/// the rules do not know. So a forged "redaction" can remove what an entry
+/// said, and say so in the audit, but never put words in it.
+pub fn proves_redaction(old: &Event, old_text: &str, new: &str) -> bool {
+    let Ok(parsed) = crate::model::event::parse_log(new) else {
+        return false;
+    };
+    let [now] = parsed.events.as_slice() else {
+        return false;
+    };
+    let Some(why) = now.redacted.clone() else {
+        return false;
+    };
+    let like = |body: String, reason: Option<String>, actor: String| {
+        let mut e = old.clone();
+        e.body = body;
+        e.reason = reason;
+        e.actor = actor;
+        e.redacted = Some(why.clone());
+        e.render_exact(old_text) == new
+    };
+    let reason = old.reason.as_deref().map(stub);
+    let actor = stub(&old.actor);
+    let stubbed = stub(&old.body);
+    let found = stubbed != old.body || reason != old.reason || actor != old.actor;
+    let hidden = matches!(
+        crate::policy::memory::check_content_secrets(&old.body, ""),
+        Err(StoreError::Refused { .. })
+    );
+    (found && like(stubbed, reason.clone(), actor.clone()))
+        || (hidden && like(String::new(), reason, actor))
+        || like(String::new(), old.reason.clone(), old.actor.clone())
 }
 
 /// `text` with each secret the rules find replaced by
@@ -403,5 +449,61 @@ impl Event {
             text.truncate(text.len() - (ours - trailing));
         }
         text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::time::Timestamp;
+
+    fn entry(body: &str) -> (Event, String) {
+        let time = Timestamp(1_764_000_000_000);
+        let e = Event {
+            id: crate::model::event::new_id(time).unwrap_or_default(),
+            op: Op::Note,
+            time,
+            actor: "Bob <bob@example.com>".into(),
+            key: None,
+            prev: vec![],
+            reason: None,
+            consumed: vec![],
+            redacted: None,
+            body: body.into(),
+        };
+        let text = e.render();
+        (e, text)
+    }
+
+    #[test]
+    fn a_redaction_proves_it_removed_a_secret_and_nothing_else() {
+        let aws = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+        let (e, text) = entry(&format!("deploy with {aws} on Tuesdays"));
+        let mut redacted = e.clone();
+        redacted.body = stub(&e.body);
+        redacted.redacted = Some("secret removed".into());
+        assert!(proves_redaction(&e, &text, &redacted.render()));
+        // Words put in beside the stub: not a redaction.
+        let mut forged = redacted.clone();
+        forged.body = forged.body.replace("Tuesdays", "Fridays");
+        assert!(!proves_redaction(&e, &text, &forged.render()));
+        // Without a secret, a stub changes nothing: only removal is left.
+        let (plain, plain_text) = entry("deploy on Tuesdays");
+        let mut changed = plain.clone();
+        changed.body = "deploy on Fridays".into();
+        changed.redacted = Some("secret removed".into());
+        assert!(!proves_redaction(&plain, &plain_text, &changed.render()));
+        let mut removed = plain.clone();
+        removed.body = String::new();
+        removed.redacted = Some("a door code".into());
+        assert!(proves_redaction(&plain, &plain_text, &removed.render()));
+        // Another field changed with it: not a redaction.
+        let mut moved = removed.clone();
+        moved.actor = "Eve <eve@example.com>".into();
+        assert!(!proves_redaction(&plain, &plain_text, &moved.render()));
+        // No `redacted` field: not a redaction.
+        let mut unmarked = removed;
+        unmarked.redacted = None;
+        assert!(!proves_redaction(&plain, &plain_text, &unmarked.render()));
     }
 }

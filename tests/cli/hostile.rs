@@ -964,6 +964,55 @@ fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that()
 }
 
 #[test]
+fn a_forged_redaction_is_a_rewrite_check_base_and_consolidate_refuse() {
+    let env = with_memory();
+    // Bob's committed memory: deploys go out on Tuesdays.
+    let memory = bobs_event(
+        memoir::model::event::Op::Remember,
+        "project/deploy",
+        vec![],
+        "---\nname: deploy\ndescription: deploys go out on Tuesdays\ntype: project\nsource: bob\n---\n\nOnly Tuesdays.\n".into(),
+    );
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    let original = memory.render();
+    env.write(log, &original);
+    env.ok(&["rebuild"]);
+    env.ok(&["consolidate"]);
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    // The forgery: the entry's content rewritten, marked `redacted`, and a
+    // `redact` entry naming it with the blob id of the original bytes
+    // (which git has). No secret is involved.
+    let mut forged = memory.clone();
+    forged.body = forged.body.replace("Tuesdays", "Fridays");
+    forged.redacted = Some("secret removed by memoir redact (aws-access-key-id)".into());
+    let parsed = memoir::model::event::parse_log(&original).expect("parses");
+    let outside = env.dir.path().join("entry.txt");
+    std::fs::write(&outside, &original[parsed.spans[0].clone()]).expect("write");
+    let blob = env
+        .git(&["hash-object", &outside.to_string_lossy()])
+        .trim()
+        .to_string();
+    let mut audit = bobs_event(
+        memoir::model::event::Op::Redact,
+        "project/x",
+        vec![],
+        format!("{} {log} {blob} aws-access-key-id\n", memory.id),
+    );
+    audit.key = None;
+    audit.reason = Some("redacted 1 log entry and 0 other files".into());
+    env.write(log, format!("{}{}", forged.render(), audit.render()));
+    let err = env.fails(&["check", "--base", &base], 1);
+    assert!(err.contains("append-only") && err.contains(log), "{err}");
+    let err = env.fails(&["consolidate"], 1);
+    assert!(err.contains(log), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]).trim(), base);
+    // The same bytes without the listing are refused as well (the listing
+    // is what a forger adds; it proves nothing alone).
+    env.write(log, forged.render());
+    env.fails(&["check", "--base", &base], 1);
+}
+
+#[test]
 fn an_endless_stdin_is_read_only_up_to_its_limit() {
     let env = with_memory();
     // Exit code of memoir reading /dev/zero, killed after PROMPT.
