@@ -203,7 +203,8 @@ fn holds_memory(state: &KeyState) -> bool {
 /// index entry could be older than a hand edit. A file memoir itself wrote
 /// that the logs have moved past (a writer killed between its log entry
 /// and its view: `check`'s drift:stale) is no one's edit: the logs'
-/// content is the memory's, and the write in hand replaces the file.
+/// content is the memory's, and the write in hand replaces the file; so
+/// is a file memoir never finished writing (drift:missing).
 fn current_content(
     store: &Store,
     snap: &Snapshot,
@@ -225,7 +226,13 @@ fn current_content(
             stale: false,
         });
     }
-    let memoir_wrote = store.state.journal().get(&rel).copied() == Some(found);
+    // memoir's own leftover, not anyone's edit: the file is what memoir
+    // last wrote (a stale view), or it is missing and memoir never wrote
+    // the version the logs hold (killed between its log entry and its
+    // view: `check`'s drift:missing). Only a file memoir wrote as the
+    // logs say and that is gone was deleted by hand.
+    let journal = store.state.journal().get(&rel).copied();
+    let memoir_wrote = journal == Some(found) || (found.is_none() && journal != Some(expected));
     let logged = snap
         .tail
         .views
@@ -266,6 +273,17 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
         return Ok(moved);
     }
     let existing = Existing::read(store, &snap, state.as_ref(), &req.key, heads)?;
+    if existing.stale {
+        // memoir's own view left behind by a crash: brought up to what
+        // the logs say first, whatever this write then decides (the same
+        // content, a proposal, a new version).
+        let rel = req.key.rel_path();
+        let content = existing.content.as_deref().unwrap_or_default();
+        store.write_view(&rel, content)?;
+        let hash = fingerprint(content.as_bytes());
+        let _ = store.state.journal_append(&[(rel, Some(hash))]);
+        crate::index::snapshot::write_memory_md_from(store, &snap)?;
+    }
     if let Some(old) = existing
         .content
         .as_deref()
@@ -274,15 +292,6 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
         // A new version keeps when the memory was first written.
         memory.created = old.created.or(Some(ctx.now));
         if says_the_same(&old, req) {
-            if existing.stale {
-                // Nothing to log: bring the file up to what the logs say.
-                let rel = req.key.rel_path();
-                let content = existing.content.as_deref().unwrap_or_default();
-                store.write_view(&rel, content)?;
-                let hash = fingerprint(content.as_bytes());
-                let _ = store.state.journal_append(&[(rel, Some(hash))]);
-                crate::index::snapshot::write_memory_md_from(store, &snap)?;
-            }
             return Ok(RememberOutcome::Unchanged {
                 key: req.key.clone(),
             });

@@ -823,6 +823,62 @@ fn crash_after_log_append(env: &Env, args: &[&str]) {
     assert!(!cmd.output().expect("run").status.success(), "{args:?}");
 }
 
+/// A view a crash never wrote is memoir's, not a hand deletion: the next
+/// write of that key takes what the logs say (and writes the view),
+/// whatever it then decides, and check agrees.
+#[test]
+fn a_view_a_crash_never_wrote_does_not_block_the_next_write() {
+    let env = Env::new();
+    crash_after_log_append(
+        &env,
+        &[
+            "remember",
+            "project/a",
+            "-d",
+            "alpha",
+            "-s",
+            "stated by the user",
+        ],
+    );
+    assert!(!env.path("memory/project/a.md").exists());
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains("drift:missing"), "{err}");
+    // The same again: nothing to log, the view written.
+    let (code, _, err) = env.remember("project/a", "alpha", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(env.read("memory/project/a.md").contains("alpha"));
+    env.ok(&["check"]);
+    // Something else: a proposal (exit 4) as for any memory, and the view
+    // of what the logs say is written all the same.
+    crash_after_log_append(
+        &env,
+        &[
+            "remember",
+            "project/b",
+            "-d",
+            "beta",
+            "-s",
+            "stated by the user",
+        ],
+    );
+    let (code, out, err) = env.remember("project/b", "beta, changed", &[]);
+    assert_eq!(code, 4, "{err}");
+    assert!(
+        format!("{out}{err}").contains("kept as proposal"),
+        "{out}{err}"
+    );
+    assert!(env
+        .read("memory/project/b.md")
+        .contains("description: beta\n"));
+    env.ok(&["check"]);
+    // A file memoir wrote as the logs say and someone deleted is still a
+    // hand deletion, which the writer must not paper over.
+    std::fs::remove_file(env.path("memory/project/a.md")).expect("rm");
+    let (code, _, err) = env.remember("project/a", "alpha, again", &[]);
+    assert_eq!(code, 4, "{err}");
+    assert!(err.contains("memoir record"), "{err}");
+}
+
 /// The temporary files of writes killed before their rename, beside the
 /// views and beside MEMORY.md, are removed by rebuild (and so by the
 /// consolidation that finishes an interrupted one); a team's own dotfiles
