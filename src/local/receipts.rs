@@ -172,6 +172,20 @@ fn read_tail(path: &Path, cap: u64) -> io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
+/// Rewrites the file at `path` with `edit` applied to each line, if that
+/// changes any (`redact`: a query that held a secret). The caller holds
+/// the receipts' lock. `true` if it was rewritten.
+pub fn rewrite(path: &Path, edit: impl Fn(&str) -> String) -> io::Result<bool> {
+    let bytes = read_tail(path, 2 * MAX_RECEIPTS_BYTES)?;
+    let text = String::from_utf8_lossy(&bytes);
+    let edited: String = text.split_inclusive('\n').map(&edit).collect();
+    if edited == text {
+        return Ok(false);
+    }
+    crate::local::state::write_replace(path, edited.as_bytes())?;
+    Ok(true)
+}
+
 /// The receipts a file holds.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Receipts {

@@ -246,6 +246,8 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
     }
     report.event = Some(event.id);
     report.rebuilt = crate::ops::rebuild::rebuild_locked(store, false, false)?.written;
+    // "Removed everywhere memoir wrote it" includes its local state.
+    crate::ops::seen::forget_secrets(store, &stub)?;
     Ok(report)
 }
 

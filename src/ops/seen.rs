@@ -60,6 +60,34 @@ pub fn record_context(store: &Store, asked: &Asked<'_>, ctx: &Context) -> Result
     save(store, &mut signal, now)
 }
 
+/// Removes what the local state may hold of a secret the logs no longer
+/// do (`redact`): the persistent index (its terms; the next reader builds
+/// it again), every vector cache (vectors of texts that held it; the next
+/// semantic query embeds again), and the secret in the receipts' queries.
+/// The caller holds the store lock.
+pub fn forget_secrets(store: &Store, stub: &dyn Fn(&str) -> String) -> Result<(), StoreError> {
+    let index = store.state.index_path();
+    crate::index::file::remove(&store.state).map_err(StoreError::io(&index))?;
+    let dir = index
+        .parent()
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default();
+    for entry in std::fs::read_dir(&dir)
+        .map_err(StoreError::io(&dir))?
+        .flatten()
+    {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name.starts_with("vectors-") && name.ends_with(".bin") {
+            let path = entry.path();
+            std::fs::remove_file(&path).map_err(StoreError::io(&path))?;
+        }
+    }
+    let _lock = lock(store)?;
+    let path = store.state.receipts_path();
+    receipts::rewrite(&path, stub).map_err(StoreError::io(&path))?;
+    Ok(())
+}
+
 /// Records that `recall` listed `keys` at `now` (their last recall).
 pub fn record_recall(store: &Store, keys: &[Key], now: Timestamp) -> Result<(), StoreError> {
     if keys.is_empty() {

@@ -963,6 +963,52 @@ fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that()
     env.fails(&["redact", "01ARZ3NDEKTSV4RRFFQ69G5FAV"], 1);
 }
 
+/// The files under `.git/memoir/` that hold `secret`, in any case.
+fn local_state_holding(env: &Env, secret: &str) -> Vec<String> {
+    let lower = secret.to_lowercase();
+    walkdir::WalkDir::new(env.path(".git/memoir"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .filter(|e| {
+            let bytes = std::fs::read(e.path()).unwrap_or_default();
+            String::from_utf8_lossy(&bytes)
+                .to_lowercase()
+                .contains(&lower)
+        })
+        .map(|e| e.path().display().to_string())
+        .collect()
+}
+
+#[test]
+fn redact_removes_the_secret_from_the_local_state_too() {
+    let aws = fake_aws();
+    let env = with_memory();
+    let note = bob_note(&format!("deploy with {aws} today"));
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", note.render());
+    // Indexed, so the persistent index holds the note's terms.
+    env.ok(&["reindex"]);
+    assert!(
+        !local_state_holding(&env, &aws).is_empty(),
+        "the index should hold the token before redact (else this test proves nothing)"
+    );
+    // A receipt that held it (one written before the rules knew it).
+    let receipts = env.state_dir().join("receipts.jsonl");
+    let line = format!(
+        "{{\"v\":1,\"time\":\"2026-11-29T10:00:00.000Z\",\"kind\":\"query\",\"query\":\"deploy with {aws}\",\"query_hash\":null,\"memories\":[],\"budget\":1500,\"tokens\":10,\"omitted\":0,\"hook\":false}}\n"
+    );
+    std::fs::write(&receipts, line).expect("receipt");
+    env.ok(&["redact"]);
+    assert_eq!(local_state_holding(&env, &aws), Vec::<String>::new());
+    // Nor after the index is built again, or a rebuild.
+    env.ok(&["recall", "deploy today"]);
+    env.ok(&["rebuild"]);
+    env.ok(&["recall", "deploy today"]);
+    assert_eq!(local_state_holding(&env, &aws), Vec::<String>::new());
+    let seen = env.ok(&["seen"]);
+    assert!(!seen.contains(&aws), "{seen}");
+}
+
 #[test]
 fn a_forged_redaction_is_a_rewrite_check_base_and_consolidate_refuse() {
     let env = with_memory();
