@@ -1,4 +1,5 @@
-//! What a secret may hide in: base64 runs, YAML and JSON escapes, quoted
+//! What a secret may hide in: base64 runs (also with letters glued to
+//! them), runs of hex digits, YAML and JSON escapes, quoted
 //! YAML scalars and block scalars. Each is turned into a piece of plain
 //! text that the rules then scan, tied to the span of the original it came
 //! from (so a finding names the original line, and redaction replaces the
@@ -106,6 +107,70 @@ pub(super) fn base64_text(run: &[u8]) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
+/// The text a base64 run holds when letters are glued to it on either
+/// side (`xx<base64>yy`, which [`base64_text`] refuses): decoded from each
+/// of the four alignments, up to the first byte that is not text, kept
+/// when that is at least [`MIN_GLUED_TEXT`] bytes. Random bytes almost
+/// never give that much text (fewer than 1 in 10^6 runs), so only a run
+/// that holds text is decoded.
+fn glued_base64_text(run: &[u8]) -> Option<String> {
+    (0..4)
+        .filter_map(|skip| text_prefix(run.get(skip..)?))
+        .max_by_key(String::len)
+}
+
+/// The shortest text [`glued_base64_text`] keeps, in bytes.
+const MIN_GLUED_TEXT: usize = 15;
+
+/// What `run` decodes to as base64 (either alphabet, bits past a whole
+/// byte dropped) up to its first byte that is not text, if that is at
+/// least [`MIN_GLUED_TEXT`] bytes of UTF-8.
+fn text_prefix(run: &[u8]) -> Option<String> {
+    let mut out = Vec::with_capacity(run.len() / 4 * 3 + 2);
+    let (mut acc, mut bits) = (0u32, 0);
+    for &c in run {
+        let Some(v) = b64_value(c) else { break };
+        acc = (acc << 6) | v;
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            let byte = (acc >> bits) as u8;
+            acc &= (1 << bits) - 1;
+            if byte < 0x20 && !matches!(byte, b'\t' | b'\n' | b'\r') || byte == 0x7f {
+                break;
+            }
+            out.push(byte);
+        }
+    }
+    let text = match String::from_utf8(out) {
+        Ok(t) => t,
+        Err(e) => {
+            let valid = e.utf8_error().valid_up_to();
+            let mut bytes = e.into_bytes();
+            bytes.truncate(valid);
+            String::from_utf8(bytes).ok()?
+        }
+    };
+    (text.len() >= MIN_GLUED_TEXT).then_some(text)
+}
+
+/// The text a run of hex digits holds (`6768705f…`: a token hex-encoded),
+/// if it is all text and at least 16 bytes.
+fn hex_text(run: &[u8]) -> Option<String> {
+    if run.len() < 32 || run.len() % 2 == 1 || !run.iter().all(u8::is_ascii_hexdigit) {
+        return None;
+    }
+    let bytes: Option<Vec<u8>> = run.chunks(2).map(hex).map(|b| b.map(|v| v as u8)).collect();
+    let bytes = bytes?;
+    if bytes
+        .iter()
+        .any(|&b| b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r') || b == 0x7f)
+    {
+        return None;
+    }
+    String::from_utf8(bytes).ok()
+}
+
 fn is_b64(c: u8) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, b'+' | b'/' | b'-' | b'_')
 }
@@ -135,7 +200,11 @@ fn base64_runs(text: &str, out: &mut Derived) {
             end += 1;
         }
         if i - start >= MIN_BASE64 {
-            if let Some(decoded) = base64_text(&b[start..end]) {
+            let run = &b[start..end];
+            let decoded = base64_text(run)
+                .or_else(|| hex_text(&b[start..i]))
+                .or_else(|| glued_base64_text(&b[start..i]));
+            if let Some(decoded) = decoded {
                 let line_start = text[..start].rfind('\n').map_or(0, |n| n + 1);
                 let from = floor_boundary(text, start.saturating_sub(PREFIX).max(line_start));
                 out.push(&[&text[from..start], &decoded], start..end);

@@ -6,8 +6,10 @@
 //! and GitHub's secret-scanning list, plus generic rules: a secret-looking
 //! name with a value that looks like one (gated by Shannon entropy and the
 //! value's shape), passwords in URLs, `Authorization` headers, docker's
-//! `"auth"`. Before the rules run, what a secret may hide in is decoded
-//! (base64, YAML escapes and block scalars, see `decode`). A refusal
+//! `"auth"`, a token or key named in prose ("the token is …") when its
+//! value looks machine-made. Before the rules run, what a secret may hide
+//! in is decoded (base64, also with letters glued to it, hex, YAML escapes
+//! and block scalars, see `decode`). A refusal
 //! names the rule and the line, never the secret.
 
 mod decode;

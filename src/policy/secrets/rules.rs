@@ -936,6 +936,20 @@ pub(super) const RULES: &[Def] = &[
         ),
         Gate::Named,
     ),
+    // Prose naming a token or a key and giving it: "the token is Zk3v…",
+    // "deploy with secret Zk3v…", "the api key was now …". Only a value
+    // that looks machine-made counts (`gate::tokenish`): "the token is
+    // expired" and "the secret to fast builds" are prose.
+    g(
+        "generic-secret",
+        &["token", "secret", "key", "credential"],
+        concat!(
+            r"(?i)\b(?P<n>token|secret|(?:api|access|secret|private|auth|signing|encryption)[ _-]?key|credentials?|auth[ _-]?token|access[ _-]?token)s?\s+(?:(?:is|was|are|were|reads|equals)\s+)?(?:now\s+|still\s+)?[\x22'`]?(?P<v>",
+            value!(),
+            "{16,200})"
+        ),
+        Gate::Tokenish,
+    ),
     g(
         "generic-secret",
         &["export"],

@@ -715,6 +715,16 @@ fn positives() -> Vec<(&'static str, String, usize)> {
             j(&["data:\n  password: ", &enc("Winter2025!")]).replacen("data:\n", "", 1),
         ),
         one("github-pat", enc(&enc(&ghp))),
+        // Letters glued to the base64 on both sides, and hex-encoded.
+        one("github-pat", j(&["blob:xQ", &enc(&ghp), "Zk"])),
+        one("github-pat", j(&["id a", &enc(&j(&["token ", &ghp])), "b"])),
+        one(
+            "github-pat",
+            j(&[
+                "hex ",
+                &ghp.bytes().map(|b| format!("{b:02x}")).collect::<String>(),
+            ]),
+        ),
         (
             "github-pat",
             j(&["---\nname: x\ndescription: \"", &escaped, "\"\n---\nbody"]),
@@ -747,6 +757,15 @@ fn positives() -> Vec<(&'static str, String, usize)> {
             3,
         ),
         ("github-pat", j(&["notes: |\n  the token is\n  ", &ghp]), 3),
+        // Prose that names a token and gives it.
+        one("generic-secret", j(&["the token is ", &an(40)])),
+        one("generic-secret", j(&["deploy it with secret ", &an(40)])),
+        one("generic-secret", j(&["The API key was now ", &an(32), "."])),
+        one(
+            "generic-secret",
+            j(&["our access token `", &an(36), "` works"]),
+        ),
+        one("generic-secret", j(&["signing key ", &hex(64)])),
         (
             "generic-secret",
             j(&["{\"password\": \"\\u0053\\u0075mmer2024\"}"]),
@@ -849,6 +868,13 @@ fn look_alikes() -> Vec<String> {
         "passenger_count = 3",
         "bypass_cache: true",
         "The secret to fast builds is caching.",
+        "the token is expired; refresh it with the CLI",
+        "the secret is in 1Password under Deploys/Production",
+        "the access token is valid for 3600 seconds",
+        "the api key is stored in the VAULT_PATH secret mount",
+        "a token is issued per device (see DeviceRegistrationService)",
+        "the signing key rotates every 90 days (kms key alias/app-signing)",
+        "the secret key derivation uses HKDF-SHA256 with a 32 byte salt",
         "Tokenizers split text; the tokenizer version is 0.15.2.",
         "export PATH=/usr/local/bin:$PATH",
         "export NODE_ENV=production",
