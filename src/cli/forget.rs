@@ -15,7 +15,7 @@ pub struct Args {
     /// Which memory: <scope>/<name>.
     key: String,
     /// Why it is forgotten.
-    #[arg(long, short = 'r')]
+    #[arg(long, short = 'r', allow_hyphen_values = true)]
     reason: String,
 }
 

@@ -14,7 +14,9 @@ use serde_json::json;
     after_help = "Examples:\n  memoir note \"the CI cache misses on Mondays\"\n  echo \"a longer observation\" | memoir note"
 )]
 pub struct Args {
-    /// The note's text (words are joined with spaces).
+    /// The note's text (words are joined with spaces; a leading `-`, a
+    /// markdown bullet, is text).
+    #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
     text: Vec<String>,
     /// Read a Claude Code SessionEnd hook's JSON on stdin and note what the
     /// user asked in the session (from its transcript, bounded, secrets

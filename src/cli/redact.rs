@@ -20,7 +20,7 @@ pub struct Args {
     /// Log entries to redact whole, by event id (a secret the rules miss).
     ids: Vec<String>,
     /// Why, recorded in each redacted entry.
-    #[arg(long, short = 'r')]
+    #[arg(long, short = 'r', allow_hyphen_values = true)]
     reason: Option<String>,
     /// Change nothing; list what would be redacted.
     #[arg(long)]

@@ -24,10 +24,10 @@ pub struct Args {
     /// Where: <scope>/<name>, e.g. project/test-command.
     key: String,
     /// One line saying what the memory is; shown in MEMORY.md.
-    #[arg(long, short = 'd')]
+    #[arg(long, short = 'd', allow_hyphen_values = true)]
     description: String,
     /// Why it can be trusted (e.g. "stated by the user on 2026-11-29").
-    #[arg(long, short = 's')]
+    #[arg(long, short = 's', allow_hyphen_values = true)]
     source: String,
     /// user, feedback, project or reference (default: user in the user
     /// scope, else project).
@@ -39,8 +39,8 @@ pub struct Args {
     /// 0..1 (default 1).
     #[arg(long, default_value_t = 1.0)]
     confidence: f64,
-    /// The body text.
-    #[arg(long, conflicts_with = "body_file")]
+    /// The body text (a leading `-`, a markdown bullet, is text).
+    #[arg(long, conflicts_with = "body_file", allow_hyphen_values = true)]
     body: Option<String>,
     /// Read the body from a file, or from stdin with `-`.
     #[arg(long, value_name = "FILE")]

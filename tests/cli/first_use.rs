@@ -471,3 +471,48 @@ fn a_user_memory_is_of_type_user_by_default() {
     assert_eq!(type_of("project/db"), "project");
     assert_eq!(type_of("user/tone"), "feedback");
 }
+
+#[test]
+fn a_value_that_starts_with_a_hyphen_is_text_a_markdown_bullet() {
+    let env = Env::new();
+    env.ok(&["note", "- fixed the flaky CI test"]);
+    assert!(env.log_text().contains("- fixed the flaky CI test"));
+    env.ok(&[
+        "remember",
+        "project/deploy",
+        "-d",
+        "- deploys need a green main",
+        "-s",
+        "- the runbook",
+        "--body",
+        "- run make deploy\n- then watch the dashboard",
+    ]);
+    let file = env.read("memory/project/deploy.md");
+    assert!(
+        file.contains("description: '- deploys need a green main'")
+            || file.contains("description: \"- deploys need a green main\""),
+        "{file}"
+    );
+    assert!(file.contains("- run make deploy\n- then watch"), "{file}");
+    env.ok(&["forget", "project/deploy", "--reason", "-moved to the wiki"]);
+    assert!(env.log_text().contains("-moved to the wiki"));
+    // Flags still read as flags before the text.
+    env.ok(&["note", "-q", "a quiet note"]);
+    // A secret in such a value is refused, never echoed.
+    let token = ["ghp_", "Zk3vQ9pL2mX8rT5wY7uB1nC4dF6gH0jK2lM9"].concat();
+    let (code, out, err) = env.run(&["note", &format!("- the key {token}")]);
+    assert_eq!(code, 3, "{err}");
+    assert!(!out.contains(&token) && !err.contains(&token), "{err}");
+    let (code, out, err) = env.run(&[
+        "remember",
+        "project/k",
+        "-d",
+        "k",
+        "-s",
+        "s",
+        "--body",
+        &format!("-{token}"),
+    ]);
+    assert_eq!(code, 3, "{err}");
+    assert!(!out.contains(&token) && !err.contains(&token), "{err}");
+}
