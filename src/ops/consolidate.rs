@@ -998,6 +998,34 @@ fn commit_direct_writes(
     )
 }
 
+/// Did a write killed between its log entry and its view leave a view
+/// behind? For each path memoir last wrote (the journal) whose memory the
+/// logs have moved past, the file is still what memoir wrote then, or
+/// gone. Only those few files are read: a path git changed since (a pull)
+/// holds what the logs say, or someone's edit, not memoir's leftover.
+fn unfinished_writes(store: &Store, snap: &Snapshot) -> bool {
+    store.state.journal().into_iter().any(|(rel, wrote)| {
+        let Some(key) = Key::from_rel_path(&rel) else {
+            return false;
+        };
+        let logged = snap.key(&key).and_then(|s| s.view_hash);
+        if logged == wrote {
+            return false;
+        }
+        let now = store
+            .read_memory_file(&rel)
+            .ok()
+            .map(|c| c.map(|c| crate::model::fingerprint::fingerprint(c.as_bytes())));
+        match now {
+            // Still memoir's old write (a stale view or a leftover).
+            Some(found) if found == wrote => true,
+            // Gone, though the logs hold a version memoir never wrote.
+            Some(None) => logged.is_some(),
+            _ => false,
+        }
+    })
+}
+
 /// Appends the plan's events and its `consolidate` marker, writes the
 /// views, and commits every changed store path: those `changed` found
 /// before the writes and those written.
@@ -1019,6 +1047,25 @@ fn commit_consolidation(
     // Waited for before writing: beside the writes, in the same folders,
     // both are slower (measured: 50 ms of writes took 120-200).
     let mut paths = before.wait()?;
+    // A view a killed write left behind is brought up to the logs first:
+    // committed as it is, the version would hold a log and a view that
+    // disagree.
+    if unfinished_writes(store, snap) {
+        let prefix = store.workdir_prefix(session.workdir());
+        let repaired = crate::ops::rebuild::rebuild_locked(store, false, false)?;
+        paths.extend(
+            repaired
+                .written
+                .iter()
+                .chain(&repaired.removed)
+                .map(|rel| format!("{prefix}{rel}")),
+        );
+        if repaired.index_changed {
+            paths.push(format!("{prefix}{}", crate::render::memory_md::MEMORY_MD));
+        }
+        paths.sort_unstable();
+        paths.dedup();
+    }
     gate_commit(store, session.workdir(), &paths, Some(snap))?;
     let direct = direct_writes(store, session.workdir(), &paths, &plan)?;
     plan.direct = count_direct(&direct);
@@ -1158,10 +1205,47 @@ pub(crate) fn gate_commit(
         if rel.starts_with("memory/log/") {
             gate_log(store, rel, committed.get(path).map(Vec::as_slice))?;
         } else {
+            gate_layout(store, rel)?;
             gate_view(store, rel, snap)?;
         }
     }
     Ok(())
+}
+
+/// A path about to be committed outside the logs is a store file: a
+/// memory file (a regular file at `memory/<scope>/<name>.md`, or one
+/// being deleted), MEMORY.md, the config, `.gitattributes` or a scope's
+/// `.gitkeep`. Anything else under `memory/` (a folder named like a
+/// memory file, a file in a folder of its own) would enter the store
+/// around the policy, which no reader then checks.
+fn gate_layout(store: &Store, rel: &str) -> Result<(), StoreError> {
+    let fixed = [
+        crate::render::memory_md::MEMORY_MD,
+        crate::model::config::CONFIG_PATH,
+        ".gitattributes",
+    ];
+    let keep = rel
+        .strip_suffix("/.gitkeep")
+        .and_then(|dir| dir.strip_prefix("memory/"))
+        .is_some_and(|scope| store.has_scope(scope));
+    if fixed.contains(&rel) || keep {
+        return Ok(());
+    }
+    let memory =
+        Key::from_rel_path(rel).is_some_and(|k| k.rel_path() == rel && store.has_scope(&k.scope));
+    let meta = store.path(rel).symlink_metadata();
+    let file = meta.as_ref().map_or(true, |m| m.is_file());
+    if memory && file {
+        return Ok(());
+    }
+    Err(StoreError::Refused {
+        rule: "layout".into(),
+        path: rel.to_string(),
+        line: None,
+        message: "is not a store file (a memory is a regular file memory/<scope>/<name>.md in a \
+                  configured scope); memoir does not commit it: move it out of memory/"
+            .into(),
+    })
 }
 
 /// A view about to be committed holds no secret, unless memoir wrote it

@@ -879,6 +879,42 @@ fn a_view_a_crash_never_wrote_does_not_block_the_next_write() {
     assert!(err.contains("memoir record"), "{err}");
 }
 
+/// A consolidation after a write killed between its log entry and its
+/// view commits the view the logs give, not the stale one (nor a leftover
+/// of a forget).
+#[test]
+fn consolidate_commits_the_view_a_killed_write_left_behind_brought_up_to_date() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    assert_eq!(env.remember("project/gone", "to forget", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    let user = "stated by the user";
+    crash_after_log_append(
+        &env,
+        &[
+            "remember",
+            "project/a",
+            "-d",
+            "alpha two",
+            "-s",
+            user,
+            "--replace",
+        ],
+    );
+    crash_after_log_append(&env, &["forget", "project/gone", "--reason", "done"]);
+    assert!(env
+        .read("memory/project/a.md")
+        .contains("description: alpha\n"));
+    env.ok(&["consolidate"]);
+    let committed = env.git(&["show", "HEAD:memory/project/a.md"]);
+    assert!(committed.contains("description: alpha two"), "{committed}");
+    let tree = env.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(!tree.contains("memory/project/gone.md"), "{tree}");
+    assert!(!env.git(&["show", "HEAD:MEMORY.md"]).contains("to forget"));
+    env.ok(&["check"]);
+    env.assert_store_committed("after the consolidation");
+}
+
 /// The temporary files of writes killed before their rename, beside the
 /// views and beside MEMORY.md, are removed by rebuild (and so by the
 /// consolidation that finishes an interrupted one); a team's own dotfiles
