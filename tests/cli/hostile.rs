@@ -1656,3 +1656,42 @@ fn a_token_split_by_an_invisible_character_or_percent_encoded_is_refused() {
     }
     env.ok(&["note", "50% of 100%25 done; caf\u{00AD}é"]);
 }
+
+#[test]
+fn consolidate_commits_nothing_under_memory_that_is_not_a_store_file() {
+    let env = with_memory();
+    env.ok(&["consolidate"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    // A folder named like a memory file, a file in a folder of its own, a
+    // memory file in a scope that is not configured.
+    for planted in [
+        "memory/project/x.md/evil.md",
+        "memory/project/deep/evil.md",
+        "memory/notes/evil.md",
+    ] {
+        env.write(planted, "---\nname: evil\n---\nplanted around the policy\n");
+        let err = env.fails(&["consolidate"], 3);
+        assert!(err.contains(planted) && err.contains("layout"), "{err}");
+        assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "{planted}");
+        let dir = env.path(planted);
+        std::fs::remove_dir_all(dir.parent().expect("parent")).expect("rm");
+    }
+    env.ok(&["consolidate"]);
+}
+
+#[test]
+fn junk_appended_to_a_log_and_sealed_by_the_next_write_is_no_torn_entry() {
+    let env = with_memory();
+    let log = env.first_log();
+    let mut text = env.read(&log);
+    text.push_str(&"junk that no write of memoir's ever made\n".repeat(250_000));
+    env.write(&log, &text);
+    // The next write seals it and goes on; check stops it.
+    env.ok(&["note", "after the junk"]);
+    assert!(env.ok(&["context"]).contains("after the junk"));
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains(&log) && err.contains("malformed") && !err.contains("torn"),
+        "{err}"
+    );
+}
