@@ -492,12 +492,19 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
         } else {
             next_entry(text, entry_pos, entry_line)
         };
-        match (marker, next) {
-            (Some((at, lines)), next) if next.is_none_or(|(n, _)| at <= n) => {
+        // A torn entry is what a killed write leaves: the start of one
+        // entry. Anything else before a marker (junk, or more than its
+        // metadata's length) is quarantined, so `check` sees it.
+        let sealed = marker.filter(|&(at, _)| {
+            next.is_none_or(|(n, _)| at <= n)
+                && could_be_torn(&text[entry_pos..at - TORN_MARKER.len() - 1])
+        });
+        match (sealed, next) {
+            (Some((at, lines)), _) => {
                 out.torn.push(entry_line);
                 (c.pos, c.line) = (at, lines);
             }
-            (_, None) if line == 0 => {
+            (_, None) if line == 0 && could_be_torn(&text[entry_pos..]) => {
                 out.torn.push(entry_line);
                 out.torn_tail = true;
                 return Ok(out);
@@ -518,6 +525,38 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
             }
         }
     }
+}
+
+/// The longest heading line, and the longest metadata line, a torn entry
+/// may have: an entry's metadata names its body's length, and a `consumed`
+/// list of thousands of note ids is still far below this.
+const MAX_TORN_HEAD: usize = 1 << 20;
+/// What an entry holds past its body: the fence lines and the end line.
+const ENTRY_FRAME: usize = 1024;
+
+/// Could `part` (what lies between an entry's start and a torn marker, or
+/// the end of the file) be an entry a killed write cut short? It starts
+/// with a heading, its metadata line parses once it is whole, and it is no
+/// longer than that metadata says the entry is.
+fn could_be_torn(part: &str) -> bool {
+    if !(part.starts_with(HEADING_PREFIX) || HEADING_PREFIX.starts_with(part)) {
+        return false;
+    }
+    let mut lines = part.splitn(3, '\n');
+    let heading = lines.next().unwrap_or("");
+    let Some(meta) = lines.next() else {
+        return heading.len() <= MAX_TORN_HEAD;
+    };
+    let Some(rest) = lines.next() else {
+        // The metadata line itself was cut.
+        return heading.len() + meta.len() <= 2 * MAX_TORN_HEAD;
+    };
+    let declared = meta
+        .strip_prefix(META_PREFIX)
+        .and_then(|m| m.strip_suffix(COMMENT_SUFFIX))
+        .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok())
+        .and_then(|v| v.get("len").and_then(serde_json::Value::as_u64));
+    declared.is_some_and(|len| rest.len() as u64 <= len + ENTRY_FRAME as u64)
 }
 
 /// Where reading resumes after a malformed entry that starts at `from`
@@ -634,6 +673,33 @@ mod tests {
             assert_eq!(parsed.events.len(), 2);
             assert_eq!(parsed.events[0], e);
         }
+    }
+
+    #[test]
+    fn only_the_start_of_an_entry_passes_as_torn() {
+        let a = event("a\n").render();
+        let c = event("c").render();
+        let sealed = |junk: &str| format!("{a}{junk}\n{TORN_MARKER}\n\n{c}");
+        // Junk, sealed by the next writer: quarantined, not torn.
+        let junk = "x".repeat(10_000);
+        let parsed = parse_log(&sealed(&junk)).unwrap();
+        assert_eq!(parsed.events.len(), 2);
+        assert!(parsed.torn.is_empty(), "{:?}", parsed.torn);
+        assert_eq!(parsed.quarantined.len(), 1);
+        // An entry's start with more body than its metadata says.
+        let b = event("b\n").render();
+        let cut = b.find("````markdown\n").unwrap() + 13;
+        let swollen = format!("{}{}", &b[..cut], "y".repeat(5_000));
+        let parsed = parse_log(&sealed(&swollen)).unwrap();
+        assert!(parsed.torn.is_empty());
+        assert_eq!(parsed.quarantined.len(), 1);
+        // What a killed write leaves is torn, as before.
+        let parsed = parse_log(&sealed(&b[..cut + 1])).unwrap();
+        assert_eq!(parsed.torn.len(), 1);
+        assert!(parsed.quarantined.is_empty());
+        // Unsealed junk at the end: quarantined, and the file must be closed.
+        let parsed = parse_log(&format!("{a}{junk}")).unwrap();
+        assert!(!parsed.torn_tail && !parsed.ends_cleanly());
     }
 
     #[test]
