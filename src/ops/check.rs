@@ -184,7 +184,7 @@ fn drift_advice(kind: DriftKind) -> &'static str {
         DriftKind::Edited => "edited by hand; `memoir record` keeps the edit, `memoir rebuild --force` discards it",
         DriftKind::Added => "added by hand; `memoir record` adopts it",
         DriftKind::Deleted => "deleted by hand; `memoir record` forgets it, `memoir rebuild` restores it",
-        DriftKind::Merged => "merged as text by git (a merge without memoir's merge driver); `memoir rebuild` settles it from the merged logs",
+        DriftKind::Merged => "merged by git, not by memoir's merge driver (a text merge, or a modify/delete conflict, which the driver never sees); `memoir rebuild` writes what the merged logs say",
         DriftKind::Converted => "line endings converted by git (core.autocrlf, and the store's .gitattributes not committed yet); `memoir rebuild` restores it",
     }
 }

@@ -199,15 +199,17 @@ impl Scan {
             let memoir_wrote = |hash: u64| journal == Some(&Some(hash));
             let kind = match (view, file) {
                 (Some(v), Some(f)) if v == f.hash => continue,
-                (Some(_), Some(f)) if memoir_wrote(f.hash) => DriftKind::Stale,
-                (Some(v), Some(f)) if f.lf_hash == Some(v) => DriftKind::Converted,
                 // git's text merge (markers), or a fork whose every version
-                // is in the logs: nothing of the file's content can be lost.
+                // is in the logs (also a modify/delete conflict git left
+                // with memoir's own write of one side): nothing of the
+                // file's content can be lost, and no crash explains it.
                 (Some(_), Some(f))
                     if f.markers || self.replay.memories.get(&key).is_some_and(|v| v.conflict) =>
                 {
                     DriftKind::Merged
                 }
+                (Some(_), Some(f)) if memoir_wrote(f.hash) => DriftKind::Stale,
+                (Some(v), Some(f)) if f.lf_hash == Some(v) => DriftKind::Converted,
                 (Some(_), Some(_)) => DriftKind::Edited,
                 (Some(v), None) if memoir_wrote(v) => DriftKind::Deleted,
                 (Some(_), None) => DriftKind::Missing,

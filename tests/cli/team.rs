@@ -644,3 +644,37 @@ fn a_committed_log_edited_in_place_is_caught_by_check_and_the_pre_commit_hook() 
     let (committed, out) = git_with_memoir(&env, &["commit", "-qam", "secret"]);
     assert!(!committed, "the hook let it through: {out}");
 }
+
+#[test]
+fn a_memory_forgotten_on_one_branch_and_changed_on_another_is_a_conflict_not_a_crash() {
+    let env = Env::new();
+    env.ok(&["hooks", "install"]);
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    env.git(&["checkout", "-qb", "other"]);
+    env.ok(&["forget", "project/a", "--reason", "gone"]);
+    env.ok(&["consolidate"]);
+    env.git(&["checkout", "-q", "main"]);
+    assert_eq!(
+        env.remember("project/a", "alpha changed", &["--replace"]).0,
+        0
+    );
+    env.ok(&["consolidate"]);
+    // git's modify/delete conflict: the merge driver never runs for it.
+    let (ok, out) = git_with_memoir(&env, &["merge", "-q", "--no-edit", "other"]);
+    assert!(!ok && out.contains("modify/delete"), "{out}");
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("memory/project/a.md: error[drift:merged]")
+            && err.contains("modify/delete")
+            && !err.contains("drift:stale"),
+        "{err}"
+    );
+    assert!(err.contains("memoir resolve project/a"), "{err}");
+    // Settled as any merge: rebuild, then the decision.
+    env.ok(&["rebuild"]);
+    env.ok(&["resolve", "--keep", "project/a"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "merge"]);
+    env.ok(&["check"]);
+}
