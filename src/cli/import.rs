@@ -37,7 +37,7 @@ pub struct Args {
 /// Imports the folder and reports each item.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let ctx = app.ctx(&store)?;
+    let ctx = app.ctx_unless_dry(&store, args.dry_run)?;
     let given = args.dir.is_some();
     let dir = match args.dir {
         Some(d) => d,

@@ -177,20 +177,42 @@ impl App {
         }
     }
 
-    /// The time and the actor (MEMOIR_ACTOR, else git's identity).
-    pub fn ctx(&self, store: &Store) -> Result<Ctx, CliError> {
-        let now = self.now()?;
+    /// Who is writing: MEMOIR_ACTOR, else git's identity (`user.name` and
+    /// `user.email`, or `GIT_AUTHOR_*`); `None` when neither says.
+    pub fn actor(&self, store: &Store) -> Result<Option<String>, CliError> {
         let actor = std::env::var("MEMOIR_ACTOR")
             .ok()
             .filter(|a| !a.trim().is_empty())
-            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity())
-            .unwrap_or_else(|| "unknown <unknown>".to_string());
-        if actor.contains('\n') || actor.chars().count() > 200 {
+            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity());
+        if actor
+            .as_ref()
+            .is_some_and(|a| a.contains('\n') || a.chars().count() > 200)
+        {
             return Err(CliError::Usage(
                 "MEMOIR_ACTOR must be one line of at most 200 characters".into(),
             ));
         }
+        Ok(actor)
+    }
+
+    /// The time and the actor of a write. With no actor the write is
+    /// refused (exit 2, with git's advice): a log entry keeps its actor
+    /// for good, and `unknown` tells a reader of the history nothing.
+    pub fn ctx(&self, store: &Store) -> Result<Ctx, CliError> {
+        let now = self.now()?;
+        let actor = self.actor(store)?.ok_or(CliError::NoIdentity)?;
         Ok(Ctx { now, actor })
+    }
+
+    /// As [`App::ctx`], but a dry run, which logs nothing, needs no actor.
+    pub fn ctx_unless_dry(&self, store: &Store, dry_run: bool) -> Result<Ctx, CliError> {
+        if !dry_run {
+            return self.ctx(store);
+        }
+        Ok(Ctx {
+            now: self.now()?,
+            actor: self.actor(store)?.unwrap_or_default(),
+        })
     }
 
     /// Is output quiet?
@@ -225,7 +247,13 @@ pub fn main() -> ExitCode {
         Ok(c) => ExitCode::from(c),
         Err(e) if e.is_broken_pipe() => ExitCode::from(code::OK),
         Err(e) => {
-            output::diagnostic(&format!("memoir: {}", e.message()));
+            match e.advice() {
+                // What memoir composed itself, in lines, as git prints it.
+                Some((headline, advice)) => {
+                    output::diagnostic_lines(&format!("memoir: {headline}\n{advice}"))
+                }
+                None => output::diagnostic(&format!("memoir: {}", e.message())),
+            }
             if app.out.json {
                 // A harness reads data on stdout: the error is data too.
                 let mut error = e.to_json();

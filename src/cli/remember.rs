@@ -85,6 +85,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     };
     check_flags(&args)?;
     let body = body(&args)?;
+    if key.scope == "user" {
+        // No one to log it as: refused before a first personal store is made.
+        if let Ok(repo) = app.store() {
+            app.ctx(&repo)?;
+        }
+    }
     let (store, origin) = app.store_for(&key, true)?;
     let req = request(args, key, name, kind, body)?;
     let ctx = app.ctx(&store)?;

@@ -1,0 +1,180 @@
+//! Trust, third pass: identity and the person's own memory. A write says
+//! who made it or is refused; the personal store is private and holds
+//! every user memory, imported ones too; a tag is what the client sent.
+
+use crate::util::Env;
+use serde_json::Value;
+use std::path::PathBuf;
+
+/// The fixtures folder's `rel`.
+fn fixture(rel: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(rel)
+}
+
+/// Takes git's identity away: the global config keeps only the branch name.
+fn no_git_identity(env: &Env) {
+    std::fs::write(
+        env.dir.path().join("home/gitconfig"),
+        "[init]\n\tdefaultBranch = main\n",
+    )
+    .expect("gitconfig");
+}
+
+/// Runs `args` with no git identity and no MEMOIR_ACTOR.
+fn anonymous(env: &Env, args: &[&str]) -> (i32, String, String) {
+    no_git_identity(env);
+    let out = env
+        .cmd(args)
+        .env_remove("MEMOIR_ACTOR")
+        .output()
+        .expect("run");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// What git says when it does not know who commits.
+fn gives_gits_advice(err: &str) {
+    for line in [
+        "git config --global user.email \"you@example.com\"",
+        "git config --global user.name \"Your Name\"",
+        "MEMOIR_ACTOR",
+    ] {
+        assert!(err.contains(line), "no `{line}` in: {err}");
+    }
+}
+
+/// With no git identity and no MEMOIR_ACTOR, every command that appends a
+/// log entry refuses (exit 2, git's advice) and writes nothing: no
+/// `unknown <unknown>` in the logs for good, no personal store made.
+#[test]
+fn a_write_without_an_identity_is_refused_with_gits_advice() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/db", "Postgres 16", &[]).0, 0);
+    let before = env.snapshot();
+    let claude = fixture("claude-code/memory");
+    let openclaw = fixture("openclaw/workspace");
+    let writes: [&[&str]; 8] = [
+        &["note", "the CI cache misses on Mondays"],
+        &[
+            "remember",
+            "project/test-command",
+            "-d",
+            "Run the tests with make",
+            "-s",
+            "stated by the user",
+        ],
+        &[
+            "remember",
+            "user/terse",
+            "-d",
+            "Prefers short answers",
+            "-s",
+            "stated by the user",
+        ],
+        &["forget", "project/db", "--reason", "moved to MySQL"],
+        &["import", "claude-code", claude.to_str().expect("utf-8")],
+        &["import", "openclaw", openclaw.to_str().expect("utf-8")],
+        &["record"],
+        &["consolidate"],
+    ];
+    for args in writes {
+        let (code, out, err) = anonymous(&env, args);
+        assert_eq!(code, 2, "{args:?}: {out}{err}");
+        gives_gits_advice(&err);
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    assert_eq!(env.snapshot(), before, "nothing was written");
+    assert!(!env.log_text().contains("unknown"), "{}", env.log_text());
+    assert!(
+        !env.dir.path().join("home/.local/share/memoir").exists(),
+        "a refused write makes no personal store"
+    );
+    // As data, with the advice in the one-line message.
+    let (_, out, _) = anonymous(&env, &["--json", "note", "x"]);
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(doc["error"]["code"], "usage", "{doc}");
+    gives_gits_advice(doc["error"]["message"].as_str().unwrap_or(""));
+    // A dry run writes nothing: it needs no identity.
+    let (code, _, err) = anonymous(&env, &["consolidate", "--dry-run"]);
+    assert_eq!(code, 0, "{err}");
+}
+
+/// MEMOIR_ACTOR alone is enough, and is who the log names; MEMOIR_AUTHOR
+/// alone lets consolidate write its entry as who commits.
+#[test]
+fn memoir_actor_or_author_names_the_writer() {
+    let env = Env::new();
+    no_git_identity(&env);
+    let mut cmd = env.cmd(&["note", "the CI cache misses on Mondays"]);
+    cmd.env("MEMOIR_ACTOR", "Cy <cy@example.com>");
+    assert!(cmd.output().expect("run").status.success());
+    assert!(env.log_text().contains("Cy <cy@example.com>"));
+    let mut cmd = env.cmd(&["consolidate"]);
+    cmd.env_remove("MEMOIR_ACTOR")
+        .env("MEMOIR_AUTHOR", "Memo Bot <bot@example.com>");
+    let out = cmd.output().expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(env.log_text().contains("Memo Bot <bot@example.com>"));
+}
+
+/// The SessionEnd hook never fails the agent: without an identity it
+/// warns (with the advice), exits 0 and notes nothing.
+#[test]
+fn the_session_end_hook_without_an_identity_warns_and_notes_nothing() {
+    let env = Env::new();
+    let before = env.snapshot();
+    let transcript = env.dir.path().join("transcript.jsonl");
+    std::fs::copy(fixture("claude-code/transcript.jsonl"), &transcript).expect("transcript");
+    let payload = std::fs::read_to_string(fixture("claude-code/session-end.json"))
+        .expect("payload")
+        .replace("TRANSCRIPT", &transcript.display().to_string())
+        .replace("CWD", &env.root().display().to_string());
+    no_git_identity(&env);
+    let out = env
+        .cmd(&["note", "--from-hook"])
+        .env_remove("MEMOIR_ACTOR")
+        .write_stdin(payload)
+        .output()
+        .expect("run");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("no note recorded"), "{err}");
+    gives_gits_advice(&err);
+    assert_eq!(env.snapshot(), before);
+}
+
+/// `doctor` says who writes are logged as, and how to set it when no one.
+#[test]
+fn doctor_checks_the_identity() {
+    let env = Env::new();
+    let identity = |doc: &Value| {
+        doc["checks"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["what"] == "identity").cloned())
+            .unwrap_or_else(|| panic!("no identity check: {doc}"))
+    };
+    let doc: Value = serde_json::from_str(&env.run(&["--json", "doctor"]).1).expect("json");
+    let found = identity(&doc);
+    assert_eq!(found["ok"], true, "{found}");
+    assert!(
+        found["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains("Ada <ada@example.com>")),
+        "{found}"
+    );
+    let (code, out, _) = anonymous(&env, &["--json", "doctor"]);
+    assert_eq!(code, 1, "{out}");
+    let doc: Value = serde_json::from_str(&out).expect("json");
+    let missing = identity(&doc);
+    assert_eq!(missing["ok"], false, "{missing}");
+    gives_gits_advice(missing["fix"].as_str().unwrap_or(""));
+}
