@@ -178,3 +178,52 @@ fn doctor_checks_the_identity() {
     assert_eq!(missing["ok"], false, "{missing}");
     gives_gits_advice(missing["fix"].as_str().unwrap_or(""));
 }
+
+/// The answers `memoir mcp` gives to one `remember` call with `tags`.
+fn mcp_remember(env: &Env, id: u64, name: &str, tags: Value) -> Value {
+    let call = serde_json::json!({
+        "jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": { "name": "remember", "arguments": {
+            "scope": "project", "name": name, "description": format!("The {name} pipeline"),
+            "source": "stated by the user", "tags": tags,
+        } },
+    });
+    let out = env
+        .cmd(&["mcp"])
+        .write_stdin(format!("{call}\n"))
+        .output()
+        .expect("run");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("one JSON answer")
+}
+
+/// Over the real MCP server, a tag is what the client sent: "ci,cd" is
+/// one tag, not two; a tag the policy refuses (empty, two lines) is a
+/// tool error naming the rule, and nothing is written.
+#[test]
+fn an_mcp_tag_is_what_the_client_sent() {
+    let env = Env::new();
+    let answer = mcp_remember(&env, 1, "deploy", serde_json::json!(["ci,cd", "release"]));
+    assert_eq!(answer["result"]["isError"], false, "{answer}");
+    let show: Value =
+        serde_json::from_str(&env.ok(&["--json", "show", "project/deploy"])).expect("json");
+    assert_eq!(
+        show["tags"],
+        serde_json::json!(["ci,cd", "release"]),
+        "{show}"
+    );
+    env.ok(&["check"]);
+    for bad in [serde_json::json!([""]), serde_json::json!(["ci\ncd"])] {
+        let answer = mcp_remember(&env, 2, "build", bad.clone());
+        let result = &answer["result"];
+        assert_eq!(result["isError"], true, "{bad}: {answer}");
+        let error = &result["structuredContent"]["error"];
+        assert_eq!(error["code"], "refused", "{bad}: {answer}");
+        assert_eq!(error["rule"], "tags", "{bad}: {answer}");
+    }
+    assert!(!crate::util::exists(&env.path("memory/project/build.md")));
+}
