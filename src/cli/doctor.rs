@@ -164,13 +164,26 @@ fn store_checks(store: &Store) -> Result<Finding, CliError> {
     ))
 }
 
-/// Where user/ memories go.
+/// Where user/ memories go, and whether only their owner can read them.
 fn personal(app: &App, store: &Store) -> Result<Finding, CliError> {
-    let detail = match (
-        app.personal_store(store, false)?,
-        super::stores::personal_path(),
-    ) {
-        (Some(p), _) => p.root.display().to_string(),
+    let path = match super::stores::personal_path() {
+        Ok(path) => path,
+        Err(e) => {
+            return Ok(Finding::new(
+                "personal store",
+                false,
+                e.message(),
+                "set MEMOIR_USER_STORE to an absolute path (or unset it)",
+            ))
+        }
+    };
+    let detail = match (app.personal_store(store, false)?, path) {
+        (Some(p), _) if !super::stores::is_private(&p.root) => {
+            let fix = format!("chmod -R go= {}", p.root.display());
+            let detail = format!("{}: other users can read it", p.root.display());
+            return Ok(Finding::new("personal store", false, detail, &fix));
+        }
+        (Some(p), _) => format!("{} (private)", p.root.display()),
         (None, _) if store.config.user_store == memoir::model::config::UserStore::Shared => {
             "user/ is shared in this repository (user_store: shared)".into()
         }

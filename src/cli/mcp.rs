@@ -100,6 +100,7 @@ impl Handler for Commands {
             cwd: self.cwd.clone(),
             out: Output::capture(),
             stats: Default::default(),
+            private: Default::default(),
         };
         let result = dispatch(command, &mut app);
         let printed = app.out.captured();

@@ -123,6 +123,9 @@ pub struct App {
     pub out: Output,
     /// The opened store's counts of what it read (for MEMOIR_DEBUG_STATS).
     stats: std::cell::RefCell<Option<std::sync::Arc<store::Stats>>>,
+    /// Held once a private store is opened: what the command creates
+    /// from then on is its owner's alone (see `stores`).
+    private: std::cell::RefCell<Option<stores::Private>>,
 }
 
 /// The store, clock and actor as the environment and flags name them.
@@ -146,6 +149,9 @@ impl App {
     pub fn open(&self, root: &std::path::Path) -> Result<Store, CliError> {
         let mut s = Store::open(root)?;
         *self.stats.borrow_mut() = Some(s.stats.clone());
+        if stores::is_private(&s.root) {
+            self.keep_private();
+        }
         if !(self.global.lock_timeout >= 0.0 && self.global.lock_timeout <= 86_400.0) {
             return Err(CliError::Usage(
                 "--lock-timeout must be between 0 and 86400 seconds".into(),
@@ -215,6 +221,14 @@ impl App {
         })
     }
 
+    /// Makes what this command creates from now on private (0600, 0700).
+    pub fn keep_private(&self) {
+        let mut private = self.private.borrow_mut();
+        if private.is_none() {
+            *private = Some(stores::Private::enter());
+        }
+    }
+
     /// Is output quiet?
     pub fn quiet(&self) -> bool {
         self.global.quiet
@@ -238,6 +252,7 @@ pub fn main() -> ExitCode {
         cwd: None,
         out,
         stats: Default::default(),
+        private: Default::default(),
     };
     // A bad MEMOIR_NOW is a usage error whatever the command (some never ask the time).
     let result = app.now().and_then(|_| dispatch(cli.command, &mut app));

@@ -227,3 +227,144 @@ fn an_mcp_tag_is_what_the_client_sent() {
     }
     assert!(!crate::util::exists(&env.path("memory/project/build.md")));
 }
+
+/// The personal store under the default location (HOME is pinned).
+fn personal_root(env: &Env) -> PathBuf {
+    env.dir.path().join("home/.local/share/memoir/user")
+}
+
+/// Runs memoir under the usual umask (022) through a shell, as a person's
+/// terminal would; asserts it succeeds.
+fn under_umask_022(env: &Env, args: &[&str]) {
+    let mut cmd = assert_cmd::Command::new("sh");
+    env.pin(&mut cmd);
+    let memoir = assert_cmd::cargo::cargo_bin("memoir");
+    let out = cmd
+        .arg("-c")
+        .arg("umask 022 && exec \"$0\" \"$@\"")
+        .arg(memoir)
+        .args(args)
+        .output()
+        .expect("sh");
+    assert!(
+        out.status.success(),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// A file's permission bits.
+fn mode(path: &std::path::Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::symlink_metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Under umask 022 the personal store is still its owner's alone: every
+/// folder 0700 (those made above it too), every file memoir writes 0600,
+/// by the write that makes it and by every later one (a recall's
+/// receipts, a consolidation's git objects); the repository's own files
+/// keep the umask's 0644.
+#[test]
+fn the_personal_store_is_private_under_the_usual_umask() {
+    let env = Env::new();
+    let remember = |key: &str, description: &str| {
+        under_umask_022(
+            &env,
+            &[
+                "remember",
+                key,
+                "-d",
+                description,
+                "-s",
+                "stated by the user",
+            ],
+        );
+    };
+    remember("user/terse", "Prefers short answers");
+    remember("project/test-command", "Run the tests with make");
+    remember("user/tea", "Drinks tea, not coffee");
+    under_umask_022(&env, &["recall", "short answers"]);
+    under_umask_022(&env, &["context", "answers"]);
+    let root = personal_root(&env);
+    under_umask_022(
+        &env,
+        &["--store", root.to_str().expect("utf-8"), "consolidate"],
+    );
+    assert_eq!(mode(&root), 0o700);
+    for made in [
+        "home/.local",
+        "home/.local/share",
+        "home/.local/share/memoir",
+    ] {
+        assert_eq!(mode(&env.dir.path().join(made)), 0o700, "{made}");
+    }
+    let mut files = 0;
+    for entry in walkdir::WalkDir::new(&root) {
+        let entry = entry.expect("walk");
+        let m = mode(entry.path());
+        if entry.file_type().is_dir() {
+            assert_eq!(m, 0o700, "{}", entry.path().display());
+        } else {
+            // git's objects are read-only (0400); nothing is anyone else's.
+            assert_eq!(m & 0o077, 0, "{:o} {}", m, entry.path().display());
+            files += 1;
+        }
+    }
+    assert!(files > 10, "only {files} files");
+    for own in ["MEMORY.md", "memory/user/terse.md", "memory/user/tea.md"] {
+        assert_eq!(mode(&root.join(own)), 0o600, "{own}");
+    }
+    assert_eq!(mode(&env.path("memory/project/test-command.md")), 0o644);
+    // One opened up by hand is named by doctor, with the fix.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let doc: Value = serde_json::from_str(&env.run(&["--json", "doctor"]).1).expect("json");
+    let personal = doc["checks"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["what"] == "personal store").cloned())
+        .unwrap_or_default();
+    assert_eq!(personal["ok"], false, "{doc}");
+    assert!(
+        personal["fix"].as_str().unwrap_or("").contains("chmod"),
+        "{personal}"
+    );
+}
+
+/// A relative MEMOIR_USER_STORE would put a personal store inside each
+/// project: it is refused (exit 2) by every command that would use it,
+/// and nothing is made.
+#[test]
+fn a_relative_user_store_is_refused() {
+    let env = Env::new();
+    for args in [
+        &[
+            "remember",
+            "user/terse",
+            "-d",
+            "Prefers short answers",
+            "-s",
+            "stated",
+        ][..],
+        &["recall", "answers"],
+        &["list"],
+    ] {
+        let out = env
+            .cmd(args)
+            .env("MEMOIR_USER_STORE", "personal")
+            .output()
+            .expect("run");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(
+            err.contains("MEMOIR_USER_STORE must be an absolute path"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+    assert!(!crate::util::exists(&env.path("personal")));
+    assert!(!crate::util::exists(&env.path("memory/user/terse.md")));
+}
