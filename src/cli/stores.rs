@@ -125,6 +125,16 @@ impl App {
     /// `user/`, when `repo` is the personal store itself, or when it does
     /// not exist and `create` is false.
     pub fn personal_store(&self, repo: &Store, create: bool) -> Result<Option<Store>, CliError> {
+        match self.personal_place(repo)? {
+            Some(path) => self.personal_at(&path, create),
+            None => Ok(None),
+        }
+    }
+
+    /// Where the personal store beside `repo` is (whether it exists or
+    /// not): `None` when `user/` stays in the repository, which shares it,
+    /// is the personal store itself, or has no HOME to put one in.
+    pub fn personal_place(&self, repo: &Store) -> Result<Option<PathBuf>, CliError> {
         if repo.config.user_store == UserStore::Shared {
             return Ok(None);
         }
@@ -139,7 +149,7 @@ impl App {
         if same(&path, &repo.root) {
             return Ok(None);
         }
-        self.personal_at(&path, create)
+        Ok(Some(path))
     }
 
     /// The personal store alone, outside any repository's store: where a
@@ -153,7 +163,11 @@ impl App {
     }
 
     /// The personal store at `path`, created there if asked.
-    fn personal_at(&self, path: &std::path::Path, create: bool) -> Result<Option<Store>, CliError> {
+    pub fn personal_at(
+        &self,
+        path: &std::path::Path,
+        create: bool,
+    ) -> Result<Option<Store>, CliError> {
         let path = path.to_path_buf();
         if !memoir::store::is_store(&path) {
             if !create {
@@ -189,7 +203,7 @@ impl App {
             }
             Err(e) => return Err(e),
         };
-        if key.scope != "user" || repo.path(&key.rel_path()).exists() {
+        if in_repo(&repo, key) {
             return Ok((repo, Origin::Repo));
         }
         match self.personal_store(&repo, create)? {
@@ -233,6 +247,13 @@ fn make_private(path: &std::path::Path) -> Result<(), memoir::store::StoreError>
     }
     let _ = path;
     Ok(())
+}
+
+/// Whether the memory at `key` is the repository's whatever the personal
+/// store: any scope but `user`, and a `user/` memory the repository holds
+/// already (it stays where its readers find it).
+pub fn in_repo(repo: &Store, key: &Key) -> bool {
+    key.scope != "user" || repo.path(&key.rel_path()).exists()
 }
 
 /// No store was found from here (not some other failure to open one).

@@ -289,6 +289,12 @@ fn the_personal_store_is_private_under_the_usual_umask() {
     remember("user/tea", "Drinks tea, not coffee");
     under_umask_022(&env, &["recall", "short answers"]);
     under_umask_022(&env, &["context", "answers"]);
+    // An import writes both stores: the repository's first, as the umask says.
+    let claude = fixture("claude-code/memory");
+    under_umask_022(
+        &env,
+        &["import", "claude-code", claude.to_str().expect("utf-8")],
+    );
     let root = personal_root(&env);
     under_umask_022(
         &env,
@@ -315,10 +321,21 @@ fn the_personal_store_is_private_under_the_usual_umask() {
         }
     }
     assert!(files > 10, "only {files} files");
-    for own in ["MEMORY.md", "memory/user/terse.md", "memory/user/tea.md"] {
+    for own in [
+        "MEMORY.md",
+        "memory/user/terse.md",
+        "memory/user/tea.md",
+        "memory/user/role.md",
+    ] {
         assert_eq!(mode(&root.join(own)), 0o600, "{own}");
     }
-    assert_eq!(mode(&env.path("memory/project/test-command.md")), 0o644);
+    for shared in [
+        "memory/project/test-command.md",
+        "memory/project/release.md",
+        "MEMORY.md",
+    ] {
+        assert_eq!(mode(&env.path(shared)), 0o644, "{shared}");
+    }
     // One opened up by hand is named by doctor, with the fix.
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -367,4 +384,95 @@ fn a_relative_user_store_is_refused() {
     }
     assert!(!crate::util::exists(&env.path("personal")));
     assert!(!crate::util::exists(&env.path("memory/user/terse.md")));
+}
+
+/// Every log entry's text under a store's `memory/log/`.
+fn logs_under(root: &std::path::Path) -> String {
+    let mut text = String::new();
+    for entry in walkdir::WalkDir::new(root.join("memory/log")).sort_by_file_name() {
+        let entry = entry.expect("walk");
+        if entry.file_type().is_file() {
+            text.push_str(&std::fs::read_to_string(entry.path()).expect("log"));
+        }
+    }
+    text
+}
+
+/// An import's items as JSON: (key, outcome, store).
+fn import_items(env: &Env, args: &[&str]) -> Vec<(String, String, String)> {
+    let out = env.cmd(args).output().expect("run");
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("json");
+    doc["items"]
+        .as_array()
+        .unwrap_or_else(|| panic!("no items: {doc}"))
+        .iter()
+        .map(|i| {
+            let s = |f: &str| i[f].as_str().unwrap_or("").to_string();
+            (s("key"), s("outcome"), s("store"))
+        })
+        .collect()
+}
+
+/// Claude Code's user memories and OpenClaw's USER.md directives are the
+/// person's own: an import writes them to the personal store (made by the
+/// first one; a dry run makes nothing), never to the repository's
+/// `memory/user/` that consolidate commits for the team; a second import
+/// finds them there and adds nothing.
+#[test]
+fn imported_user_memories_go_to_the_personal_store() {
+    let env = Env::new();
+    let root = personal_root(&env);
+    let claude = fixture("claude-code/memory");
+    let claude = claude.to_str().expect("utf-8");
+    let dry = env.ok(&["import", "claude-code", claude, "--dry-run"]);
+    assert!(
+        dry.contains("would be added user/role (user_role.md) in your personal store"),
+        "{dry}"
+    );
+    assert!(!crate::util::exists(&root), "a dry run makes no store");
+
+    let items = import_items(&env, &["--json", "import", "claude-code", claude]);
+    assert!(
+        items.contains(&("user/role".into(), "added".into(), "personal".into())),
+        "{items:?}"
+    );
+    assert!(
+        items.contains(&("project/release".into(), "added".into(), "repo".into())),
+        "{items:?}"
+    );
+    assert!(!crate::util::exists(&env.path("memory/user/role.md")));
+    assert!(!env.log_text().contains("user/role"), "{}", env.log_text());
+    assert!(root.join("memory/user/role.md").is_file());
+    assert!(logs_under(&root).contains("user/role"));
+    let show: Value =
+        serde_json::from_str(&env.ok(&["--json", "show", "user/role"])).expect("json");
+    assert_eq!(show["store"], "personal", "{show}");
+
+    let openclaw = fixture("openclaw/workspace");
+    let openclaw = openclaw.to_str().expect("utf-8");
+    let out = env.ok(&["import", "openclaw", openclaw]);
+    assert!(
+        out.contains("proposed user/call-me-ada (USER.md § Call me Ada) in your personal store"),
+        "{out}"
+    );
+    assert!(!env.log_text().contains("user/call-me-ada"));
+    assert!(logs_under(&root).contains("user/call-me-ada"));
+
+    // What the team commits holds nothing of the person.
+    env.ok(&["consolidate"]);
+    let committed = env.git(&["ls-files", "memory/user"]);
+    assert_eq!(committed.trim(), "memory/user/.gitkeep", "{committed}");
+
+    // Found where they went: a second import adds nothing anywhere.
+    let personal_before = logs_under(&root);
+    let before = env.snapshot();
+    for (from, dir) in [("claude-code", claude), ("openclaw", openclaw)] {
+        let again = env.ok(&["import", from, dir]);
+        assert!(
+            again.contains(": 0 added,") && again.contains(" 0 proposed,"),
+            "{again}"
+        );
+    }
+    assert_eq!(env.snapshot(), before);
+    assert_eq!(logs_under(&root), personal_before);
 }
