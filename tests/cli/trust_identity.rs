@@ -476,3 +476,29 @@ fn imported_user_memories_go_to_the_personal_store() {
     assert_eq!(env.snapshot(), before);
     assert_eq!(logs_under(&root), personal_before);
 }
+
+/// The pre-commit hook records hand edits as events: with no identity it
+/// refuses a commit of the store (exit 2, the advice, nothing recorded),
+/// and lets any other commit be git's business.
+#[test]
+fn the_pre_commit_hook_without_an_identity_refuses_only_a_commit_of_the_store() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/db", "Postgres 16", &[]).0, 0);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "memory"]);
+    no_git_identity(&env);
+    env.write("notes.txt", "unrelated");
+    env.git(&["add", "notes.txt"]);
+    let (code, _, err) = anonymous(&env, &["hook", "pre-commit"]);
+    assert_eq!(code, 0, "{err}");
+    let logs = env.log_text();
+    let edited = env
+        .read("memory/project/db.md")
+        .replace("Postgres 16", "Postgres 17");
+    env.write("memory/project/db.md", edited);
+    env.git(&["add", "memory/project/db.md"]);
+    let (code, _, err) = anonymous(&env, &["hook", "pre-commit"]);
+    assert_eq!(code, 2, "{err}");
+    gives_gits_advice(&err);
+    assert_eq!(env.log_text(), logs, "nothing recorded");
+}
