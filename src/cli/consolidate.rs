@@ -323,6 +323,24 @@ pub fn author() -> Result<Option<(String, String)>, CliError> {
     }
 }
 
+/// The time and actor of a command that commits (consolidate, rollback):
+/// without MEMOIR_ACTOR or git's identity, MEMOIR_AUTHOR, who commits,
+/// is who writes its events.
+pub fn committing_ctx(
+    app: &App,
+    store: &memoir::store::Store,
+    dry_run: bool,
+    author: &Option<(String, String)>,
+) -> Result<memoir::store::Ctx, CliError> {
+    match (app.ctx_unless_dry(store, dry_run), author) {
+        (Err(CliError::NoIdentity), Some((name, email))) => Ok(memoir::store::Ctx {
+            now: app.now()?,
+            actor: format!("{name} <{email}>"),
+        }),
+        (ctx, _) => ctx,
+    }
+}
+
 /// Asks what to do with one conflict: keep, take, both or skip.
 fn ask(app: &mut App, step: &memoir::ops::consolidate::Step) -> Result<Option<Decision>, CliError> {
     use std::io::BufRead;
@@ -351,7 +369,8 @@ fn ask(app: &mut App, step: &memoir::ops::consolidate::Step) -> Result<Option<De
 /// shows the plan; exit 4 while conflicts stay pending.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let ctx = app.ctx(&store)?;
+    let author = author()?;
+    let ctx = committing_ctx(app, &store, args.dry_run, &author)?;
     let (extracted, notes) = match &args.extract_cmd {
         Some(cmd) => extract(cmd, &store)?,
         None => (Vec::new(), Vec::new()),
@@ -359,7 +378,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let mut opts = Options {
         dry_run: args.dry_run,
         message: args.message,
-        author: author()?,
+        author,
         allow_detached: args.allow_detached,
         extracted,
         notes,

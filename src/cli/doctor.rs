@@ -8,7 +8,8 @@ use serde_json::json;
 /// Check this clone's set-up: what memoir needs around the store to work.
 ///
 /// Reports the merge drivers (without them a memory changed on two
-/// branches is a text conflict), the git hooks, the `memoir` that PATH
+/// branches is a text conflict), the git hooks, who writes are logged as
+/// (without an identity every write is refused), the `memoir` that PATH
 /// finds (hooks, drivers and agents run it by name), whether the store
 /// checks clean, the personal store, and the MCP entry for agents. Exit 1
 /// when something needs fixing; each finding says how.
@@ -40,6 +41,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     app.out.show_data();
     let store = app.store()?;
     let mut findings = git_setup(&store);
+    findings.push(identity(app, &store));
     findings.push(on_path());
     findings.push(store_checks(&store)?);
     findings.push(personal(app, &store)?);
@@ -100,6 +102,28 @@ fn git_setup(store: &Store) -> Vec<Finding> {
     ]
 }
 
+/// Who writes are logged as: with no one, every write is refused.
+fn identity(app: &App, store: &Store) -> Finding {
+    let (ok, detail) = match app.actor(store) {
+        Ok(Some(actor)) => {
+            let set = std::env::var("MEMOIR_ACTOR").is_ok_and(|a| !a.trim().is_empty());
+            let from = if set { "MEMOIR_ACTOR" } else { "git" };
+            (true, format!("{actor} (from {from})"))
+        }
+        Ok(None) => (
+            false,
+            "none: git has no user.name and user.email, and MEMOIR_ACTOR is not set, so every write is refused".into(),
+        ),
+        Err(e) => (false, e.message()),
+    };
+    Finding::new(
+        "identity",
+        ok,
+        detail,
+        "git config --global user.email \"you@example.com\" && git config --global user.name \"Your Name\" (or set MEMOIR_ACTOR=\"Name <email>\")",
+    )
+}
+
 /// The `memoir` that hooks, drivers and agents will run.
 fn on_path() -> Finding {
     let found = std::env::var_os("PATH").and_then(|path| {
@@ -140,13 +164,26 @@ fn store_checks(store: &Store) -> Result<Finding, CliError> {
     ))
 }
 
-/// Where user/ memories go.
+/// Where user/ memories go, and whether only their owner can read them.
 fn personal(app: &App, store: &Store) -> Result<Finding, CliError> {
-    let detail = match (
-        app.personal_store(store, false)?,
-        super::stores::personal_path(),
-    ) {
-        (Some(p), _) => p.root.display().to_string(),
+    let path = match super::stores::personal_path() {
+        Ok(path) => path,
+        Err(e) => {
+            return Ok(Finding::new(
+                "personal store",
+                false,
+                e.message(),
+                "set MEMOIR_USER_STORE to an absolute path (or unset it)",
+            ))
+        }
+    };
+    let detail = match (app.personal_store(store, false)?, path) {
+        (Some(p), _) if !super::stores::is_private(&p.root) => {
+            let fix = format!("chmod -R go= {}", p.root.display());
+            let detail = format!("{}: other users can read it", p.root.display());
+            return Ok(Finding::new("personal store", false, detail, &fix));
+        }
+        (Some(p), _) => format!("{} (private)", p.root.display()),
         (None, _) if store.config.user_store == memoir::model::config::UserStore::Shared => {
             "user/ is shared in this repository (user_store: shared)".into()
         }

@@ -54,6 +54,9 @@ pub enum CliError {
         /// Why, never echoing a secret.
         message: String,
     },
+    /// A write with no one to log it as: no MEMOIR_ACTOR and no git
+    /// identity (exit 2, as git refuses a commit).
+    NoIdentity,
     /// Input given to the CLI could not be read or is malformed (exit 1).
     Input {
         /// The input at fault.
@@ -62,6 +65,22 @@ pub enum CliError {
         message: String,
     },
 }
+
+/// What a write with no identity says first.
+const NO_IDENTITY: &str = "who is writing? git has no user.name and user.email, and MEMOIR_ACTOR is not set: nothing was written";
+
+/// What git says when it does not know who commits, and memoir's own way out.
+const GIT_ADVICE: &str = "
+*** Please tell me who you are.
+
+Run
+
+  git config --global user.email \"you@example.com\"
+  git config --global user.name \"Your Name\"
+
+to set your account's default identity.
+Omit --global to set the identity only in this repository.
+(Or set MEMOIR_ACTOR=\"Name <email>\" for memoir alone.)";
 
 /// A consolidation error: the store's as they are, git's as failures (exit 1).
 impl From<memoir::ops::consolidate::ConsolidateError> for CliError {
@@ -107,7 +126,7 @@ impl CliError {
                 ..
             })) => code::BUSY,
             CliError::Store(StoreError::Busy(_)) => code::BUSY,
-            CliError::Usage(_) => code::USAGE,
+            CliError::Usage(_) | CliError::NoIdentity => code::USAGE,
             CliError::Refused { .. } => code::REFUSED,
             _ => code::ERROR,
         }
@@ -126,7 +145,17 @@ impl CliError {
                 message,
             } => format!("{input}: refused ({rule}): {message}"),
             CliError::Input { input, message } => format!("{input}: {message}"),
+            // One line for JSON, the MCP server and warnings, advice and all.
+            CliError::NoIdentity => format!(
+                "{NO_IDENTITY}; run git config --global user.email \"you@example.com\" and git config --global user.name \"Your Name\", or set MEMOIR_ACTOR=\"Name <email>\""
+            ),
         }
+    }
+
+    /// For an error that comes with advice in lines (a missing identity):
+    /// its first line and the advice, as stderr shows them.
+    pub fn advice(&self) -> Option<(&'static str, &'static str)> {
+        matches!(self, CliError::NoIdentity).then_some((NO_IDENTITY, GIT_ADVICE))
     }
 
     /// The error as data: `{"code", "message", "exit"}`, and `rule`,

@@ -122,8 +122,17 @@ pub fn run_hook(args: HookArgs, app: &mut App) -> Result<u8, CliError> {
 
 /// The pre-commit hook: its work is the core's; this says what it found.
 fn pre_commit(store: &memoir::store::Store, app: &mut App) -> Result<u8, CliError> {
-    let ctx = app.ctx(store)?;
     let index = std::env::var_os("GIT_INDEX_FILE").map(std::path::PathBuf::from);
+    let ctx = match app.ctx(store) {
+        Ok(ctx) => ctx,
+        // No one to record hand edits as: only a commit of the store stops.
+        Err(CliError::NoIdentity)
+            if !memoir::integration::pre_commit::stages_store(store, index.as_deref())? =>
+        {
+            return Ok(0)
+        }
+        Err(e) => return Err(e),
+    };
     match memoir::integration::pre_commit::pre_commit(store, &ctx, index.as_deref())? {
         PreCommit::Untouched => Ok(0),
         PreCommit::PartlyStaged(paths) => {

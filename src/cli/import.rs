@@ -1,8 +1,11 @@
 //! `memoir import`
 
 use super::error::code;
+use super::stores::Origin;
 use super::{error::CliError, App};
-use memoir::ops::import::{Item, Outcome};
+use memoir::model::key::Key;
+use memoir::ops::import::{Item, Outcome, Route};
+use memoir::store::Store;
 use serde_json::json;
 use std::path::{Path, PathBuf};
 
@@ -14,8 +17,10 @@ use std::path::{Path, PathBuf};
 /// the file named in its source); one that would change a memory is kept
 /// as a proposal (exit 4). openclaw: daily notes memory/YYYY-MM-DD*.md
 /// become notes at their dates; MEMORY.md sections and USER.md directives
-/// become proposals for consolidation. Every bad file is reported; exit 3
-/// if one was refused, else 1 if one could not be read.
+/// become proposals for consolidation. user/ memories (and USER.md's
+/// proposals) go to your personal store, as `remember user/…` does, never
+/// to the repository. Every bad file is reported; exit 3 if one was
+/// refused, else 1 if one could not be read.
 ///
 /// Examples:
 ///   memoir import claude-code --dry-run
@@ -37,7 +42,9 @@ pub struct Args {
 /// Imports the folder and reports each item.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let ctx = app.ctx(&store)?;
+    let ctx = app.ctx_unless_dry(&store, args.dry_run)?;
+    // Where user/ memories go, asked before anything is written.
+    let place = app.personal_place(&store)?;
     let given = args.dir.is_some();
     let dir = match args.dir {
         Some(d) => d,
@@ -61,12 +68,55 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             message,
         });
     }
-    let items = if args.from == "openclaw" {
-        memoir::ops::import::openclaw(&store, &ctx, &dir, args.dry_run)?
-    } else {
-        memoir::ops::import::claude_code(&store, &ctx, &dir, args.dry_run)?
+    let mut route = ToPersonal {
+        app,
+        repo: &store,
+        place,
+        personal: None,
     };
-    report(app, &args.from, &dir, args.dry_run, &items)
+    let items = if args.from == "openclaw" {
+        memoir::ops::import::openclaw(&store, &mut route, &ctx, &dir, args.dry_run)?
+    } else {
+        memoir::ops::import::claude_code(&store, &mut route, &ctx, &dir, args.dry_run)?
+    };
+    // Where each item went, as the route sent it.
+    let personal = |key: &Key| route.elsewhere(key);
+    let origins: Vec<Option<Origin>> = items
+        .iter()
+        .map(|item| match (&item.key, &item.outcome) {
+            (Some(k), _) if personal(k) => Some(Origin::Personal),
+            (Some(_), _) | (None, Outcome::Added | Outcome::Unchanged) => Some(Origin::Repo),
+            (None, _) => None,
+        })
+        .collect();
+    report(app, &args.from, &dir, args.dry_run, &items, &origins)
+}
+
+/// An imported memory goes where `remember` would put it: a `user/` one
+/// into the person's own store (made by the first one written), unless
+/// the repository holds it already or keeps `user/` itself.
+struct ToPersonal<'a> {
+    app: &'a App,
+    repo: &'a Store,
+    /// The personal store's folder (none: user/ stays in the repository).
+    place: Option<PathBuf>,
+    /// The personal store, once opened.
+    personal: Option<Store>,
+}
+
+impl Route for ToPersonal<'_> {
+    type Error = CliError;
+
+    fn elsewhere(&self, key: &Key) -> bool {
+        self.place.is_some() && !super::stores::in_repo(self.repo, key)
+    }
+
+    fn other(&mut self, create: bool) -> Result<Option<&Store>, CliError> {
+        if let (None, Some(place)) = (&self.personal, &self.place) {
+            self.personal = self.app.personal_at(place, create)?;
+        }
+        Ok(self.personal.as_ref())
+    }
 }
 
 /// Each item's line, the counts, and the exit code they make.
@@ -76,10 +126,11 @@ fn report(
     dir: &Path,
     dry_run: bool,
     items: &[Item],
+    origins: &[Option<Origin>],
 ) -> Result<u8, CliError> {
     let mut counts = [0usize; 5];
     let mut rows = Vec::new();
-    for item in items {
+    for (item, origin) in items.iter().zip(origins) {
         let (i, name, message) = match &item.outcome {
             Outcome::Added => (0, "added", None),
             Outcome::Unchanged => (1, "unchanged", None),
@@ -89,7 +140,8 @@ fn report(
         };
         counts[i] += 1;
         let key = item.key.as_ref().map(ToString::to_string);
-        rows.push(json!({ "what": item.what, "key": key, "outcome": name, "message": message }));
+        let store = origin.map(Origin::as_str);
+        rows.push(json!({ "what": item.what, "key": key, "outcome": name, "message": message, "store": store }));
         if i == 1 {
             continue;
         }
@@ -108,8 +160,12 @@ fn report(
             None => String::new(),
         };
         let why = message.map(|m| format!(": {m}")).unwrap_or_default();
+        let place = match origin {
+            Some(Origin::Personal) if i < 3 => " in your personal store",
+            _ => "",
+        };
         app.out
-            .line(format!("{verb} {target}({}){why}", item.what))?;
+            .line(format!("{verb} {target}({}){place}{why}", item.what))?;
     }
     let [added, unchanged, proposed, refused, invalid] = counts;
     app.out.json(&json!({

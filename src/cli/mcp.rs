@@ -100,6 +100,7 @@ impl Handler for Commands {
             cwd: self.cwd.clone(),
             out: Output::capture(),
             stats: Default::default(),
+            private: Default::default(),
         };
         let result = dispatch(command, &mut app);
         let printed = app.out.captured();
@@ -167,6 +168,10 @@ fn argv(tool: &str, args: &Arguments) -> Vec<String> {
             ("key" | "query" | "text", Arg::Text(t)) => positional.push(t.clone()),
             ("notes", Arg::Flag(false)) => flags.push("--no-notes".into()),
             ("notes", _) => {}
+            // Each tag as the client sent it: `--tags` would split "ci,cd".
+            ("tags", Arg::Texts(items)) => {
+                flags.extend(items.iter().map(|i| format!("--tag={i}")));
+            }
             (_, Arg::Flag(true)) => flags.push(flag),
             (_, Arg::Flag(false)) => {}
             (_, Arg::Text(t)) => flags.push(format!("{flag}={t}")),
@@ -253,7 +258,7 @@ fn remember_tool(scopes: &[String]) -> ToolSpec {
             text("source", true, "Why it can be trusted, e.g. \"stated by the user on 2026-11-29\"."),
             text("body", false, "The fact in a few lines of markdown, with why and how to apply it."),
             memory_type("user, feedback, project or reference (default: user in the user scope, else project)."),
-            param("tags", Kind::Texts, false, "Labels, e.g. [\"tooling\", \"tests\"]."),
+            param("tags", Kind::Texts, false, "Labels, each stored as sent (non-empty, one line), e.g. [\"tooling\", \"tests\"]."),
             param("confidence", Kind::Number { min: 0.0, max: 1.0 }, false, "0..1 (default 1)."),
             text("review_by", false, "Flag for review after this date (YYYY-MM-DD)."),
             text("expires", false, "Forget after this date (YYYY-MM-DD)."),
@@ -406,8 +411,8 @@ mod tests {
                 "memoir",
                 "remember",
                 "--description=--replace",
-                "--tags=a",
-                "--tags=-b",
+                "--tag=a",
+                "--tag=-b",
                 "--",
                 "project/x"
             ]

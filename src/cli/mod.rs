@@ -123,6 +123,9 @@ pub struct App {
     pub out: Output,
     /// The opened store's counts of what it read (for MEMOIR_DEBUG_STATS).
     stats: std::cell::RefCell<Option<std::sync::Arc<store::Stats>>>,
+    /// Held once a private store is opened: what the command creates
+    /// from then on is its owner's alone (see `stores`).
+    private: std::cell::RefCell<Option<stores::Private>>,
 }
 
 /// The store, clock and actor as the environment and flags name them.
@@ -146,6 +149,9 @@ impl App {
     pub fn open(&self, root: &std::path::Path) -> Result<Store, CliError> {
         let mut s = Store::open(root)?;
         *self.stats.borrow_mut() = Some(s.stats.clone());
+        if stores::is_private(&s.root) {
+            self.keep_private();
+        }
         if !(self.global.lock_timeout >= 0.0 && self.global.lock_timeout <= 86_400.0) {
             return Err(CliError::Usage(
                 "--lock-timeout must be between 0 and 86400 seconds".into(),
@@ -177,20 +183,50 @@ impl App {
         }
     }
 
-    /// The time and the actor (MEMOIR_ACTOR, else git's identity).
-    pub fn ctx(&self, store: &Store) -> Result<Ctx, CliError> {
-        let now = self.now()?;
+    /// Who is writing: MEMOIR_ACTOR, else git's identity (`user.name` and
+    /// `user.email`, or `GIT_AUTHOR_*`); `None` when neither says.
+    pub fn actor(&self, store: &Store) -> Result<Option<String>, CliError> {
         let actor = std::env::var("MEMOIR_ACTOR")
             .ok()
             .filter(|a| !a.trim().is_empty())
-            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity())
-            .unwrap_or_else(|| "unknown <unknown>".to_string());
-        if actor.contains('\n') || actor.chars().count() > 200 {
+            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity());
+        if actor
+            .as_ref()
+            .is_some_and(|a| a.contains('\n') || a.chars().count() > 200)
+        {
             return Err(CliError::Usage(
                 "MEMOIR_ACTOR must be one line of at most 200 characters".into(),
             ));
         }
+        Ok(actor)
+    }
+
+    /// The time and the actor of a write. With no actor the write is
+    /// refused (exit 2, with git's advice): a log entry keeps its actor
+    /// for good, and `unknown` tells a reader of the history nothing.
+    pub fn ctx(&self, store: &Store) -> Result<Ctx, CliError> {
+        let now = self.now()?;
+        let actor = self.actor(store)?.ok_or(CliError::NoIdentity)?;
         Ok(Ctx { now, actor })
+    }
+
+    /// As [`App::ctx`], but a dry run, which logs nothing, needs no actor.
+    pub fn ctx_unless_dry(&self, store: &Store, dry_run: bool) -> Result<Ctx, CliError> {
+        if !dry_run {
+            return self.ctx(store);
+        }
+        Ok(Ctx {
+            now: self.now()?,
+            actor: self.actor(store)?.unwrap_or_default(),
+        })
+    }
+
+    /// Makes what this command creates from now on private (0600, 0700).
+    pub fn keep_private(&self) {
+        let mut private = self.private.borrow_mut();
+        if private.is_none() {
+            *private = Some(stores::Private::enter());
+        }
     }
 
     /// Is output quiet?
@@ -216,6 +252,7 @@ pub fn main() -> ExitCode {
         cwd: None,
         out,
         stats: Default::default(),
+        private: Default::default(),
     };
     // A bad MEMOIR_NOW is a usage error whatever the command (some never ask the time).
     let result = app.now().and_then(|_| dispatch(cli.command, &mut app));
@@ -225,7 +262,13 @@ pub fn main() -> ExitCode {
         Ok(c) => ExitCode::from(c),
         Err(e) if e.is_broken_pipe() => ExitCode::from(code::OK),
         Err(e) => {
-            output::diagnostic(&format!("memoir: {}", e.message()));
+            match e.advice() {
+                // What memoir composed itself, in lines, as git prints it.
+                Some((headline, advice)) => {
+                    output::diagnostic_lines(&format!("memoir: {headline}\n{advice}"))
+                }
+                None => output::diagnostic(&format!("memoir: {}", e.message())),
+            }
             if app.out.json {
                 // A harness reads data on stdout: the error is data too.
                 let mut error = e.to_json();

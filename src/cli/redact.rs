@@ -30,7 +30,7 @@ pub struct Args {
 /// Redacts the secrets (or the entries named) and rebuilds the views.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let ctx = app.ctx(&store)?;
+    let ctx = app.ctx_unless_dry(&store, args.dry_run)?;
     if let Some(f) = args
         .reason
         .as_deref()

@@ -36,6 +36,10 @@ pub struct Args {
     /// Comma-separated labels.
     #[arg(long, value_delimiter = ',')]
     tags: Vec<String>,
+    /// One label exactly as given, a comma and all (repeatable); an empty
+    /// one is refused. The MCP tool's tags arrive this way.
+    #[arg(long, value_name = "TAG")]
+    tag: Vec<String>,
     /// 0..1 (default 1).
     #[arg(long, default_value_t = 1.0)]
     confidence: f64,
@@ -85,6 +89,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     };
     check_flags(&args)?;
     let body = body(&args)?;
+    if key.scope == "user" {
+        // No one to log it as: refused before a first personal store is made.
+        if let Ok(repo) = app.store() {
+            app.ctx(&repo)?;
+        }
+    }
     let (store, origin) = app.store_for(&key, true)?;
     let req = request(args, key, name, kind, body)?;
     let ctx = app.ctx(&store)?;
@@ -181,11 +191,14 @@ fn request(
         name,
         description: args.description,
         kind,
+        // `--tags a,,b` is a list typed by hand: its blanks are dropped.
+        // `--tag` is one label as a client sent it: the policy judges it.
         tags: args
             .tags
             .into_iter()
             .map(|t| t.trim().to_string())
             .filter(|t| !t.is_empty())
+            .chain(args.tag)
             .collect(),
         source: args.source,
         confidence: args.confidence,

@@ -91,6 +91,8 @@ fn edit(editor: &str, current: &str, key: &str) -> Result<String, CliError> {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let (key, _) = parse_key(&args.key)?;
+    // No one to log the decision as: refused before an editor is opened.
+    app.ctx(&store)?;
     // Versions that disagree (a fork), not only proposals: the file then
     // shows what they agreed on, which --keep keeps.
     let forked = args.keep

@@ -30,11 +30,12 @@ pub struct Args {
 /// Rolls the memory back to the revision and says what changed.
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let ctx = app.ctx(&store)?;
+    let author = super::consolidate::author()?;
+    let ctx = super::consolidate::committing_ctx(app, &store, args.dry_run, &author)?;
     let opts = Options {
         dry_run: args.dry_run,
         force: args.force,
-        author: super::consolidate::author()?,
+        author,
         allow_detached: args.allow_detached,
     };
     let r = memoir::ops::rollback::rollback(&store, &ctx, &args.rev, &opts)?;

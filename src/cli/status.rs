@@ -20,8 +20,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     // Its output is the data asked for: -q hides warnings only.
     app.out.show_data();
     let store = app.store()?;
-    let ctx = app.ctx(&store)?;
-    let st = memoir::ops::query::status(&store, ctx.now.date())?;
+    let st = memoir::ops::query::status(&store, app.now()?.date())?;
     let personal = app.personal_store(&store, false)?;
     let personal_count = match &personal {
         Some(p) => memoir::ops::query::list(p, &Default::default())?

@@ -8,6 +8,11 @@
 //! A repository whose config says `user_store: shared` keeps `user/` as
 //! any scope. `user/` memories already in a repository stay readable
 //! there (`status` says how many).
+//!
+//! It holds a person's private memories, so it is made private, as ssh and
+//! gpg make theirs: its folder (and each folder made above it) 0700, and
+//! while a command works in a store whose folder is private, every file
+//! and folder the process creates is 0600 and 0700 ([`Private`]).
 
 use super::{error::CliError, App};
 use memoir::model::config::UserStore;
@@ -34,16 +39,85 @@ impl Origin {
     }
 }
 
-/// Where the personal store is (or would be), from the environment.
-pub fn personal_path() -> Option<PathBuf> {
+/// Where the personal store is (or would be), from the environment:
+/// `None` without HOME. A relative MEMOIR_USER_STORE (or HOME) is a usage
+/// error: it would make a personal store inside each project it is used
+/// in, which `consolidate` would then commit. A relative XDG_DATA_HOME is
+/// ignored, as the XDG base directory specification says.
+pub fn personal_path() -> Result<Option<PathBuf>, CliError> {
     let var = |name: &str| {
         std::env::var_os(name)
             .filter(|v| !v.is_empty())
             .map(PathBuf::from)
     };
-    var("MEMOIR_USER_STORE")
-        .or_else(|| var("XDG_DATA_HOME").map(|d| d.join("memoir/user")))
-        .or_else(|| var("HOME").map(|h| h.join(".local/share/memoir/user")))
+    let absolute = |name: &str, path: PathBuf| {
+        if path.is_absolute() {
+            Ok(path)
+        } else {
+            Err(CliError::Usage(format!(
+                "{name} must be an absolute path, not `{}`: a relative one would put a personal store inside each project",
+                path.display()
+            )))
+        }
+    };
+    if let Some(path) = var("MEMOIR_USER_STORE") {
+        return absolute("MEMOIR_USER_STORE", path).map(Some);
+    }
+    if let Some(data) = var("XDG_DATA_HOME").filter(|d| d.is_absolute()) {
+        return Ok(Some(data.join("memoir/user")));
+    }
+    var("HOME")
+        .map(|h| absolute("HOME", h).map(|h| h.join(".local/share/memoir/user")))
+        .transpose()
+}
+
+/// While held, what this process creates is its owner's alone: files
+/// 0600, folders 0700 (the umask gains 077); dropped, the umask is what
+/// it was. The umask is the process's, so every writer under it is
+/// covered (logs, views, local state, git's objects) without a mode at
+/// each of them.
+pub struct Private {
+    /// The umask before.
+    #[cfg(unix)]
+    before: rustix::fs::Mode,
+}
+
+impl Private {
+    /// Makes what the process creates from now on private.
+    pub fn enter() -> Private {
+        #[cfg(unix)]
+        {
+            use rustix::fs::Mode;
+            let before = rustix::process::umask(Mode::from_raw_mode(0o077));
+            // A stricter umask the person set stays as strict.
+            rustix::process::umask(before | Mode::from_raw_mode(0o077));
+            Private { before }
+        }
+        #[cfg(not(unix))]
+        Private {}
+    }
+}
+
+impl Drop for Private {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        rustix::process::umask(self.before);
+    }
+}
+
+/// Whether only its owner may enter `dir` (no group or other bits): a
+/// store there is written private.
+pub fn is_private(dir: &std::path::Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::metadata(dir).is_ok_and(|m| m.permissions().mode() & 0o077 == 0)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        false
+    }
 }
 
 impl App {
@@ -51,10 +125,20 @@ impl App {
     /// `user/`, when `repo` is the personal store itself, or when it does
     /// not exist and `create` is false.
     pub fn personal_store(&self, repo: &Store, create: bool) -> Result<Option<Store>, CliError> {
+        match self.personal_place(repo)? {
+            Some(path) => self.personal_at(&path, create),
+            None => Ok(None),
+        }
+    }
+
+    /// Where the personal store beside `repo` is (whether it exists or
+    /// not): `None` when `user/` stays in the repository, which shares it,
+    /// is the personal store itself, or has no HOME to put one in.
+    pub fn personal_place(&self, repo: &Store) -> Result<Option<PathBuf>, CliError> {
         if repo.config.user_store == UserStore::Shared {
             return Ok(None);
         }
-        let Some(path) = personal_path() else {
+        let Some(path) = personal_path()? else {
             return Ok(None);
         };
         let same = |a: &std::path::Path, b: &std::path::Path| {
@@ -65,27 +149,34 @@ impl App {
         if same(&path, &repo.root) {
             return Ok(None);
         }
-        self.personal_at(&path, create)
+        Ok(Some(path))
     }
 
     /// The personal store alone, outside any repository's store: where a
     /// `user/…` memory goes and what a search reads (none if it does not
     /// exist and `create` is false).
     fn personal_alone(&self, create: bool) -> Result<Option<Store>, CliError> {
-        match personal_path() {
+        match personal_path()? {
             Some(path) => self.personal_at(&path, create),
             None => Ok(None),
         }
     }
 
     /// The personal store at `path`, created there if asked.
-    fn personal_at(&self, path: &std::path::Path, create: bool) -> Result<Option<Store>, CliError> {
+    pub fn personal_at(
+        &self,
+        path: &std::path::Path,
+        create: bool,
+    ) -> Result<Option<Store>, CliError> {
         let path = path.to_path_buf();
         if !memoir::store::is_store(&path) {
             if !create {
                 return Ok(None);
             }
-            memoir::store::init_standalone(&path).map_err(|e| CliError::Input {
+            // Private from its first folder on, those made above it too.
+            self.keep_private();
+            let made = memoir::store::init_standalone(&path).and_then(|_| make_private(&path));
+            made.map_err(|e| CliError::Input {
                 input: path.display().to_string(),
                 message: format!(
                     "cannot create the personal store for user/ memories ({}); set MEMOIR_USER_STORE to a writable folder",
@@ -112,7 +203,7 @@ impl App {
             }
             Err(e) => return Err(e),
         };
-        if key.scope != "user" || repo.path(&key.rel_path()).exists() {
+        if in_repo(&repo, key) {
             return Ok((repo, Origin::Repo));
         }
         match self.personal_store(&repo, create)? {
@@ -139,6 +230,30 @@ impl App {
         out.extend(personal.map(|p| (p, Origin::Personal)));
         Ok(out)
     }
+}
+
+/// The personal store's folder made 0700, even where it was there before
+/// (an empty folder MEMOIR_USER_STORE names).
+fn make_private(path: &std::path::Path) -> Result<(), memoir::store::StoreError> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(
+            |source| memoir::store::StoreError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+        )?;
+    }
+    let _ = path;
+    Ok(())
+}
+
+/// Whether the memory at `key` is the repository's whatever the personal
+/// store: any scope but `user`, and a `user/` memory the repository holds
+/// already (it stays where its readers find it).
+pub fn in_repo(repo: &Store, key: &Key) -> bool {
+    key.scope != "user" || repo.path(&key.rel_path()).exists()
 }
 
 /// No store was found from here (not some other failure to open one).

@@ -42,10 +42,7 @@ pub fn pre_commit(
     index_file: Option<&Path>,
 ) -> Result<PreCommit, StoreError> {
     let repo = git::Repo::discover(&store.root)?;
-    let index = match index_file {
-        Some(p) => repo.workdir().join(p),
-        None => repo.common_dir().join("index"),
-    };
+    let index = commit_index(&repo, index_file);
     let staged_now = staged(store, &index)?;
     if staged_now.is_empty() {
         return Ok(PreCommit::Untouched);
@@ -85,6 +82,23 @@ pub fn pre_commit(
         })
         .collect();
     Ok(PreCommit::Checked { recorded, errors })
+}
+
+/// Whether the commit built from `index_file` (as for [`pre_commit`])
+/// stages anything of the store: one that does not is none of memoir's
+/// business, even when memoir could not write (no identity to log as).
+pub fn stages_store(store: &Store, index_file: Option<&Path>) -> Result<bool, StoreError> {
+    let repo = git::Repo::discover(&store.root)?;
+    Ok(!staged(store, &commit_index(&repo, index_file))?.is_empty())
+}
+
+/// The index a commit is built from: git's `GIT_INDEX_FILE` (relative to
+/// the work tree), else the repository's own.
+fn commit_index(repo: &git::Repo, index_file: Option<&Path>) -> PathBuf {
+    match index_file {
+        Some(p) => repo.workdir().join(p),
+        None => repo.common_dir().join("index"),
+    }
 }
 
 /// The indexes that must stage what the hook records: the commit's, and

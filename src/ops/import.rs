@@ -7,6 +7,11 @@
 //! their dates, and its curated `MEMORY.md` sections and `USER.md`
 //! directives proposals for consolidation to review. Every file that
 //! cannot be read is reported; the others are imported all the same.
+//!
+//! Each memory goes where the caller's [`Route`] says: the CLI sends the
+//! person's own (`user/`) to their personal store, never to the
+//! repository the team commits. The repository's items are written first,
+//! then the others, so a command writes one store after the other.
 
 use crate::interop::{claude_code, openclaw};
 use crate::model::event::Event;
@@ -50,41 +55,143 @@ pub struct Item {
     pub outcome: Outcome,
 }
 
-/// Imports a Claude Code memory folder as `ctx.actor`; `ctx.now` bounds
-/// the items' own dates (a date in the future is taken as now).
-pub fn claude_code(
+/// Where an imported memory goes, as the caller chooses: the store
+/// imported into (the repository's), or one other (the CLI: the person's
+/// own store, for `user/` memories, as `remember` does).
+pub trait Route {
+    /// A failure to find, open or make the other store.
+    type Error: From<StoreError>;
+    /// Whether the memory at `key` goes to the other store (nothing is
+    /// opened to say so: the repository's items are written first).
+    fn elsewhere(&self, key: &Key) -> bool;
+    /// The other store, opened on first use, or made with `create`:
+    /// `None` when it does not exist and `create` is false (a dry run).
+    fn other(&mut self, create: bool) -> Result<Option<&Store>, Self::Error>;
+}
+
+/// An item with its place among all of an import's (the files' order).
+type Placed = (usize, Item);
+
+/// A memory an import read, to be written where its route says.
+struct Planned {
+    /// Its place among the items (they are reported in the files' order).
+    at: usize,
+    /// The file it came from.
+    what: String,
+    /// The write.
+    req: Remember,
+    /// Its own date.
+    when: Timestamp,
+    /// A proposal for a human (OpenClaw's curated entries), else a `remember`.
+    propose: bool,
+}
+
+/// Writes each planned memory where `route` sends it: the repository's
+/// first, then the others; returns the items in the files' order.
+fn write_planned<R: Route>(
+    repo: &Store,
+    route: &mut R,
+    ctx: &Ctx,
+    mut items: Vec<Placed>,
+    planned: Vec<Planned>,
+    dry_run: bool,
+) -> Result<Vec<Item>, R::Error> {
+    let (elsewhere, here): (Vec<Planned>, Vec<Planned>) = planned
+        .into_iter()
+        .partition(|p| route.elsewhere(&p.req.key));
+    let pending = crate::log::read::replay(repo)?.0.pending_events();
+    for p in here {
+        let outcome = write_one(repo, &pending, ctx, &p, dry_run)?;
+        items.push((p.at, item(p, outcome)));
+    }
+    if !elsewhere.is_empty() {
+        let other = route.other(!dry_run)?;
+        let pending = match other {
+            Some(store) => crate::log::read::replay(store)?.0.pending_events(),
+            None => Vec::new(),
+        };
+        for p in elsewhere {
+            let outcome = match other {
+                Some(store) => write_one(store, &pending, ctx, &p, dry_run)?,
+                // A dry run into a store not made yet: the write policy's
+                // verdict, read against the repository's store, where the
+                // memory is not (else it would go there).
+                None => write_one(repo, &[], ctx, &p, true)?,
+            };
+            items.push((p.at, item(p, outcome)));
+        }
+    }
+    items.sort_by_key(|(at, _)| *at);
+    Ok(items.into_iter().map(|(_, item)| item).collect())
+}
+
+/// The item a planned memory became.
+fn item(p: Planned, outcome: Outcome) -> Item {
+    Item {
+        what: p.what,
+        key: Some(p.req.key),
+        outcome,
+    }
+}
+
+/// One planned memory into `store` (or its preview).
+fn write_one(
     store: &Store,
+    pending: &[Event],
+    ctx: &Ctx,
+    p: &Planned,
+    dry_run: bool,
+) -> Result<Outcome, StoreError> {
+    if !store.has_scope(&p.req.key.scope) {
+        return Ok(Outcome::Invalid(format!(
+            "scope `{}` is not configured",
+            p.req.key.scope
+        )));
+    }
+    let ctx = at(ctx, p.when);
+    if p.propose {
+        propose(store, &ctx, &p.req, pending, dry_run)
+    } else {
+        remember(store, &ctx, &p.req, pending, dry_run)
+    }
+}
+
+/// Imports a Claude Code memory folder into `repo` (each memory where
+/// `route` says) as `ctx.actor`; `ctx.now` bounds the items' own dates (a
+/// date in the future is taken as now).
+pub fn claude_code<R: Route>(
+    repo: &Store,
+    route: &mut R,
     ctx: &Ctx,
     dir: &Path,
     dry_run: bool,
-) -> Result<Vec<Item>, StoreError> {
+) -> Result<Vec<Item>, R::Error> {
     let mut items = Vec::new();
-    let pending = crate::log::read::replay(store)?.0.pending_events();
-    for (name, read) in markdown_files(dir, |n| n != claude_code::INDEX)? {
-        let item = |key, outcome| Item {
-            what: name.clone(),
-            key,
-            outcome,
-        };
+    let mut planned = Vec::new();
+    for (at, (name, read)) in markdown_files(dir, |n| n != claude_code::INDEX)?
+        .into_iter()
+        .enumerate()
+    {
+        let invalid = |message| (at, invalid(name.clone(), message));
         let (text, mtime) = match read {
             Ok(r) => r,
             Err(message) => {
-                items.push(item(None, Outcome::Invalid(message)));
+                items.push(invalid(message));
                 continue;
             }
         };
         let topic = match claude_code::parse_topic(&name, &text) {
             Ok(t) => t,
             Err(e) => {
-                let at = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
-                items.push(item(None, Outcome::Invalid(format!("{at}{}", e.message))));
+                let line = e.line.map(|l| format!("line {l}: ")).unwrap_or_default();
+                items.push(invalid(format!("{line}{}", e.message)));
                 continue;
             }
         };
-        let req = match topic_request(store, &topic) {
+        let req = match topic_request(&topic) {
             Ok(r) => r,
             Err(message) => {
-                items.push(item(None, Outcome::Invalid(message)));
+                items.push(invalid(message));
                 continue;
             }
         };
@@ -94,17 +201,21 @@ pub fn claude_code(
             .and_then(parse_when)
             .or(mtime)
             .unwrap_or(ctx.now);
-        let key = Some(req.key.clone());
-        let outcome = remember(store, &at(ctx, when), &req, &pending, dry_run)?;
-        items.push(item(key, outcome));
+        planned.push(Planned {
+            at,
+            what: name,
+            req,
+            when,
+            propose: false,
+        });
     }
-    Ok(items)
+    write_planned(repo, route, ctx, items, planned, dry_run)
 }
 
 /// The `remember` a topic stands for: memoir's own key and source when
 /// memoir exported it, else `<scope>/<file name as a slug>` and the file as
 /// the source (with its title when that says more than the name).
-fn topic_request(store: &Store, t: &claude_code::Topic) -> Result<Remember, String> {
+fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> {
     let stem = t.file.strip_suffix(".md").unwrap_or(&t.file);
     let scope = if t.kind == MemoryType::User {
         "user"
@@ -128,9 +239,6 @@ fn topic_request(store: &Store, t: &claude_code::Topic) -> Result<Remember, Stri
     };
     // The name is the slug: the file's own name is kept in the source.
     let name = key.slug.clone();
-    if !store.has_scope(&key.scope) {
-        return Err(format!("scope `{}` is not configured", key.scope));
-    }
     let source = t.source.clone().unwrap_or_else(|| {
         let same = crate::model::key::slugify(&t.title).ok().as_deref() == Some(key.slug.as_str());
         if t.title.is_empty() || same {
@@ -155,26 +263,23 @@ fn topic_request(store: &Store, t: &claude_code::Topic) -> Result<Remember, Stri
     })
 }
 
-/// Imports an OpenClaw workspace: daily notes as notes at their dates,
-/// `MEMORY.md` sections and active `USER.md` directives as proposals.
-pub fn openclaw(
-    store: &Store,
+/// Imports an OpenClaw workspace into `repo`: daily notes as notes at
+/// their dates, `MEMORY.md` sections and active `USER.md` directives as
+/// proposals (each where `route` says).
+pub fn openclaw<R: Route>(
+    repo: &Store,
+    route: &mut R,
     ctx: &Ctx,
     dir: &Path,
     dry_run: bool,
-) -> Result<Vec<Item>, StoreError> {
-    let (replay, _) = crate::log::read::replay(store)?;
+) -> Result<Vec<Item>, R::Error> {
+    let (replay, _) = crate::log::read::replay(repo)?;
     // Notes already in the logs, by text: what a second import must not add again.
     let mut known: HashSet<String> = replay.note_events().into_iter().map(|e| e.body).collect();
-    let mut items = openclaw_daily_notes(store, ctx, dir, &mut known, dry_run)?;
-    items.extend(openclaw_curated(
-        store,
-        ctx,
-        dir,
-        &replay.pending_events(),
-        dry_run,
-    )?);
-    Ok(items)
+    let notes = openclaw_daily_notes(repo, ctx, dir, &mut known, dry_run)?;
+    let (mut items, planned) = openclaw_curated(dir, notes.len(), ctx.now)?;
+    items.extend(notes.into_iter().enumerate());
+    write_planned(repo, route, ctx, items, planned, dry_run)
 }
 
 /// `ctx` at an item's own time, never later than now.
@@ -234,15 +339,16 @@ fn openclaw_daily_notes(
 }
 
 /// The sections of `MEMORY.md` (curated memory) and `USER.md` (the user's
-/// directives), each as a proposal for a human.
+/// directives), each a proposal for a human (undated: `now`), placed from
+/// `first` on; and the entries that could not be read.
 fn openclaw_curated(
-    store: &Store,
-    ctx: &Ctx,
     dir: &Path,
-    pending: &[Event],
-    dry_run: bool,
-) -> Result<Vec<Item>, StoreError> {
+    first: usize,
+    now: Timestamp,
+) -> Result<(Vec<Placed>, Vec<Planned>), StoreError> {
     let mut items = Vec::new();
+    let mut planned = Vec::new();
+    let mut at = first;
     for (file, parse) in [
         (
             "MEMORY.md",
@@ -257,29 +363,27 @@ fn openclaw_curated(
         let text = match read_file(&path) {
             Ok((t, _)) => t,
             Err(message) => {
-                items.push(invalid(file.into(), message));
+                items.push((at, invalid(file.into(), message)));
+                at += 1;
                 continue;
             }
         };
         for p in parse(&text) {
             let what = format!("{file} § {}", p.title);
-            let req = match proposal_request(&p, &what) {
-                Ok(req) => req,
-                Err(message) => {
-                    items.push(invalid(what, message));
-                    continue;
-                }
-            };
-            let when = p.observed.map_or(ctx.now, |d| Timestamp(d.0 * DAY_MS));
-            let outcome = propose(store, &at(ctx, when), &req, pending, dry_run)?;
-            items.push(Item {
-                what,
-                key: Some(req.key),
-                outcome,
-            });
+            match proposal_request(&p, &what) {
+                Ok(req) => planned.push(Planned {
+                    at,
+                    what,
+                    req,
+                    when: p.observed.map_or(now, |d| Timestamp(d.0 * DAY_MS)),
+                    propose: true,
+                }),
+                Err(message) => items.push((at, invalid(what, message))),
+            }
+            at += 1;
         }
     }
-    Ok(items)
+    Ok((items, planned))
 }
 
 /// Milliseconds in a day.
