@@ -547,8 +547,9 @@ fn could_be_torn(part: &str) -> bool {
     let Some(meta) = lines.next() else {
         return heading.len() <= MAX_TORN_HEAD;
     };
-    let Some(rest) = lines.next() else {
-        // The metadata line itself was cut.
+    let Some(rest) = lines.next().filter(|r| !r.is_empty()) else {
+        // The metadata line itself was cut (the newline after it, if any,
+        // is the repair's).
         return heading.len() + meta.len() <= 2 * MAX_TORN_HEAD;
     };
     let declared = meta
