@@ -77,19 +77,27 @@ struct Commands {
 
 impl Handler for Commands {
     fn usage_error(&self, message: String) -> ToolOutcome {
-        failure(&CliError::Usage(message))
+        failure(&CliError::Usage(message), &[])
     }
 
     fn call(&mut self, tool: &ToolSpec, args: Arguments) -> ToolOutcome {
         let argv = argv(tool.name, &args);
-        let command = match Cli::try_parse_from(argv) {
+        // What the client sent, as the command line's masking reads it:
+        // each value alone, not in its `--flag=value` form.
+        let given: Vec<&str> = argv
+            .iter()
+            .map(|a| a.split_once('=').map_or(a.as_str(), |(_, v)| v))
+            .chain(argv.iter().map(String::as_str))
+            .collect();
+        let command = match Cli::try_parse_from(&argv) {
             Ok(cli) => cli.command,
             Err(e) => {
                 let message = e.render().to_string();
                 let first = message.lines().next().unwrap_or("bad arguments");
-                return failure(&CliError::Usage(
-                    first.trim_start_matches("error: ").to_string(),
-                ));
+                return failure(
+                    &CliError::Usage(first.trim_start_matches("error: ").to_string()),
+                    &given,
+                );
             }
         };
         let mut global = self.global.clone();
@@ -106,7 +114,7 @@ impl Handler for Commands {
         let printed = app.out.captured();
         let document = serde_json::from_slice::<Value>(&printed).unwrap_or_else(|_| json!({}));
         match result {
-            Err(e) => failure(&e),
+            Err(e) => failure(&e, &given),
             Ok(exit) => outcome(document, exit),
         }
     }
@@ -134,10 +142,17 @@ fn outcome(document: Value, exit: u8) -> ToolOutcome {
     }
 }
 
-/// An error as a tool error.
-fn failure(e: &CliError) -> ToolOutcome {
+/// An error as a tool error, masked as the command line masks its own
+/// (`memoir::policy::mask`) by the values the client sent.
+fn failure(e: &CliError, given: &[&str]) -> ToolOutcome {
+    let mut error = e.to_json();
+    for field in ["message", "path"] {
+        if let Some(text) = error[field].as_str() {
+            error[field] = memoir::policy::mask::masked(text, given).into();
+        }
+    }
     ToolOutcome {
-        document: json!({ "format": super::output::JSON_FORMAT, "error": e.to_json() }),
+        document: json!({ "format": super::output::JSON_FORMAT, "error": error }),
         text: None,
         is_error: true,
     }

@@ -361,50 +361,14 @@ pub fn printable(text: &str, newlines: bool) -> Cow<'_, str> {
     )
 }
 
-/// `text` with no secret in it: every argument memoir was given that is
-/// long enough to be one (or spans lines, as a key file does) is replaced
-/// by its length wherever it is quoted, unless it is plainly a memory key
-/// or a path; whatever the secret rules still find becomes
-/// `[redacted:<rule>]`.
+/// `text` with no secret in it, by the one masking rule
+/// (`memoir::policy::mask`) over the arguments memoir was given.
 pub fn redacted(text: &str) -> String {
-    let mut out = text.to_string();
     let args: Vec<String> = std::env::args_os()
         .skip(1)
         .map(|a| a.to_string_lossy().into_owned())
         .collect();
-    // A key is quoted as memoir normalizes it (`project/GHP_x` as
-    // `project/ghp-x`): that form hides as the argument does.
-    let normalized = args.iter().filter_map(|a| {
-        let (key, _) = memoir::model::key::Key::parse(a).ok()?;
-        Some((key.to_string(), a.len()))
-    });
-    let quoted: Vec<(String, usize)> = args
-        .iter()
-        .map(|a| (a.clone(), a.len()))
-        .chain(normalized)
-        .collect();
-    for (arg, len) in quoted {
-        let maybe_secret = (arg.len() >= 24 && !key_or_path(&arg)) || arg.contains('\n');
-        if maybe_secret && out.contains(arg.as_str()) {
-            out = out.replace(arg.as_str(), &format!("<argument of {len} bytes>"));
-        }
-    }
-    memoir::policy::secrets::redact(&out)
-}
-
-/// A memory key (`project/deploy-checklist`) or a path (`/home/ada/x`,
-/// `./x`, `~/x`) made of words: every part between `/`, `-`, `_` and `.`
-/// is short. A token is one long unbroken run, so it never passes.
-fn key_or_path(arg: &str) -> bool {
-    use memoir::model::key::{check_scope, is_slug};
-    let key = arg
-        .split_once('/')
-        .is_some_and(|(scope, slug)| check_scope(scope).is_ok() && is_slug(slug));
-    let path = ["/", "./", "../", "~/"].iter().any(|p| arg.starts_with(p));
-    let words = arg
-        .split(['/', '-', '_', '.'])
-        .all(|part| part.chars().count() <= 20 && !part.contains(char::is_whitespace));
-    (key || path) && words
+    memoir::policy::mask::masked(text, &args)
 }
 
 pub use memoir::model::text::count;

@@ -241,7 +241,12 @@ fn error(id: Value, code: i64, message: &str) -> Value {
 
 /// A name the client sent, as an error quotes it: short, printable.
 fn shown(name: &str) -> String {
-    let s: String = name.chars().filter(|c| !c.is_control()).take(60).collect();
+    let masked = crate::policy::mask::masked(name, &[name]);
+    let s: String = masked
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(60)
+        .collect();
     format!("`{s}`")
 }
 

@@ -216,10 +216,16 @@ fn value(p: &Param, v: &Value) -> Result<Arg, String> {
 }
 
 /// An unknown argument's name as the error shows it: short and printable
-/// (it is the client's text, not memoir's).
+/// (it is the client's text, not memoir's), and masked as any argument is
+/// (`policy::mask`: a token sent as a name is not quoted back).
 fn printable_name(name: &str) -> String {
-    let shown: String = name.chars().filter(|c| !c.is_control()).take(40).collect();
-    if shown.chars().count() < name.chars().count() {
+    let masked = crate::policy::mask::masked(name, &[name]);
+    let shown: String = masked
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(40)
+        .collect();
+    if shown.chars().count() < masked.chars().count() {
         format!("{shown}…")
     } else {
         shown

@@ -28,6 +28,7 @@
 //! [`MAX_FILE_BYTES`]: crate::model::memory::MAX_FILE_BYTES
 
 pub(crate) mod free_text;
+pub mod mask;
 pub(crate) mod memory;
 pub mod secrets;
 

@@ -302,3 +302,46 @@ fn the_mcp_inspector_lists_and_calls_tools() {
         "{text}"
     );
 }
+
+/// The server masks what a client sent as the command line does: a value
+/// long enough to be a secret, and the key and path memoir derives from
+/// it, are never quoted back in an error.
+#[test]
+fn no_error_quotes_back_a_secret_the_client_sent() {
+    let env = Env::new();
+    let token = concat!("ghp_", "Zk3vQ9pL2mX8rT5wY7uB1nC4dF6gH0jK2lM9");
+    let unguarded = concat!("Zk3vQ9pL2mX8rT5wY7uB1nC4dF6gH0jK2lM9", "qR3sT7");
+    let got = session(
+        &env,
+        &[
+            call(
+                1,
+                "remember",
+                json!({ "scope": "project", "name": "db", "description": "d",
+                        "source": "s", "review_by": unguarded }),
+            ),
+            call(2, "show", json!({ "key": format!("project/{unguarded}") })),
+            call(
+                3,
+                "remember",
+                json!({ "scope": "user", "name": format!("Always use {token}"),
+                        "description": "d", "source": "s" }),
+            ),
+            call(4, "recall", json!({ "query": "q", token: true })),
+            request(5, "tools/call", json!({ "name": token, "arguments": {} })),
+        ],
+    );
+    assert_eq!(got.len(), 5, "{got:?}");
+    for answer in &got[..4] {
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+    }
+    let all: String = got
+        .iter()
+        .map(Value::to_string)
+        .collect::<String>()
+        .to_lowercase();
+    for secret in [token, unguarded] {
+        let tail = &secret.to_lowercase()[8..];
+        assert!(!all.contains(tail), "quoted back: {all}");
+    }
+}
