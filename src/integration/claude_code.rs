@@ -137,16 +137,19 @@ fn runs_memoir(command: &str, sub: &str, script: &dyn Fn(&str) -> Option<String>
     runs(command) || script(command).is_some_and(|text| text.lines().any(runs))
 }
 
-/// Writes the planned files (each replaced whole, by a rename).
+/// Writes the planned files (each replaced whole, by a rename, and synced:
+/// a settings file cut short by a crash would stop Claude Code).
 pub fn apply(root: &Path, planned: &[Planned]) -> std::io::Result<()> {
     for p in planned {
         let path = root.join(p.path);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let tmp = path.with_extension("memoir-tmp");
-        std::fs::write(&tmp, &p.after)?;
-        std::fs::rename(&tmp, &path)?;
+        crate::fs::replace::replace(
+            &path,
+            p.after.as_bytes(),
+            crate::fs::replace::Durability::Synced,
+        )?;
     }
     Ok(())
 }

@@ -162,12 +162,16 @@ fn imported_from(source: &str) -> Option<(String, String)> {
     plain.then(|| (file.to_string(), title))
 }
 
-/// Writes a file of the folder whole, by a rename.
+/// Writes a file of the folder whole, by a rename ([`crate::fs::replace`]:
+/// never through a link planted at its temporary name). Not synced: an
+/// export is made again from the store.
 fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{name}.memoir-tmp"));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, dir.join(name))
+    crate::fs::replace::replace(
+        &dir.join(name),
+        text.as_bytes(),
+        crate::fs::replace::Durability::Cached,
+    )
 }
 
 #[cfg(test)]

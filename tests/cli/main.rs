@@ -26,3 +26,4 @@ mod seen;
 mod semantic;
 mod setup;
 mod team;
+mod trust_procs;
