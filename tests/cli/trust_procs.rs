@@ -1,7 +1,9 @@
-//! Hangs, processes and paths (issue 26, points 12 to 14): a link planted
-//! at a temporary name never gets written through.
+//! Hangs, processes and paths (issue 26, points 12 to 14): a timed-out
+//! program takes its children with it, and a link planted at a temporary
+//! name never gets written through.
 
 use crate::util::Env;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 /// Longer than any of these commands takes when it does not hang.
@@ -23,6 +25,110 @@ fn run_bounded(env: &Env, args: &[&str], stdin: &str) -> (i32, String) {
         "memoir {args:?} hung (killed after {HANG:?}): {err}"
     );
     (out.status.code().unwrap_or(-1), err)
+}
+
+/// Whether the process `pid` is gone (a zombie no one reaped counts: it
+/// runs nothing), within a few seconds of its kill.
+fn gone(pid: u32) -> bool {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+        // The state follows the command's name in parentheses.
+        let state = stat.as_deref().ok().and_then(|s| {
+            let (_, rest) = s.rsplit_once(") ")?;
+            rest.chars().next()
+        });
+        if matches!(state, None | Some('Z' | 'X')) {
+            return true;
+        }
+        if Instant::now() > deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The pid a shell wrote to `file`, and a check that it is gone, which
+/// kills it first when it is not (a failing test leaves no sleeper).
+fn check_gone(file: &Path, what: &str) {
+    let text = std::fs::read_to_string(file).unwrap_or_else(|e| panic!("{what}: no pid: {e}"));
+    let pid: u32 = text.trim().parse().expect("a pid");
+    if !gone(pid) {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status();
+        panic!("{what}: the program's child {pid} still runs after memoir returned");
+    }
+}
+
+/// `command: [sh, -c, …]` as the docs show it: at the timeout memoir
+/// kills the shell and everything the shell started (its process group),
+/// not the shell alone; recall still answers with its keywords.
+#[cfg(unix)]
+#[test]
+fn an_embedder_timeout_kills_the_commands_children() {
+    let env = Env::new();
+    assert_eq!(
+        env.remember("project/deploys", "Deploys on weekdays", &[])
+            .0,
+        0
+    );
+    let pidfile = env.dir.path().join("sleeper.pid");
+    let script = format!("sleep 300 & echo $! > '{}'; wait", pidfile.display());
+    env.write(
+        "memory/config.yaml",
+        format!(
+            "embeddings:\n  command: [sh, -c, {script:?}]\n  model: fake-64\n  timeout_ms: 1500\n"
+        ),
+    );
+    let (code, err) = run_bounded(&env, &["recall", "--", "deploys"], "");
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("1500"), "a timeout warning: {err}");
+    check_gone(&pidfile, "embedder timed out");
+}
+
+/// A program that exits leaving a child holding its output: memoir gives
+/// up on it within the call's time, and the child goes with it.
+#[cfg(unix)]
+#[test]
+fn an_embedder_that_leaves_a_child_running_takes_it_along() {
+    let env = Env::new();
+    assert_eq!(
+        env.remember("project/deploys", "Deploys on weekdays", &[])
+            .0,
+        0
+    );
+    let pidfile = env.dir.path().join("sleeper.pid");
+    let script = format!("sleep 300 & echo $! > '{}'", pidfile.display());
+    env.write(
+        "memory/config.yaml",
+        format!(
+            "embeddings:\n  command: [sh, -c, {script:?}]\n  model: fake-64\n  timeout_ms: 1500\n"
+        ),
+    );
+    let (code, err) = run_bounded(&env, &["recall", "--", "deploys"], "");
+    assert_eq!(code, 0, "{err}");
+    check_gone(&pidfile, "embedder left a child");
+}
+
+/// `consolidate --extract-cmd` kills an extractor that prints without end
+/// together with what it started.
+#[cfg(unix)]
+#[test]
+fn an_extractor_killed_for_its_output_takes_its_children_along() {
+    let env = Env::new();
+    env.ok(&["note", "the build takes ten minutes"]);
+    let pidfile = env.dir.path().join("sleeper.pid");
+    // The sleeper's stderr is not the test's: without the fix, the test
+    // would otherwise wait on it rather than fail at once.
+    let cmd = format!(
+        "sleep 300 2>/dev/null & echo $! > '{}'; yes",
+        pidfile.display()
+    );
+    let (code, err) = run_bounded(&env, &["consolidate", "--yes", "--extract-cmd", &cmd], "");
+    assert_eq!(code, 1, "{err}");
+    assert!(err.contains("more than 64 MiB"), "{err}");
+    check_gone(&pidfile, "extractor killed");
 }
 
 /// Links planted at the temporary names `export claude-code` used (a fixed
