@@ -1,6 +1,6 @@
-//! Hangs, processes and paths (issue 26, points 12 to 14): a timed-out
-//! program takes its children with it, and a link planted at a temporary
-//! name never gets written through.
+//! Hangs, processes and paths (issue 26, points 12 to 14): a hook fed a
+//! FIFO returns, a timed-out program takes its children with it, and a
+//! link planted at a temporary name never gets written through.
 
 use crate::util::Env;
 use std::path::Path;
@@ -8,6 +8,15 @@ use std::time::{Duration, Instant};
 
 /// Longer than any of these commands takes when it does not hang.
 const HANG: Duration = Duration::from_secs(10);
+
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir).expect("folder");
+    }
+    let made = std::process::Command::new("mkfifo").arg(path).status();
+    assert!(made.expect("mkfifo").success(), "mkfifo {path:?}");
+}
 
 /// Runs memoir with `stdin`, killed after [`HANG`]: (exit code, stderr);
 /// a kill is a test failure, not a wait for ever.
@@ -25,6 +34,58 @@ fn run_bounded(env: &Env, args: &[&str], stdin: &str) -> (i32, String) {
         "memoir {args:?} hung (killed after {HANG:?}): {err}"
     );
     (out.status.code().unwrap_or(-1), err)
+}
+
+/// A SessionEnd hook whose transcript is a FIFO nobody writes: memoir
+/// refuses it with a warning and exits 0, it never blocks the agent.
+#[cfg(unix)]
+#[test]
+fn note_from_hook_never_blocks_on_a_fifo_transcript() {
+    let env = Env::new();
+    let fifo = env.dir.path().join("transcript.jsonl");
+    mkfifo(&fifo);
+    let before = env.snapshot();
+    for event in ["SessionEnd", "Stop"] {
+        let payload = serde_json::json!({
+            "session_id": "8f0c2a4e",
+            "transcript_path": fifo,
+            "cwd": env.root(),
+            "hook_event_name": event,
+            "reason": "prompt_input_exit",
+        })
+        .to_string();
+        let (code, err) = run_bounded(&env, &["note", "--from-hook"], &payload);
+        assert_eq!(code, 0, "{event}: {err}");
+        assert!(
+            err.contains("is not a regular file") && err.contains("no note recorded"),
+            "{event}: {err}"
+        );
+    }
+    assert_eq!(env.snapshot(), before, "nothing written");
+}
+
+/// The importers read every file without blocking: Claude Code's settings
+/// in the project (where `import claude-code` looks for its folder) and a
+/// topic file in the folder `export claude-code` writes, both FIFOs.
+#[cfg(unix)]
+#[test]
+fn import_and_export_never_block_on_a_fifo() {
+    let env = Env::new();
+    mkfifo(&env.path(".claude/settings.local.json"));
+    let _ = run_bounded(&env, &["import", "claude-code", "--dry-run"], "");
+
+    assert_eq!(
+        env.remember("project/deploys", "Deploys on weekdays", &[])
+            .0,
+        0
+    );
+    let folder = env.dir.path().join("cc");
+    mkfifo(&folder.join("project_deploys.md"));
+    let out = folder.to_str().expect("utf-8");
+    let (code, err) = run_bounded(&env, &["export", "claude-code", out], "");
+    assert_eq!(code, 0, "{err}");
+    let topic = std::fs::read_to_string(folder.join("project_deploys.md")).expect("a file now");
+    assert!(topic.contains("Deploys on weekdays"), "{topic}");
 }
 
 /// Whether the process `pid` is gone (a zombie no one reaped counts: it
