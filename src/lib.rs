@@ -36,7 +36,7 @@ pub mod policy;
 pub(crate) mod render;
 pub mod rerank;
 pub mod search;
-mod service;
+pub mod service;
 pub mod store;
 #[cfg(test)]
 mod testing;

@@ -126,14 +126,16 @@ fn failed(cmd: &str, why: &str) -> CliError {
 /// Runs `cmd` with `sh -c` in `dir`, `input` on its stdin; returns its
 /// output once it has exited successfully.
 fn run_extractor(cmd: &str, dir: &Path, input: String) -> Result<Vec<u8>, CliError> {
-    let mut child = std::process::Command::new("sh")
-        .arg("-c")
-        .arg(cmd)
-        .current_dir(dir)
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .map_err(|e| CliError::Failed(format!("cannot run the extractor `{cmd}`: {e}")))?;
+    // In a process group of its own: killed, it takes what it started along.
+    let mut child = memoir::service::process::spawn(
+        std::process::Command::new("sh")
+            .arg("-c")
+            .arg(cmd)
+            .current_dir(dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped()),
+    )
+    .map_err(|e| CliError::Failed(format!("cannot run the extractor `{cmd}`: {e}")))?;
     // Written on a thread while the output is read: an extractor that
     // answers each line as it reads it would fill its output pipe while
     // memoir still writes, and both would wait for ever.
@@ -156,10 +158,11 @@ fn run_extractor(cmd: &str, dir: &Path, input: String) -> Result<Vec<u8>, CliErr
         None => match output.recv_timeout(Duration::from_secs(5)) {
             Ok(read) => read?,
             Err(_) => {
+                memoir::service::process::kill(&mut child);
                 return Err(failed(
                     cmd,
                     "exited with its output still open (a process it left in the background?)",
-                ))
+                ));
             }
         },
     };
@@ -200,8 +203,7 @@ fn wait(
             if let Ok(read) = output.recv_timeout(Duration::from_millis(50)) {
                 let read = read?;
                 if read.len() as u64 > MAX_OUTPUT {
-                    let _ = child.kill();
-                    let _ = child.wait();
+                    memoir::service::process::kill(child);
                     return Err(failed(cmd, "printed more than 64 MiB"));
                 }
                 bytes = Some(read);

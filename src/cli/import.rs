@@ -205,12 +205,23 @@ pub fn claude_code_folder(root: &Path) -> Result<PathBuf, CliError> {
     let config = std::env::var_os("CLAUDE_CONFIG_DIR")
         .filter(|d| !d.is_empty())
         .map_or_else(|| home.join(".claude"), PathBuf::from);
-    for settings in [
-        PathBuf::from("/etc/claude-code/managed-settings.json"),
-        root.join(".claude/settings.local.json"),
-        config.join("settings.json"),
+    // Read as store files are (never blocking on a FIFO, capped); the
+    // project's own never through a link (a repository can carry one), the
+    // machine's and the person's through one (dotfile managers link them).
+    const MAX_SETTINGS: u64 = 4 << 20;
+    for (settings, in_project) in [
+        (
+            PathBuf::from("/etc/claude-code/managed-settings.json"),
+            false,
+        ),
+        (root.join(".claude/settings.local.json"), true),
+        (config.join("settings.json"), false),
     ] {
-        let Ok(text) = std::fs::read_to_string(&settings) else {
+        let read = match in_project {
+            true => memoir::fs::safe_file::read(&settings, MAX_SETTINGS),
+            false => memoir::fs::safe_file::read_following(&settings, MAX_SETTINGS),
+        };
+        let Some(text) = read.ok().flatten().and_then(|b| String::from_utf8(b).ok()) else {
             continue;
         };
         let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else {

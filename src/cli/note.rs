@@ -71,12 +71,21 @@ fn from_hook(app: &mut App) -> Result<(), CliError> {
             "the hook input has no transcript_path".into(),
         ));
     };
-    let unreadable = |e: std::io::Error| CliError::Input {
+    let unreadable = |message: String| CliError::Input {
         input: path.display().to_string(),
-        message: e.to_string(),
+        message,
     };
-    let file = std::fs::File::open(&path).map_err(unreadable)?;
-    let bytes = read_capped(file, MAX_TRANSCRIPT).map_err(unreadable)?;
+    // As a store file is opened: a FIFO (nobody writing) would block the
+    // hook for ever, a device would read without end, a link is not taken.
+    use memoir::fs::safe_file::{self, ReadError};
+    let file = match safe_file::open(&path) {
+        Ok(Some((file, _))) => file,
+        Ok(None) => return Err(unreadable("no such file".into())),
+        Err(ReadError::Link) => return Err(unreadable("is a symbolic link (not followed)".into())),
+        Err(e) => return Err(unreadable(e.to_string())),
+    };
+    // Its first requests set the task: a longer one is read up to the cap.
+    let bytes = read_capped(file, MAX_TRANSCRIPT).map_err(|e| unreadable(e.to_string()))?;
     let transcript = String::from_utf8_lossy(&bytes);
     let session = hook.session_id.unwrap_or_default();
     let reason = hook.reason.unwrap_or_default();

@@ -138,9 +138,7 @@ impl Vectors {
             .collect();
         // By fingerprint: the same cache makes the same file.
         kept.sort_unstable();
-        let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-        let written = (|| {
-            let mut w = io::BufWriter::new(std::fs::File::create(&tmp)?);
+        let write = |w: &mut io::BufWriter<std::fs::File>| -> io::Result<()> {
             w.write_all(MAGIC)?;
             w.write_all(&VECTORS_VERSION.to_le_bytes())?;
             w.write_all(&u32_of(self.dim)?.to_le_bytes())?;
@@ -153,14 +151,9 @@ impl Vectors {
                     w.write_all(&x.to_le_bytes())?;
                 }
             }
-            w.into_inner().map_err(io::IntoInnerError::into_error)?;
             Ok(())
-        })();
-        if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(e);
-        }
-        Ok(())
+        };
+        crate::fs::replace::replace_with(path, crate::fs::replace::Durability::Cached, write)
     }
 }
 

@@ -6,7 +6,10 @@
 //! without end, a symbolic link points outside the store. Every read of a
 //! store file goes through [`read`]: the file is opened without following a
 //! link and without blocking, checked on the open handle (no race between a
-//! check and the open), and read up to its cap.
+//! check and the open), and read up to its cap. So does every file a hook
+//! or an importer reads outside the store (a transcript, a tool's folder);
+//! a person's own configuration, which may be a link, through
+//! [`read_following`].
 
 use std::fs::{File, Metadata};
 use std::io::{self, Read};
@@ -51,20 +54,44 @@ impl std::fmt::Display for ReadError {
 /// exist. On unix the open neither follows a final link (`O_NOFOLLOW`) nor
 /// blocks on a FIFO (`O_NONBLOCK`, harmless for a regular file).
 pub fn open(path: &Path) -> Result<Option<(File, Metadata)>, ReadError> {
+    open_with(path, false)
+}
+
+/// As [`read`], but a final link is followed to a regular file: for a
+/// person's own configuration outside any store, which dotfile managers
+/// link (`~/.claude/settings.json`), where a FIFO or a device must still
+/// never hang or flood a read.
+pub fn read_following(path: &Path, cap: u64) -> Result<Option<Vec<u8>>, ReadError> {
+    let Some((file, meta)) = open_with(path, true)? else {
+        return Ok(None);
+    };
+    if meta.len() > cap {
+        return Err(ReadError::TooLarge(meta.len()));
+    }
+    read_capped(file, meta.len(), cap).map(Some)
+}
+
+/// [`open`], following a final link when `follow`.
+fn open_with(path: &Path, follow: bool) -> Result<Option<(File, Metadata)>, ReadError> {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
-        let flags = rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK;
+        let mut flags = rustix::fs::OFlags::NONBLOCK;
+        if !follow {
+            flags |= rustix::fs::OFlags::NOFOLLOW;
+        }
         options.custom_flags(flags.bits() as i32);
     }
+    #[cfg(not(unix))]
+    let _ = follow;
     let file = match options.open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => {
             // ELOOP from O_NOFOLLOW, or a platform without it: say "link".
-            let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            let link = !follow && std::fs::symlink_metadata(path).is_ok_and(|m| m.is_symlink());
             return Err(if link {
                 ReadError::Link
             } else {
@@ -129,5 +156,13 @@ mod tests {
             Err(ReadError::NotRegular)
         ));
         assert!(read(&dir.path().join("none"), 100).unwrap().is_none());
+        // Following a link, to a regular file only.
+        assert_eq!(read_following(&link, 100).unwrap().unwrap(), b"hello");
+        let to_fifo = dir.path().join("lp.md");
+        std::os::unix::fs::symlink(&fifo, &to_fifo).unwrap();
+        assert!(matches!(
+            read_following(&to_fifo, 100),
+            Err(ReadError::NotRegular)
+        ));
     }
 }

@@ -76,10 +76,9 @@ impl Repo {
         }
         let mut out = Vec::new();
         file.write_to(&mut out).map_err(GitError::io(&path))?;
-        // Through a temporary file and a rename: a crash mid-write must not
-        // leave git a truncated config.
-        let tmp = path.with_extension("memoir-tmp");
-        std::fs::write(&tmp, out).map_err(GitError::io(&tmp))?;
-        std::fs::rename(&tmp, &path).map_err(GitError::io(&path))
+        // Through a temporary file and a rename, synced: a crash mid-write
+        // must not leave git a truncated config.
+        crate::fs::replace::replace(&path, &out, crate::fs::replace::Durability::Synced)
+            .map_err(GitError::io(&path))
     }
 }

@@ -47,10 +47,9 @@ pub fn remove(state: &StateDir) -> io::Result<()> {
 
 /// Saves the persistent index (atomically; a failure only costs speed).
 pub fn save(state: &StateDir, cache: &Cache) -> io::Result<()> {
-    let path = state.index_path();
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    let mut w = io::BufWriter::new(fs::File::create(&tmp)?);
-    crate::index::layout::write(&mut w, cache, CACHE_VERSION)?;
-    w.into_inner().map_err(io::IntoInnerError::into_error)?;
-    fs::rename(&tmp, path)
+    crate::fs::replace::replace_with(
+        &state.index_path(),
+        crate::fs::replace::Durability::Cached,
+        |w| crate::index::layout::write(w, cache, CACHE_VERSION),
+    )
 }

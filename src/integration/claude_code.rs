@@ -137,33 +137,46 @@ fn runs_memoir(command: &str, sub: &str, script: &dyn Fn(&str) -> Option<String>
     runs(command) || script(command).is_some_and(|text| text.lines().any(runs))
 }
 
-/// Writes the planned files (each replaced whole, by a rename).
+/// Writes the planned files (each replaced whole, by a rename, and synced:
+/// a settings file cut short by a crash would stop Claude Code).
 pub fn apply(root: &Path, planned: &[Planned]) -> std::io::Result<()> {
     for p in planned {
         let path = root.join(p.path);
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
-        let tmp = path.with_extension("memoir-tmp");
-        std::fs::write(&tmp, &p.after)?;
-        std::fs::rename(&tmp, &path)?;
+        crate::fs::replace::replace(
+            &path,
+            p.after.as_bytes(),
+            crate::fs::replace::Durability::Synced,
+        )?;
     }
     Ok(())
 }
 
 /// A file's text, `None` if it does not exist.
 fn read(root: &Path, rel: &str) -> Result<Option<String>, SetupError> {
+    use crate::fs::safe_file::ReadError;
+    /// Far more than any settings file or CLAUDE.md.
+    const MAX_BYTES: u64 = 4 << 20;
     let path = root.join(rel);
-    match std::fs::read(&path) {
-        Ok(bytes) => String::from_utf8(bytes)
+    // Never blocking on a FIFO nor reading a device without end; a link is
+    // followed as before (`CLAUDE.md` is often one to `AGENTS.md`).
+    match crate::fs::safe_file::read_following(&path, MAX_BYTES) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
             .map(Some)
             .map_err(|_| SetupError::Invalid {
                 path: static_path(rel),
                 line: None,
                 message: "not UTF-8".into(),
             }),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(source) => Err(SetupError::Io { path, source }),
+        Ok(None) => Ok(None),
+        Err(ReadError::Io(source)) => Err(SetupError::Io { path, source }),
+        Err(e) => Err(SetupError::Invalid {
+            path: static_path(rel),
+            line: None,
+            message: e.to_string(),
+        }),
     }
 }
 

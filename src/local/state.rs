@@ -166,12 +166,11 @@ impl StateDir {
     }
 }
 
-/// Replaces the file at `path` with `bytes` atomically: a temporary file
-/// beside it, then a rename (a reader sees the old file or the new one).
+/// Replaces the file at `path` with `bytes` atomically
+/// ([`crate::fs::replace`]: a reader sees the old file or the new one).
+/// Not synced: local state is rebuilt from the store when lost.
 pub(crate) fn write_replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    let tmp = path.with_extension(format!("tmp-{}", std::process::id()));
-    fs::write(&tmp, bytes)?;
-    fs::rename(&tmp, path)
+    crate::fs::replace::replace(path, bytes, crate::fs::replace::Durability::Cached)
 }
 
 /// The clone's random id, created on first use, and bound to the git

@@ -12,8 +12,8 @@ pub const MAX_SLUG_CHARS: usize = 64;
 
 /// The longest slug, in bytes of UTF-8. A file name holds at most 255
 /// bytes on common file systems, and memoir's temporary name for a view,
-/// `.<slug>.md.memoir-<pid>`, adds up to 19: 64 characters of a script of
-/// 4-byte characters would not fit.
+/// `.<slug>.md.memoir-<pid>-<n>`, adds up to 43: 64 characters of a script
+/// of 4-byte characters would not fit.
 pub const MAX_SLUG_BYTES: usize = 200;
 
 /// The longest accepted name, in characters.

@@ -44,7 +44,7 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         lines.push(claude_code::index_line(&t.title, &t.file, &t.description));
         let text = claude_code::render_topic(t);
         let path = dir.join(&t.file);
-        if std::fs::read_to_string(&path).ok().as_deref() == Some(text.as_str()) {
+        if read(&path).as_deref() == Some(text.as_str()) {
             out.unchanged += 1;
             continue;
         }
@@ -57,7 +57,7 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
     let (index, kept) = claude_code::render_index(&lines);
     out.left_out = lines.len() - kept;
     let index_path = dir.join(claude_code::INDEX);
-    if std::fs::read_to_string(&index_path).ok().as_deref() != Some(index.as_str()) {
+    if read(&index_path).as_deref() != Some(index.as_str()) {
         if !dry_run {
             write(dir, claude_code::INDEX, &index).map_err(io(&index_path))?;
         }
@@ -120,7 +120,7 @@ fn other_topics(
         .collect();
     names.sort();
     for name in names {
-        let Ok(text) = std::fs::read_to_string(dir.join(&name)) else {
+        let Some(text) = read(&dir.join(&name)) else {
             continue;
         };
         match claude_code::parse_topic(&name, &text) {
@@ -162,12 +162,26 @@ fn imported_from(source: &str) -> Option<(String, String)> {
     plain.then(|| (file.to_string(), title))
 }
 
-/// Writes a file of the folder whole, by a rename.
+/// A file of the folder as text, read as a store file is (`safe_file`): a
+/// FIFO, a device or a link at its name is no file of memoir's (`None`),
+/// and is replaced by the export's own rather than read for ever.
+fn read(path: &Path) -> Option<String> {
+    // Larger than any memory memoir writes: then not one of its files.
+    const MAX_READ: u64 = 4 << 20;
+    let bytes = crate::fs::safe_file::read(path, MAX_READ).ok()??;
+    String::from_utf8(bytes).ok()
+}
+
+/// Writes a file of the folder whole, by a rename ([`crate::fs::replace`]:
+/// never through a link planted at its temporary name). Not synced: an
+/// export is made again from the store.
 fn write(dir: &Path, name: &str, text: &str) -> std::io::Result<()> {
     std::fs::create_dir_all(dir)?;
-    let tmp = dir.join(format!(".{name}.memoir-tmp"));
-    std::fs::write(&tmp, text)?;
-    std::fs::rename(&tmp, dir.join(name))
+    crate::fs::replace::replace(
+        &dir.join(name),
+        text.as_bytes(),
+        crate::fs::replace::Durability::Cached,
+    )
 }
 
 #[cfg(test)]

@@ -544,22 +544,26 @@ fn markdown_files(
 }
 
 /// A file's text (at most MAX_FILE bytes, UTF-8) and modification time.
+/// Opened as a store file is (`safe_file`): what was a regular file when
+/// the folder was listed may be a FIFO or a link by the open.
 fn read_file(path: &Path) -> Read {
-    use std::io::Read as _;
-    let file = std::fs::File::open(path).map_err(|e| e.to_string())?;
-    let mtime = file
-        .metadata()
+    use crate::fs::safe_file::{self, ReadError};
+    let refused = |e: ReadError| match e {
+        ReadError::Link | ReadError::NotRegular => {
+            "not a regular file (links are not followed)".to_string()
+        }
+        ReadError::TooLarge(_) => format!("larger than {MAX_FILE} bytes"),
+        ReadError::Io(e) => e.to_string(),
+    };
+    let (file, meta) = safe_file::open(path)
+        .map_err(refused)?
+        .ok_or_else(|| "no longer there".to_string())?;
+    let mtime = meta
+        .modified()
         .ok()
-        .and_then(|m| m.modified().ok())
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| Timestamp(d.as_millis() as i64));
-    let mut bytes = Vec::new();
-    file.take(MAX_FILE + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| e.to_string())?;
-    if bytes.len() as u64 > MAX_FILE {
-        return Err(format!("larger than {MAX_FILE} bytes"));
-    }
+    let bytes = safe_file::read_capped(file, meta.len(), MAX_FILE).map_err(refused)?;
     let text = String::from_utf8(bytes).map_err(|_| "not UTF-8".to_string())?;
     Ok((text, mtime))
 }

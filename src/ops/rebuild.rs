@@ -27,7 +27,8 @@ pub struct RebuildReport {
     pub index_changed: bool,
 }
 
-/// Removes the temporary files (`.<name>.memoir-<pid>`) of writes that
+/// Removes the temporary files (`.<name>.memoir-<pid>-<n>`, see
+/// [`crate::fs::replace`]; `.<name>.memoir-<pid>` before) of writes that
 /// were killed before their rename. Called under the store lock, so no
 /// live write owns one.
 fn remove_temporary_files(store: &Store) {
@@ -45,9 +46,9 @@ fn remove_temporary_files(store: &Store) {
         for e in entries.flatten() {
             let name = e.file_name().to_string_lossy().to_string();
             let ours = match folder == store.root {
-                true => {
-                    name.starts_with(&format!(".{}.memoir-", crate::render::memory_md::MEMORY_MD))
-                }
+                true => name.starts_with(&crate::fs::replace::temporary_prefix(
+                    crate::render::memory_md::MEMORY_MD,
+                )),
                 false => name.starts_with('.') && name.contains(".memoir-"),
             };
             if ours && e.file_type().is_ok_and(|t| t.is_file()) {

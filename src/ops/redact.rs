@@ -419,25 +419,17 @@ fn redacted_entry(e: &Event, opts: &RedactOptions) -> Option<(Event, Vec<String>
 /// only `redact` ever does. `text` replaces the first `read` bytes (the
 /// log as it was read); anything appended since is kept after it.
 fn rewrite_log(store: &Store, rel: &str, text: &str, read: usize) -> Result<(), StoreError> {
-    use std::io::Write;
     let path = store.path(rel);
     // What was appended since the log was read (the redact entry, and a
     // torn marker before it) is kept as it is.
     let now = crate::log::files::read_log(store, rel)?;
     let text = format!("{text}{}", now.get(read..).unwrap_or_default());
-    let tmp = path.with_file_name(format!(".redact.memoir-{}", std::process::id()));
-    let written = std::fs::File::create(&tmp).and_then(|mut f| {
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    });
-    if let Err(e) = written.and_then(|_| std::fs::rename(&tmp, &path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(StoreError::Io { path, source: e });
-    }
-    if let Some(dir) = path.parent() {
-        let _ = std::fs::File::open(dir).and_then(|d| d.sync_all());
-    }
-    Ok(())
+    crate::fs::replace::replace(
+        &path,
+        text.as_bytes(),
+        crate::fs::replace::Durability::Synced,
+    )
+    .map_err(StoreError::io(&path))
 }
 
 impl Event {

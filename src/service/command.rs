@@ -4,7 +4,8 @@
 //! for an https provider (`sh -c 'curl ... -d @-'`).
 //!
 //! The call is bounded like an HTTP one: killed at the timeout, killed
-//! once it prints more than the call's cap. Its pipes are served by
+//! once it prints more than the call's cap, and with it whatever it
+//! started (`super::process`: its own process group). Its pipes are served by
 //! threads so that neither side can block the other (a program that
 //! answers as it reads would otherwise fill its output while memoir still
 //! writes).
@@ -55,14 +56,15 @@ impl CommandCall<'_> {
         let Some((program, args)) = self.argv.split_first() else {
             return Err(self.failed("is no program"));
         };
-        let mut child = Command::new(program)
-            .args(args)
-            .current_dir(self.dir)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .map_err(|e| self.failed(format!("cannot run: {e}")))?;
+        let mut child = super::process::spawn(
+            Command::new(program)
+                .args(args)
+                .current_dir(self.dir)
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped()),
+        )
+        .map_err(|e| self.failed(format!("cannot run: {e}")))?;
         if let Some(mut stdin) = child.stdin.take() {
             std::thread::spawn(move || {
                 // A program that exits without reading it all is judged by
@@ -77,12 +79,13 @@ impl CommandCall<'_> {
         let output = match output {
             Some(bytes) => bytes,
             // Exited, its output still open: a process it left behind holds
-            // it. What is left of the time is all it gets.
+            // it. What is left of the time is all it gets, then it goes.
             None => match stdout.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
                 Ok(read) => read.map_err(|e| self.failed(format!("output unreadable: {e}")))?,
                 Err(_) => {
+                    super::process::kill(&mut child);
                     return Err(self
-                        .failed("exited with its output still open (a process it left running?)"))
+                        .failed("exited with its output still open (a process it left running?)"));
                 }
             },
         };
@@ -113,11 +116,7 @@ impl CommandCall<'_> {
         stdout: &Pipe,
         deadline: Instant,
     ) -> Result<(ExitStatus, Option<Vec<u8>>), CallError> {
-        let kill = |child: &mut Child| {
-            let _ = child.kill();
-            // Reaped, so that no zombie outlives the call.
-            let _ = child.wait();
-        };
+        let kill = super::process::kill;
         let mut output = None;
         // Short polls first: a quick program answers in milliseconds.
         let mut poll = Duration::from_millis(1);

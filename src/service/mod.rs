@@ -8,10 +8,12 @@
 //! in time (the whole call within its timeout) and in size (at most the cap
 //! given, [`MAX_ANSWER_BYTES`] outside tests), or a [`CallError`] that the
 //! service's own error type names after its service. No message holds the
-//! API key or the bytes sent.
+//! API key or the bytes sent. Every program memoir runs is started and
+//! killed through `process` (its own process group, killed whole).
 
 pub(crate) mod command;
 pub(crate) mod http;
+pub mod process;
 #[cfg(test)]
 pub(crate) mod test_server;
 

@@ -466,8 +466,8 @@ impl Store {
         Ok(())
     }
 
-    /// Replaces a view file atomically (temp file in the same folder, rename).
-    /// No fsync: the log, written first, can always rebuild it.
+    /// Replaces a view file atomically ([`crate::fs::replace`]). No fsync:
+    /// the log, written first, can always rebuild it.
     pub(crate) fn write_view(&self, rel: &str, content: &str) -> Result<(), StoreError> {
         let path = self.path(rel);
         let folder = rel.rsplit_once('/').map_or("", |(dir, _)| dir);
@@ -481,19 +481,12 @@ impl Store {
                 dirs.insert(folder.to_string());
             }
         }
-        let name = path
-            .file_name()
-            .map(|n| n.to_string_lossy().to_string())
-            .unwrap_or_default();
-        let tmp = path.with_file_name(format!(".{name}.memoir-{}", std::process::id()));
-        fs::write(&tmp, content).map_err(StoreError::io(&tmp))?;
-        fs::rename(&tmp, &path).map_err(|e| {
-            let _ = fs::remove_file(&tmp);
-            StoreError::Io {
-                path: path.clone(),
-                source: e,
-            }
-        })
+        crate::fs::replace::replace(
+            &path,
+            content.as_bytes(),
+            crate::fs::replace::Durability::Cached,
+        )
+        .map_err(StoreError::io(&path))
     }
 
     /// Removes a view file if it exists.

@@ -923,11 +923,14 @@ fn consolidate_commits_the_view_a_killed_write_left_behind_brought_up_to_date() 
 fn rebuild_removes_the_temporary_files_of_killed_writes() {
     let env = Env::new();
     env.remember("project/x", "a fact", &[]);
-    env.write("memory/project/.x.md.memoir-4242", "half a view");
-    env.write(".MEMORY.md.memoir-4242", "half an index");
+    // Named as a write names them now (pid, counter) and as it did before.
+    env.write("memory/project/.x.md.memoir-4242-0", "half a view");
+    env.write("memory/project/.x.md.memoir-4242", "an older half view");
+    env.write(".MEMORY.md.memoir-4242-3", "half an index");
     env.write(".editorconfig", "root = true\n");
     env.ok(&["rebuild"]);
+    assert!(!env.path("memory/project/.x.md.memoir-4242-0").exists());
     assert!(!env.path("memory/project/.x.md.memoir-4242").exists());
-    assert!(!env.path(".MEMORY.md.memoir-4242").exists());
+    assert!(!env.path(".MEMORY.md.memoir-4242-3").exists());
     assert!(env.path(".editorconfig").exists());
 }

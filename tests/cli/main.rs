@@ -27,3 +27,4 @@ mod semantic;
 mod setup;
 mod team;
 mod trust_identity;
+mod trust_procs;
