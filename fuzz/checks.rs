@@ -168,15 +168,23 @@ pub fn interop(text: &str) {
     if let Some(note) = memoir::integration::claude_code::session_note(text, "s", "r") {
         assert!(note.len() <= memoir::policy::MAX_NOTE_BYTES);
     }
+    mcp(text);
+}
+
+/// The MCP server over `text` as a client's stream of messages, with a
+/// tool of every argument kind: every answer is one JSON-RPC line, and a
+/// call whose arguments pass the schema reaches the handler with them.
+pub fn mcp(text: &str) {
+    use memoir::mcp::{Kind, Param};
     struct Nothing;
     impl memoir::mcp::Handler for Nothing {
         fn call(
             &mut self,
             _: &memoir::mcp::ToolSpec,
-            _: memoir::mcp::Arguments,
+            args: memoir::mcp::Arguments,
         ) -> memoir::mcp::ToolOutcome {
             memoir::mcp::ToolOutcome {
-                document: serde_json::json!({}),
+                document: serde_json::json!({ "args": args.len() }),
                 text: None,
                 is_error: false,
             }
@@ -187,17 +195,25 @@ pub fn interop(text: &str) {
         version: "0".into(),
         instructions: String::new(),
     };
+    let param = |name, kind, required| Param {
+        name,
+        kind,
+        required,
+        description: "d",
+    };
     let tool = memoir::mcp::ToolSpec {
         name: "t",
         title: "T",
         description: "d",
         effect: memoir::mcp::Effect::ReadOnly,
-        params: vec![memoir::mcp::Param {
-            name: "q",
-            kind: memoir::mcp::Kind::Text { non_empty: true },
-            required: true,
-            description: "q",
-        }],
+        params: vec![
+            param("q", Kind::Text { non_empty: true }, true),
+            param("f", Kind::Flag, false),
+            param("n", Kind::Number { min: 0.0, max: 1.0 }, false),
+            param("i", Kind::Integer { min: 1, max: 50 }, false),
+            param("l", Kind::Texts, false),
+            param("o", Kind::OneOf(vec!["a".into(), "b".into()]), false),
+        ],
     };
     let mut server = memoir::mcp::Server::new(info, vec![tool], Nothing);
     let mut out = Vec::new();
@@ -207,5 +223,18 @@ pub fn interop(text: &str) {
     for line in String::from_utf8(out).expect("UTF-8").lines() {
         let v: serde_json::Value = serde_json::from_str(line).expect("each answer is JSON");
         assert_eq!(v["jsonrpc"], "2.0");
+    }
+}
+
+/// A Claude Code hook's payload: read or refused, never a panic, and a
+/// payload read is what serde reads of the same first value.
+pub fn hook(data: &[u8]) {
+    use memoir::integration::hook_input::HookInput;
+    if let Ok(Some(h)) = HookInput::read(data) {
+        let _ = h.is_prompt();
+        let first = serde_json::Deserializer::from_slice(data)
+            .into_iter::<HookInput>()
+            .next();
+        assert!(matches!(first, Some(Ok(ref again)) if *again == h));
     }
 }

@@ -4,7 +4,7 @@
 #   fuzz/run.sh [SECONDS_PER_TARGET] [TARGET...]
 #
 # SECONDS_PER_TARGET defaults to 600; TARGET defaults to every target
-# (memory log slug secrets merge interop). Seeds the corpora (seed.py) and builds
+# (memory log slug secrets merge interop mcp hook). Seeds the corpora (seed.py) and builds
 # the targets (cargo +nightly fuzz build -O) first; FUZZ_NO_BUILD=1 skips
 # the build. Prints per target the executions and any crash or timeout;
 # crash inputs land in fuzz/artifacts/<target>/, libFuzzer's output in
@@ -15,7 +15,7 @@ here=$(pwd)
 secs=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(memory log slug secrets merge interop)
+[ ${#targets[@]} -gt 0 ] || targets=(memory log slug secrets merge interop mcp hook)
 
 mkdir -p logs
 python3 seed.py >/dev/null || exit 2

@@ -220,5 +220,18 @@ put("interop", '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protoco
     '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{"q":"x"}}}\n')
 put("interop", "<!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers\n## Section\ntext\n")
 
+# mcp: a session, and calls with every argument kind right and wrong.
+put("mcp", '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25"}}\n'
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}\n'
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}\n'
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","arguments":{"q":"x","f":true,"n":0.5,"i":3,"l":["a"],"o":"a"}}}\n')
+put("mcp", '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t","arguments":{"q":"","n":7,"i":-1,"l":[1],"o":"c","zz":1}}}\n')
+put("mcp", '[' * 5000 + '\n{"jsonrpc":"2.0","id":null,"method":"ping"}\n')
+# hook: Claude Code's payloads (UserPromptSubmit, SessionStart, SessionEnd).
+put("hook", '{"session_id":"s","transcript_path":"/tmp/t.jsonl","cwd":"/repo","hook_event_name":"UserPromptSubmit","prompt":"why does CI fail?"}')
+put("hook", '{"session_id":"s","hook_event_name":"SessionStart","source":"startup"}')
+put("hook", '{"session_id":"s","hook_event_name":"SessionEnd","reason":"exit","transcript_path":"x"} {"second":1}')
+put("hook", '{"prompt":' + '[' * 3000)
+
 for t in sorted(CORPUS.iterdir()):
     print(f"{t.name}: {len(list(t.iterdir()))} seeds")

@@ -62,9 +62,7 @@ impl Repo {
             let staged = index
                 .entry_by_path(p.as_bytes().as_bstr())
                 .map(|e| e.id.to_string());
-            let now = std::fs::read(self.workdir.join(p))
-                .ok()
-                .map(|b| super::blob_id(&b));
+            let now = read_regular(&self.workdir.join(p)).map(|b| super::blob_id(&b));
             if staged != now {
                 out.push(p.clone());
             }
@@ -98,14 +96,14 @@ impl Repo {
         .map_err(failed("reading the index"))?;
         let mut staged = Vec::new();
         for rel in paths {
-            let id = match std::fs::read(self.workdir.join(rel)) {
-                Ok(bytes) => Some(
+            let id = match read_regular(&self.workdir.join(rel)) {
+                Some(bytes) => Some(
                     self.repo
                         .write_blob(&bytes)
                         .map_err(failed("writing a blob"))?
                         .detach(),
                 ),
-                Err(_) => None,
+                None => None,
             };
             staged.push((rel.as_str(), id));
         }
@@ -209,4 +207,13 @@ pub(super) fn replace_entries(
         .write_to(&mut bytes, gix::index::write::Options::default())
         .map_err(failed("writing the index"))?;
     Ok(bytes)
+}
+
+/// A store file's bytes, as memoir reads any: a regular file only (never
+/// blocking on a FIFO, never through a link), within the largest store
+/// file's cap. `None` for anything else, which is then not staged.
+fn read_regular(path: &Path) -> Option<Vec<u8>> {
+    crate::fs::safe_file::read(path, crate::fs::safe_file::MAX_LOG_BYTES)
+        .ok()
+        .flatten()
 }

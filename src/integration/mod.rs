@@ -4,6 +4,7 @@
 //! (the project files setup writes, the note of a session).
 
 pub mod claude_code;
+pub mod hook_input;
 pub mod hooks;
 pub mod merge;
 pub mod post_merge;

@@ -320,8 +320,10 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
         };
         // A clone with `core.autocrlf` checked it out with CRLF line ends:
         // converted, not rewritten (the log checks warn of that).
-        let converted = std::fs::read_to_string(store.path(rel))
+        let converted = crate::fs::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES)
             .ok()
+            .flatten()
+            .and_then(|now| String::from_utf8(now).ok())
             .and_then(|now| crate::model::text::git_crlf_undone(&now))
             .is_some_and(|now| now.as_bytes().starts_with(old));
         if !converted {
@@ -350,7 +352,9 @@ fn grown_from(
 ) -> Result<Result<(usize, Vec<u8>), Problem>, StoreError> {
     let append_only =
         |line, message| Problem::new(Severity::Error, rel, line, "append-only", message);
-    let Ok(now) = std::fs::read(store.path(rel)) else {
+    // Never blocking on a FIFO planted at a log's path, never past the cap.
+    let Ok(Some(now)) = crate::fs::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES)
+    else {
         return Ok(Err(append_only(
             None,
             format!("deleted since {short}; logs are never deleted (`git checkout {short} -- {rel}` restores it)"),

@@ -180,6 +180,12 @@ pub fn claude_code<R: Route>(
                 continue;
             }
         };
+        // A name that holds a secret is refused before anything is made
+        // of it: its slug, key and path would carry the token too.
+        if let Some(refused) = named_secret(&name, "file name") {
+            items.push((at, refused));
+            continue;
+        }
         let topic = match claude_code::parse_topic(&name, &text) {
             Ok(t) => t,
             Err(e) => {
@@ -290,6 +296,19 @@ fn at(ctx: &Ctx, when: Timestamp) -> Ctx {
     }
 }
 
+/// The refusal of an item whose name (a file's name, a section's title)
+/// holds a secret, naming neither it nor anything derived from it.
+fn named_secret(name: &str, what: &str) -> Option<Item> {
+    let rule = crate::policy::secrets::find_in_name(name)?.rule;
+    Some(Item {
+        what: format!("<a {what} holding a secret>"),
+        key: None,
+        outcome: Outcome::Refused(format!(
+            "secret:{rule}: the {what} holds a secret (value not shown); nothing made of it is imported"
+        )),
+    })
+}
+
 /// An item whose file could not be read as the format says.
 fn invalid(what: String, message: String) -> Item {
     Item {
@@ -369,6 +388,17 @@ fn openclaw_curated(
             }
         };
         for p in parse(&text) {
+            if let Some(refused) = named_secret(&p.title, "title") {
+                items.push((
+                    at,
+                    Item {
+                        what: format!("{file} § <{}>", "a title holding a secret"),
+                        ..refused
+                    },
+                ));
+                at += 1;
+                continue;
+            }
             let what = format!("{file} § {}", p.title);
             match proposal_request(&p, &what) {
                 Ok(req) => planned.push(Planned {

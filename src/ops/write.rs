@@ -324,6 +324,19 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
 /// The write policy for `remember`, checked before the lock is taken so
 /// that a refused write leaves no trace.
 fn check_remember(store: &Store, req: &Remember, memory: &Memory) -> Result<(), StoreError> {
+    // The name as given: its slug (in the key and the path) lowercases a
+    // token, whose checksum gives its case back, and hides it from rules
+    // that need its own form.
+    if let Some(f) = policy::secrets::find_in_name(&req.name) {
+        return Err(StoreError::Refused {
+            rule: format!("secret:{}", f.rule),
+            path: "name".into(),
+            line: None,
+            message: "the memory's name holds a secret (value not shown); a name is in the \
+                      memory's key and file path"
+                .into(),
+        });
+    }
     policy::memory::check_tags(&req.tags)?;
     let rel = req.key.rel_path();
     let content = memory.render();

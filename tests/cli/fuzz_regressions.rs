@@ -17,7 +17,9 @@ mod checks;
 const BOUND: Duration = Duration::from_secs(10);
 
 /// The fuzz targets (fuzz/Cargo.toml).
-const TARGETS: &[&str] = &["memory", "log", "slug", "secrets", "merge", "interop"];
+const TARGETS: &[&str] = &[
+    "memory", "log", "slug", "secrets", "merge", "interop", "mcp", "hook",
+];
 
 fn inputs(target: &str) -> Vec<PathBuf> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -102,6 +104,16 @@ fn merge() {
 #[test]
 fn interop() {
     replay("interop", checks::interop);
+}
+
+#[test]
+fn mcp() {
+    replay("mcp", checks::mcp);
+}
+
+#[test]
+fn hook() {
+    replay("hook", |text| checks::hook(text.as_bytes()));
 }
 
 /// Every folder of saved inputs is named after a target (a misnamed one

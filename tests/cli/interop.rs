@@ -304,3 +304,50 @@ fn an_openclaw_workspace_imports_notes_and_proposals_once() {
     );
     assert_eq!(env.snapshot(), before);
 }
+
+#[test]
+fn a_name_that_holds_a_secret_is_refused_without_a_trace_of_it() {
+    let env = Env::new();
+    let token = ["ghp_", "Zk3vQ9pL2mX8rT5wY7uB1nC4dF6gH0jK2lM9"].concat();
+    let tail = token[8..].to_lowercase();
+    // An OpenClaw section titled with it ...
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        format!(
+            "# MEMORY\n\n## Always use {token}\nFor the deploy bot.\n\n## Stack\nPostgres 16.\n"
+        ),
+    )
+    .expect("write");
+    let ws = ws.to_str().expect("utf-8");
+    for args in [
+        vec!["import", "openclaw", ws],
+        vec!["--json", "import", "openclaw", ws],
+    ] {
+        let (code, out, err) = env.run(&args);
+        assert_ne!(code, 0, "{out}{err}");
+        let all = format!("{out}{err}").to_lowercase();
+        assert!(!all.contains(&tail), "{all}");
+        assert!(all.contains("secret:github-pat"), "{all}");
+    }
+    // ... and a Claude Code topic file named with it.
+    let cc = env.dir.path().join("cc");
+    std::fs::create_dir_all(&cc).expect("cc");
+    std::fs::write(
+        cc.join(format!("project_{token}.md")),
+        "---\nname: deploy bot\ndescription: the bot's token\ntype: project\n---\nbody\n",
+    )
+    .expect("write");
+    let cc = cc.to_str().expect("utf-8");
+    let (code, out, err) = env.run(&["--json", "import", "claude-code", cc]);
+    assert_ne!(code, 0, "{out}{err}");
+    let all = format!("{out}{err}").to_lowercase();
+    assert!(!all.contains(&tail), "{all}");
+    let everything: String = env
+        .snapshot()
+        .iter()
+        .map(|(_, b)| String::from_utf8_lossy(b).to_lowercase())
+        .collect();
+    assert!(!everything.contains(&tail));
+}

@@ -485,3 +485,31 @@ fn documented_examples_and_prose_about_keys_are_accepted() {
     }
     env.ok(&["check"]);
 }
+
+#[test]
+fn a_name_with_a_token_glued_to_it_is_refused_and_never_quoted() {
+    let env = crate::util::Env::new();
+    let token = ["ghp_", "Zk3vQ9pL2mX8rT5wY7uB1nC4dF6gH0jK2lM9"].concat();
+    let tail = token[8..].to_lowercase();
+    for name in [
+        format!("project/deploy_{token}"),
+        format!("project/{token}.bak"),
+        format!("user/always use {token}"),
+    ] {
+        for json in [false, true] {
+            let mut args = vec!["remember", name.as_str(), "-d", "d", "-s", "s"];
+            if json {
+                args.insert(0, "--json");
+            }
+            let (code, out, err) = env.run(&args);
+            assert_eq!(code, 3, "{name}: {out}{err}");
+            let all = format!("{out}{err}").to_lowercase();
+            assert!(
+                all.contains("secret:github-pat") && !all.contains(&tail),
+                "{all}"
+            );
+        }
+    }
+    assert!(env.memory_files().is_empty());
+    assert!(!env.log_text().to_lowercase().contains(&tail));
+}

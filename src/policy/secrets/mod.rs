@@ -342,6 +342,20 @@ fn scan(text: &str, depth: u8, first_per_line: bool, out: &mut Vec<Hit>) {
     }
 }
 
+/// A secret in a name (a memory's name, a file's name, a title), where a
+/// token may be glued to words by `_`, `-`, `.`, `/` or a space
+/// (`deploy_ghp_…`), which the rules' word boundaries do not see: the name
+/// and each of its tails after such a separator are scanned. A name is
+/// short, so this costs little.
+pub fn find_in_name(name: &str) -> Option<Finding> {
+    std::iter::once(0)
+        .chain(
+            name.match_indices(['_', '-', '.', ' ', '/'])
+                .map(|(i, _)| i + 1),
+        )
+        .find_map(|at| find_secrets(name.get(at..)?).into_iter().next())
+}
+
 /// Finds secrets in `text`, one finding per line at most (the first rule
 /// of the table wins: the specific formats come before the generic ones),
 /// in line order. A secret found in decoded text (base64, a YAML escape or

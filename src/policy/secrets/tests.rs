@@ -1103,3 +1103,28 @@ proptest! {
         prop_assert!(find_secrets(&text).is_empty(), "{}", text);
     }
 }
+
+#[test]
+fn a_token_glued_into_a_name_is_found() {
+    let ghp = j(&["ghp_", &an(36)]);
+    for name in [
+        j(&["deploy_", &ghp]),
+        j(&["project_", &ghp, ".md"]),
+        j(&["always use ", &ghp]),
+        j(&["x-", &ghp, "-y"]),
+    ] {
+        assert_eq!(
+            super::find_in_name(&name).map(|f| f.rule),
+            Some("github-pat"),
+            "{name}"
+        );
+    }
+    for name in [
+        "deploy_checklist",
+        "user_role",
+        "release-freeze.md",
+        "ghp_short",
+    ] {
+        assert_eq!(super::find_in_name(name), None, "{name}");
+    }
+}
