@@ -83,6 +83,11 @@ pub fn rollback(
     let Some((session, mut sig)) = session else {
         return Ok(report);
     };
+    // The version's gate, as consolidate's: what the store changed since
+    // HEAD passes it (logs only grown, no secret appended by hand, no
+    // file around the policy) before anything is written.
+    let before = crate::ops::consolidate::changed_store_paths(store, session.workdir())?;
+    crate::ops::consolidate::gate_commit(store, session.workdir(), &before, None)?;
     let mut cache = crate::index::refresh::refreshed_cache(store)?;
     if !events.is_empty() {
         crate::ops::write::apply(store, &mut cache, &events)?;

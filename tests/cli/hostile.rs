@@ -1695,3 +1695,37 @@ fn junk_appended_to_a_log_and_sealed_by_the_next_write_is_no_torn_entry() {
         "{err}"
     );
 }
+
+#[test]
+fn rollback_commits_through_the_same_gate_as_consolidate() {
+    let env = with_memory();
+    env.ok(&["consolidate"]);
+    assert_eq!(
+        env.remember("project/db", "Postgres 17", &["--replace"]).0,
+        0
+    );
+    env.ok(&["consolidate"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let log = env.first_log();
+    let text = env.read(&log);
+    // A committed log edited in place: no version commits it.
+    env.write(&log, text.replacen("Postgres 16", "Postgres 15", 1));
+    let err = env.fails(&["rollback", "HEAD~1"], 1);
+    assert!(
+        err.contains(&log) && err.contains("logs only grow"),
+        "{err}"
+    );
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    // A secret appended by hand: refused, never shown.
+    let aws = fake_aws();
+    let note = bob_note(&format!("the key is {aws}"));
+    env.write(&log, format!("{text}{}", note.render()));
+    let (code, out, err) = env.run(&["rollback", "HEAD~1"]);
+    assert_eq!(code, 3, "{err}");
+    assert!(!format!("{out}{err}").contains(&aws), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    // Put back, the rollback goes through.
+    env.write(&log, &text);
+    env.ok(&["rollback", "HEAD~1"]);
+    assert!(env.read("memory/project/db.md").contains("Postgres 16"));
+}
