@@ -108,6 +108,9 @@ for n in "${sizes[@]}"; do
   python3 "$root/bench/bm25s_store.py" build . "$work/bm25s-$n"
   bench "$n" bm25s -- python3 "$root/bench/bm25s_store.py" search "$work/bm25s-$n" database migration timeout
   bench "$n" context -- memoir context --budget 1500 database migration timeout
+  # A prompt as agents send them: several sentences, each of which the
+  # decision asks of the store on its own (search.md, context <prompt>).
+  bench "$n" context-long -- memoir context --budget 1500 "'I am taking over the database migration work. The staging run hit a timeout yesterday; can you check what the deploy checklist says about long migrations, and whether we have a rule for locking tables? Then draft the plan for tonight.'"
   bench "$n" reindex -- memoir reindex
   bench "$n" cat-memories -- "find $mem -name '*.md' -print0 | xargs -0 cat >/dev/null"
   bench "$n" check -- memoir check
@@ -180,6 +183,8 @@ ops = [  # operation, its floor (or alternative), what the floor is
     ("recall", "json-store", "keyword search of one JSON file (bench/json_store.py)"),
     ("recall", "bm25s", "BM25 with bm25s, index built once (bench/bm25s_store.py)"),
     ("context", "recall", "recall"),
+    ("context", "rg", "rg -il WORD memory/"),
+    ("context-long", "rg", "rg -il WORD memory/"),
     ("reindex", "cat-memories", "cat of every memory file"),
     ("rebuild", "cat-logs", "cat of every log file"),
     ("rebuild-emptied", "cp-emptied", "cp of the same files into the same emptied folders"),
@@ -189,7 +194,7 @@ ops = [  # operation, its floor (or alternative), what the floor is
     ("consolidate", "git-commit", "git add -A && git commit, same files"),
     ("cold-recall", None, ""),
 ]
-names = {"rebuild-deleted": "rebuild, every view deleted", "rebuild-emptied": "rebuild, every view moved away", "commit-hooked": "commit with pre-commit hook",
+names = {"context-long": "context, a 50-word prompt of four sentences", "rebuild-deleted": "rebuild, every view deleted", "rebuild-emptied": "rebuild, every view moved away", "commit-hooked": "commit with pre-commit hook",
          "cold-recall": "recall, no persistent index"}
 for n in sizes:
     print(f"\n### {int(n):,} memories (gen_store {shape.strip()})\n")
