@@ -14,6 +14,11 @@
 //! else group 1, else the whole match. Order matters: on a line with two
 //! findings the earlier rule is reported, so the specific formats come
 //! first and the generic rules last.
+//!
+//! A format's ends are `(?:\b|_)`, a word boundary or an underscore, not
+//! gitleaks' `\b` alone: `_` is a word character, so `\b` let a token glued
+//! into an identifier (`deploy_ghp_…`, `ghp_…_old`) pass. The underscore is
+//! outside the value's group, so redaction keeps it.
 
 /// How a match is confirmed before it counts.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -114,7 +119,7 @@ macro_rules! named {
             sep!(),
             "(",
             $value,
-            r")\b"
+            r")(?:\b|_)"
         )
     };
 }
@@ -125,7 +130,7 @@ pub(super) const RULES: &[Def] = &[
     d(
         "aws-access-key-id",
         &["A3T", "AKIA", "ASIA", "ABIA", "ACCA"],
-        r"\b((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})\b",
+        r"(?:\b|_)((?:A3T[A-Z0-9]|AKIA|ASIA|ABIA|ACCA)[A-Z2-7]{16})(?:\b|_)",
     ),
     d(
         "aws-secret-access-key",
@@ -139,28 +144,28 @@ pub(super) const RULES: &[Def] = &[
     d(
         "aws-bedrock-key",
         &["ABSK", "bedrock-api-key-"],
-        r"\b(ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]{20,})",
+        r"(?:\b|_)(ABSK[A-Za-z0-9+/]{109,269}={0,2}|bedrock-api-key-YmVkcm9jay5hbWF6b25hd3MuY29t[A-Za-z0-9+/=%]{20,})",
     ).long(),
     d(
         "aws-mws-key",
         &["amzn.mws."],
         r"(amzn\.mws\.[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})",
     ),
-    d("google-api-key", &["AIza"], r"\b(AIza[0-9A-Za-z_\-]{35})"),
+    d("google-api-key", &["AIza"], r"(?:\b|_)(AIza[0-9A-Za-z_\-]{35})"),
     d(
         "google-oauth-secret",
         &["GOCSPX-"],
-        r"\b(GOCSPX-[A-Za-z0-9_\-]{28})",
+        r"(?:\b|_)(GOCSPX-[A-Za-z0-9_\-]{28})",
     ),
     d(
         "google-oauth-token",
         &["ya29."],
-        r"\b(ya29\.[0-9A-Za-z_\-]{30,})",
+        r"(?:\b|_)(ya29\.[0-9A-Za-z_\-]{30,})",
     ),
     d(
         "google-refresh-token",
         &["1//0"],
-        r"\b(1//0[0-9A-Za-z_\-]{40,})",
+        r"(?:\b|_)(1//0[0-9A-Za-z_\-]{40,})",
     ),
     d(
         "gcp-service-account",
@@ -186,17 +191,17 @@ pub(super) const RULES: &[Def] = &[
     d(
         "azure-ad-client-secret",
         &["q~"],
-        r"\b([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.\-]{31,34})",
+        r"(?:\b|_)([a-zA-Z0-9_~.]{3}\dQ~[a-zA-Z0-9_~.\-]{31,34})",
     ),
     d(
         "azure-container-registry-key",
         &["+ACR"],
-        r"\b([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6})\b",
+        r"(?:\b|_)([A-Za-z0-9+/]{42}\+ACR[A-Za-z0-9]{6})(?:\b|_)",
     ),
     d(
         "azure-devops-pat",
         &["AZDO"],
-        r"\b([A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})\b",
+        r"(?:\b|_)([A-Za-z0-9]{76}AZDO[A-Za-z0-9]{4})(?:\b|_)",
     ),
     d(
         "azure-devops-pat",
@@ -206,13 +211,13 @@ pub(super) const RULES: &[Def] = &[
     d(
         "alibaba-access-key-id",
         &["LTAI"],
-        r"\b(LTAI[A-Za-z0-9]{20})\b",
+        r"(?:\b|_)(LTAI[A-Za-z0-9]{20})(?:\b|_)",
     ),
-    d("tencent-secret-id", &["AKID"], r"\b(AKID[A-Za-z0-9]{32})\b"),
+    d("tencent-secret-id", &["AKID"], r"(?:\b|_)(AKID[A-Za-z0-9]{32})(?:\b|_)"),
     d(
         "yandex-key",
         &["AQVN", "t1."],
-        r"\b(AQVN[A-Za-z0-9_\-]{35,38}|t1\.[A-Za-z0-9_\-]+=*\.[A-Za-z0-9_\-]{86}=*)",
+        r"(?:\b|_)(AQVN[A-Za-z0-9_\-]{35,38}|t1\.[A-Za-z0-9_\-]+=*\.[A-Za-z0-9_\-]{86}=*)",
     ),
     d(
         "yandex-key",
@@ -222,7 +227,7 @@ pub(super) const RULES: &[Def] = &[
     d(
         "cloudflare-origin-ca-key",
         &["v1.0-"],
-        r"\b(v1\.0-[a-f0-9]{24}-[a-f0-9]{146})",
+        r"(?:\b|_)(v1\.0-[a-f0-9]{24}-[a-f0-9]{146})",
     ),
     d(
         "cloudflare-api-token",
@@ -232,9 +237,9 @@ pub(super) const RULES: &[Def] = &[
     d(
         "digitalocean-token",
         &["doo_v1_", "dop_v1_", "dor_v1_"],
-        r"\b(do[opr]_v1_[a-f0-9]{64})\b",
+        r"(?:\b|_)(do[opr]_v1_[a-f0-9]{64})(?:\b|_)",
     ),
-    d("heroku-api-key", &["HRKU-"], r"\b(HRKU-[0-9A-Za-z_\-]{60})"),
+    d("heroku-api-key", &["HRKU-"], r"(?:\b|_)(HRKU-[0-9A-Za-z_\-]{60})"),
     d(
         "heroku-api-key",
         &["heroku"],
@@ -246,7 +251,7 @@ pub(super) const RULES: &[Def] = &[
     d(
         "vercel-token",
         &["vcp_", "vck_", "vci_", "vca_", "vcr_"],
-        r"\b(vc[pkiar]_[A-Za-z0-9]{24,})\b",
+        r"(?:\b|_)(vc[pkiar]_[A-Za-z0-9]{24,})(?:\b|_)",
     ),
     d(
         "vercel-token",
@@ -256,18 +261,18 @@ pub(super) const RULES: &[Def] = &[
     d(
         "netlify-token",
         &["nfp_", "nfc_", "nfo_", "nfu_", "nfb_"],
-        r"\b(nf[pcoub]_[A-Za-z0-9_\-]{36,48})",
+        r"(?:\b|_)(nf[pcoub]_[A-Za-z0-9_\-]{36,48})",
     ),
     d(
         "netlify-token",
         &["netlify"],
         named!("netlify", r"[A-Za-z0-9_\-]{40,46}"),
     ),
-    d("render-api-key", &["rnd_"], r"\b(rnd_[A-Za-z0-9]{26,40})\b"),
+    d("render-api-key", &["rnd_"], r"(?:\b|_)(rnd_[A-Za-z0-9]{26,40})(?:\b|_)"),
     d(
         "flyio-token",
         &["fo1_", "fm1", "fm2_"],
-        r"\b(fo1_[\w\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})",
+        r"(?:\b|_)(fo1_[\w\-]{43}|fm1[ar]_[A-Za-z0-9+/]{100,}={0,3}|fm2_[A-Za-z0-9+/]{100,}={0,3})",
     ).long(),
     d(
         "railway-token",
@@ -280,98 +285,98 @@ pub(super) const RULES: &[Def] = &[
     d(
         "supabase-token",
         &["sbp_", "sb_secret_"],
-        r"\b(sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{28,})",
+        r"(?:\b|_)(sbp_[a-f0-9]{40}|sb_secret_[A-Za-z0-9_\-]{28,})",
     ),
     d(
         "planetscale-token",
         &["pscale_"],
-        r"\b(pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=\-_.]{32,64})",
+        r"(?:\b|_)(pscale_(?:tkn|pw|oauth)_[A-Za-z0-9=\-_.]{32,64})",
     ),
-    d("neon-api-key", &["napi_"], r"\b(napi_[a-z0-9]{64})\b"),
+    d("neon-api-key", &["napi_"], r"(?:\b|_)(napi_[a-z0-9]{64})(?:\b|_)"),
     d(
         "databricks-token",
         &["dapi"],
-        r"\b(dapi[a-f0-9]{32}(?:-\d)?)\b",
+        r"(?:\b|_)(dapi[a-f0-9]{32}(?:-\d)?)(?:\b|_)",
     ),
-    d("scalingo-token", &["tk-us-"], r"\b(tk-us-[\w\-]{48})"),
-    d("openshift-token", &["sha256~"], r"\b(sha256~[\w\-]{43})"),
+    d("scalingo-token", &["tk-us-"], r"(?:\b|_)(tk-us-[\w\-]{48})"),
+    d("openshift-token", &["sha256~"], r"(?:\b|_)(sha256~[\w\-]{43})"),
     // --- code hosts, registries and CI ---
-    d("github-pat", &["ghp_"], r"\b(ghp_[0-9A-Za-z]{36,251})\b").long(),
-    d("github-oauth", &["gho_"], r"\b(gho_[0-9A-Za-z]{36,251})\b").long(),
+    d("github-pat", &["ghp_"], r"(?:\b|_)(ghp_[0-9A-Za-z]{36,251})(?:\b|_)").long(),
+    d("github-oauth", &["gho_"], r"(?:\b|_)(gho_[0-9A-Za-z]{36,251})(?:\b|_)").long(),
     d(
         "github-app-token",
         &["ghu_", "ghs_"],
-        r"\b((?:ghu|ghs)_[0-9A-Za-z]{36,251})\b",
+        r"(?:\b|_)((?:ghu|ghs)_[0-9A-Za-z]{36,251})(?:\b|_)",
     ).long(),
     d(
         "github-refresh-token",
         &["ghr_"],
-        r"\b(ghr_[0-9A-Za-z]{36,251})\b",
+        r"(?:\b|_)(ghr_[0-9A-Za-z]{36,251})(?:\b|_)",
     ).long(),
     d(
         "github-fine-grained-pat",
         &["github_pat_"],
-        r"\b(github_pat_[0-9A-Za-z_]{60,251})\b",
+        r"(?:\b|_)(github_pat_[0-9A-Za-z_]{60,251})(?:\b|_)",
     ).long(),
     d(
         "gitlab-pat",
         &["glpat-"],
-        r"\b(glpat-[0-9A-Za-z_\-]{20,300}(?:\.[0-9a-z]{2}[0-9a-z]{7})?)",
+        r"(?:\b|_)(glpat-[0-9A-Za-z_\-]{20,300}(?:\.[0-9a-z]{2}[0-9a-z]{7})?)",
     ),
     d(
         "gitlab-runner-token",
         &["glrt-", "glrtr-"],
-        r"\b(glrtr?-(?:t\d_)?[0-9A-Za-z_\-]{20,300}(?:\.[0-9a-z]{9})?)",
+        r"(?:\b|_)(glrtr?-(?:t\d_)?[0-9A-Za-z_\-]{20,300}(?:\.[0-9a-z]{9})?)",
     ),
     d(
         "gitlab-runner-registration-token",
         &["GR1348941"],
-        r"\b(GR1348941[0-9A-Za-z_\-]{20})",
+        r"(?:\b|_)(GR1348941[0-9A-Za-z_\-]{20})",
     ),
     d(
         "gitlab-deploy-token",
         &["gldt-"],
-        r"\b(gldt-[0-9A-Za-z_\-]{20,})",
+        r"(?:\b|_)(gldt-[0-9A-Za-z_\-]{20,})",
     ),
     d(
         "gitlab-cicd-job-token",
         &["glcbt-"],
-        r"\b(glcbt-[0-9A-Za-z]{1,5}_[0-9A-Za-z_\-]{20,})",
+        r"(?:\b|_)(glcbt-[0-9A-Za-z]{1,5}_[0-9A-Za-z_\-]{20,})",
     ),
     d(
         "gitlab-pipeline-trigger-token",
         &["glptt-"],
-        r"\b(glptt-[0-9a-f]{40})",
+        r"(?:\b|_)(glptt-[0-9a-f]{40})",
     ),
     d(
         "gitlab-scim-token",
         &["glsoat-"],
-        r"\b(glsoat-[0-9A-Za-z_\-]{20,})",
+        r"(?:\b|_)(glsoat-[0-9A-Za-z_\-]{20,})",
     ),
     d(
         "gitlab-feed-token",
         &["glft-"],
-        r"\b(glft-[0-9A-Za-z_\-]{20,})",
+        r"(?:\b|_)(glft-[0-9A-Za-z_\-]{20,})",
     ),
     d(
         "gitlab-incoming-mail-token",
         &["glimt-"],
-        r"\b(glimt-[0-9A-Za-z_\-]{25,})",
+        r"(?:\b|_)(glimt-[0-9A-Za-z_\-]{25,})",
     ),
     d(
         "gitlab-agent-token",
         &["glagent-"],
-        r"\b(glagent-[0-9A-Za-z_\-]{50,})",
+        r"(?:\b|_)(glagent-[0-9A-Za-z_\-]{50,})",
     ),
     d(
         "gitlab-oauth-secret",
         &["gloas-"],
-        r"\b(gloas-[0-9A-Za-z_\-]{64})",
+        r"(?:\b|_)(gloas-[0-9A-Za-z_\-]{64})",
     ),
     d(
         "gitlab-feature-flag-token",
         &["glffct-"],
-        r"\b(glffct-[0-9A-Za-z_\-]{20,})",
+        r"(?:\b|_)(glffct-[0-9A-Za-z_\-]{20,})",
     ),
     d(
         "gitlab-session-cookie",
@@ -383,23 +388,23 @@ pub(super) const RULES: &[Def] = &[
     g(
         "gitlab-token",
         &["gl"],
-        r"\b(gl[a-z]{2,7}-[0-9A-Za-z_\-]{20,300})",
+        r"(?:\b|_)(gl[a-z]{2,7}-[0-9A-Za-z_\-]{20,300})",
         Gate::Tokenish,
     ),
     d(
         "bitbucket-app-password",
         &["ATBB"],
-        r"\b(ATBB[A-Za-z0-9_=.\-]{28,})",
+        r"(?:\b|_)(ATBB[A-Za-z0-9_=.\-]{28,})",
     ),
     d(
         "bitbucket-access-token",
         &["ATCTT3"],
-        r"\b(ATCTT3[A-Za-z0-9_=\-]{60,})",
+        r"(?:\b|_)(ATCTT3[A-Za-z0-9_=\-]{60,})",
     ).long(),
     d(
         "atlassian-token",
         &["ATATT3"],
-        r"\b(ATATT3[A-Za-z0-9_\-=]{150,})",
+        r"(?:\b|_)(ATATT3[A-Za-z0-9_\-=]{150,})",
     ),
     d(
         "bitbucket-client-secret",
@@ -414,19 +419,19 @@ pub(super) const RULES: &[Def] = &[
     d(
         "sourcegraph-token",
         &["sgp_"],
-        r"\b(sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})\b",
+        r"(?:\b|_)(sgp_(?:[a-fA-F0-9]{16}|local)_[a-fA-F0-9]{40}|sgp_[a-fA-F0-9]{40})(?:\b|_)",
     ),
     d(
         "docker-hub-token",
         &["dckr_"],
-        r"\b(dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,})",
+        r"(?:\b|_)(dckr_(?:pat|oat)_[A-Za-z0-9_\-]{20,})",
     ),
     d(
         "quay-token",
         &["quay"],
         named!("quay", r"[A-Z0-9]{64}|[A-Za-z0-9]{40}"),
     ),
-    d("npm-token", &["npm_"], r"\b(npm_[A-Za-z0-9]{36})\b"),
+    d("npm-token", &["npm_"], r"(?:\b|_)(npm_[A-Za-z0-9]{36})(?:\b|_)"),
     d(
         "pypi-token",
         &["pypi-ageichlwas5vcmc"],
@@ -435,10 +440,10 @@ pub(super) const RULES: &[Def] = &[
     d(
         "rubygems-token",
         &["rubygems_"],
-        r"\b(rubygems_[a-f0-9]{48})\b",
+        r"(?:\b|_)(rubygems_[a-f0-9]{48})(?:\b|_)",
     ),
-    d("nuget-key", &["oy2"], r"\b(oy2[a-z0-9]{43})\b"),
-    d("crates-io-token", &["cio"], r"\b(cio[a-zA-Z0-9]{32})\b"),
+    d("nuget-key", &["oy2"], r"(?:\b|_)(oy2[a-z0-9]{43})(?:\b|_)"),
+    d("crates-io-token", &["cio"], r"(?:\b|_)(cio[a-zA-Z0-9]{32})(?:\b|_)"),
     d(
         "clojars-token",
         &["clojars_"],
@@ -447,25 +452,25 @@ pub(super) const RULES: &[Def] = &[
     d(
         "artifactory-key",
         &["AKCp", "cmVmd"],
-        r"\b(AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})\b",
+        r"(?:\b|_)(AKCp[A-Za-z0-9]{69}|cmVmd[A-Za-z0-9]{59})(?:\b|_)",
     ),
     d(
         "circleci-token",
         &["CCIPAT_", "CCIPRO_"],
-        r"\b(CCIP(?:AT|RO)_[A-Za-z0-9]{22}_[a-f0-9]{40})\b",
+        r"(?:\b|_)(CCIP(?:AT|RO)_[A-Za-z0-9]{22}_[a-f0-9]{40})(?:\b|_)",
     ),
-    d("buildkite-token", &["bkua_"], r"\b(bkua_[a-f0-9]{40})\b"),
+    d("buildkite-token", &["bkua_"], r"(?:\b|_)(bkua_[a-f0-9]{40})(?:\b|_)"),
     d(
         "sonarqube-token",
         &["squ_", "sqp_", "sqa_"],
-        r"\b((?:squ|sqp|sqa)_[a-f0-9]{40})\b",
+        r"(?:\b|_)((?:squ|sqp|sqa)_[a-f0-9]{40})(?:\b|_)",
     ),
     d(
         "terraform-cloud-token",
         &["atlasv1"],
-        r"\b([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70})",
+        r"(?:\b|_)([A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_\-=]{60,70})",
     ),
-    d("pulumi-token", &["pul-"], r"\b(pul-[a-f0-9]{40})\b"),
+    d("pulumi-token", &["pul-"], r"(?:\b|_)(pul-[a-f0-9]{40})(?:\b|_)"),
     d(
         "doppler-token",
         &[
@@ -476,22 +481,22 @@ pub(super) const RULES: &[Def] = &[
             "dp.scim.",
             "dp.audit.",
         ],
-        r"\b(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{40,})",
+        r"(?:\b|_)(dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9_.\-]{40,})",
     ),
     d(
         "hashicorp-vault-token",
         &["hvs.", "hvb.", "hvr."],
-        r"\b(hv[sbr]\.[A-Za-z0-9_\-]{24,})",
+        r"(?:\b|_)(hv[sbr]\.[A-Za-z0-9_\-]{24,})",
     ),
     d(
         "onepassword-token",
         &["ops_eyJ"],
-        r"\b(ops_eyJ[a-zA-Z0-9+/]{200,}={0,3})",
+        r"(?:\b|_)(ops_eyJ[a-zA-Z0-9+/]{200,}={0,3})",
     ).long(),
     g(
         "onepassword-secret-key",
         &["A3-"],
-        r"\b(A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})\b",
+        r"(?:\b|_)(A3-[A-Z0-9]{6}-(?:[A-Z0-9]{11}|[A-Z0-9]{6}-[A-Z0-9]{5})-[A-Z0-9]{5}-[A-Z0-9]{5}-[A-Z0-9]{5})(?:\b|_)",
         Gate::Entropy(3.5),
     ),
     d(
@@ -502,63 +507,63 @@ pub(super) const RULES: &[Def] = &[
     d(
         "postman-api-key",
         &["PMAK-"],
-        r"\b(PMAK-[a-f0-9]{24}-[a-f0-9]{34})\b",
+        r"(?:\b|_)(PMAK-[a-f0-9]{24}-[a-f0-9]{34})(?:\b|_)",
     ),
-    d("figma-token", &["figd_"], r"\b(figd_[A-Za-z0-9_\-]{40,})"),
+    d("figma-token", &["figd_"], r"(?:\b|_)(figd_[A-Za-z0-9_\-]{40,})"),
     d(
         "youtrack-token",
         &["perm:"],
-        r"\b(perm:[A-Za-z0-9+/=]{4,}\.[A-Za-z0-9+/=]{4,}\.[A-Za-z0-9]{20,})",
+        r"(?:\b|_)(perm:[A-Za-z0-9+/=]{4,}\.[A-Za-z0-9+/=]{4,}\.[A-Za-z0-9]{20,})",
     ),
-    d("prefect-token", &["pnu_"], r"\b(pnu_[a-zA-Z0-9]{36})\b"),
-    d("readme-token", &["rdme_"], r"\b(rdme_[a-z0-9]{70})\b"),
-    d("infracost-token", &["ico-"], r"\b(ico-[a-zA-Z0-9]{32})\b"),
+    d("prefect-token", &["pnu_"], r"(?:\b|_)(pnu_[a-zA-Z0-9]{36})(?:\b|_)"),
+    d("readme-token", &["rdme_"], r"(?:\b|_)(rdme_[a-z0-9]{70})(?:\b|_)"),
+    d("infracost-token", &["ico-"], r"(?:\b|_)(ico-[a-zA-Z0-9]{32})(?:\b|_)"),
     d(
         "harness-token",
         &["pat.", "sat."],
-        r"\b((?:pat|sat)\.[a-zA-Z0-9_\-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20})\b",
+        r"(?:\b|_)((?:pat|sat)\.[a-zA-Z0-9_\-]{22}\.[a-zA-Z0-9]{24}\.[a-zA-Z0-9]{20})(?:\b|_)",
     ),
-    d("octopus-deploy-key", &["API-"], r"\b(API-[A-Z0-9]{26})\b"),
+    d("octopus-deploy-key", &["API-"], r"(?:\b|_)(API-[A-Z0-9]{26})(?:\b|_)"),
     d(
         "frameio-token",
         &["fio-u-"],
-        r"\b(fio-u-[A-Za-z0-9\-_=]{64})",
+        r"(?:\b|_)(fio-u-[A-Za-z0-9\-_=]{64})",
     ),
-    d("typeform-token", &["tfp_"], r"\b(tfp_[A-Za-z0-9\-_.=]{59})"),
+    d("typeform-token", &["tfp_"], r"(?:\b|_)(tfp_[A-Za-z0-9\-_.=]{59})"),
     // --- AI ---
     d(
         "openai-key",
         &["T3BlbkFJ"],
-        r"\b(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})",
+        r"(?:\b|_)(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}T3BlbkFJ[A-Za-z0-9_\-]{20,})",
     ),
     d(
         "openai-project-key",
         &["sk-proj-", "sk-svcacct-", "sk-admin-"],
-        r"\b(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,})",
+        r"(?:\b|_)(sk-(?:proj|svcacct|admin)-[A-Za-z0-9_\-]{40,})",
     ),
     d(
         "anthropic-key",
         &["sk-ant-"],
-        r"\b(sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_\-]{32,})",
+        r"(?:\b|_)(sk-ant-[a-z]{2,10}\d{2}-[A-Za-z0-9_\-]{32,})",
     ),
     d(
         "openrouter-key",
         &["sk-or-"],
-        r"\b(sk-or-v\d-[a-f0-9]{64})\b",
+        r"(?:\b|_)(sk-or-v\d-[a-f0-9]{64})(?:\b|_)",
     ),
     d(
         "huggingface-token",
         &["hf_", "api_org_"],
-        r"\b((?:hf_|api_org_)[A-Za-z]{34})\b",
+        r"(?:\b|_)((?:hf_|api_org_)[A-Za-z]{34})(?:\b|_)",
     ),
-    d("groq-key", &["gsk_"], r"\b(gsk_[A-Za-z0-9]{48,56})\b"),
-    d("perplexity-key", &["pplx-"], r"\b(pplx-[A-Za-z0-9]{48})\b"),
-    d("replicate-token", &["r8_"], r"\b(r8_[A-Za-z0-9]{37})\b"),
-    d("xai-key", &["xai-"], r"\b(xai-[A-Za-z0-9]{70,90})\b"),
+    d("groq-key", &["gsk_"], r"(?:\b|_)(gsk_[A-Za-z0-9]{48,56})(?:\b|_)"),
+    d("perplexity-key", &["pplx-"], r"(?:\b|_)(pplx-[A-Za-z0-9]{48})(?:\b|_)"),
+    d("replicate-token", &["r8_"], r"(?:\b|_)(r8_[A-Za-z0-9]{37})(?:\b|_)"),
+    d("xai-key", &["xai-"], r"(?:\b|_)(xai-[A-Za-z0-9]{70,90})(?:\b|_)"),
     d(
         "langsmith-key",
         &["lsv2_"],
-        r"\b(lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})\b",
+        r"(?:\b|_)(lsv2_(?:pt|sk)_[a-f0-9]{32}_[a-f0-9]{10})(?:\b|_)",
     ),
     // --- chat, mail and webhooks ---
     d(
@@ -571,7 +576,7 @@ pub(super) const RULES: &[Def] = &[
         &[
             "xoxb-", "xoxa-", "xoxp-", "xoxr-", "xoxs-", "xoxo-", "xoxe-",
         ],
-        r"\b(xox[baprseo]-[0-9A-Za-z\-]{10,})",
+        r"(?:\b|_)(xox[baprseo]-[0-9A-Za-z\-]{10,})",
     ),
     d(
         "slack-app-token",
@@ -593,7 +598,7 @@ pub(super) const RULES: &[Def] = &[
     g(
         "discord-bot-token",
         &[],
-        r"\b([MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})\b",
+        r"(?:\b|_)([MNO][A-Za-z0-9_\-]{23,27}\.[A-Za-z0-9_\-]{6}\.[A-Za-z0-9_\-]{27,40})(?:\b|_)",
         Gate::Tokenish,
     ),
     d(
@@ -604,7 +609,7 @@ pub(super) const RULES: &[Def] = &[
     d(
         "telegram-bot-token",
         &[":AA"],
-        r"(\d{5,16}:AA[0-9A-Za-z_\-]{32,34})\b",
+        r"(\d{5,16}:AA[0-9A-Za-z_\-]{32,34})(?:\b|_)",
     ),
     d(
         "teams-webhook",
@@ -624,10 +629,10 @@ pub(super) const RULES: &[Def] = &[
     g(
         "mattermost-webhook",
         &["/hooks/"],
-        r"/hooks/([a-z0-9]{26})\b",
+        r"/hooks/([a-z0-9]{26})(?:\b|_)",
         Gate::Tokenish,
     ),
-    d("twilio-key", &["SK"], r"\b(SK[0-9a-fA-F]{32})\b"),
+    d("twilio-key", &["SK"], r"(?:\b|_)(SK[0-9a-fA-F]{32})(?:\b|_)"),
     d(
         "twilio-auth-token",
         &["twilio"],
@@ -636,15 +641,15 @@ pub(super) const RULES: &[Def] = &[
     d(
         "sendgrid-key",
         &["SG."],
-        r"\b(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})\b",
+        r"(?:\b|_)(SG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43})(?:\b|_)",
     ),
     d(
         "sendinblue-key",
         &["xkeysib-", "xsmtpsib-"],
-        r"\b(x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16})\b",
+        r"(?:\b|_)(x(?:keysib|smtpsib)-[a-f0-9]{64}-[A-Za-z0-9]{16})(?:\b|_)",
     ),
-    d("mailgun-key", &["key-"], r"\b(key-[a-f0-9]{32})\b"),
-    d("mailchimp-key", &["-us"], r"\b([0-9a-f]{32}-us\d{1,2})\b"),
+    d("mailgun-key", &["key-"], r"(?:\b|_)(key-[a-f0-9]{32})(?:\b|_)"),
+    d("mailchimp-key", &["-us"], r"(?:\b|_)([0-9a-f]{32}-us\d{1,2})(?:\b|_)"),
     d(
         "postmark-token",
         &["postmark"],
@@ -656,7 +661,7 @@ pub(super) const RULES: &[Def] = &[
     d(
         "webhook-signing-secret",
         &["whsec_"],
-        r"\b(whsec_[A-Za-z0-9+/=]{24,})",
+        r"(?:\b|_)(whsec_[A-Za-z0-9+/=]{24,})",
     ),
     // --- payments and commerce ---
     d(
@@ -664,17 +669,17 @@ pub(super) const RULES: &[Def] = &[
         &[
             "sk_live_", "sk_test_", "sk_prod_", "rk_live_", "rk_test_", "rk_prod_",
         ],
-        r"\b((?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,247})\b",
+        r"(?:\b|_)((?:sk|rk)_(?:live|test|prod)_[0-9A-Za-z]{10,247})(?:\b|_)",
     ),
     d(
         "square-token",
         &["sq0atp-", "sq0csp-", "EAAA"],
-        r"\b((?:sq0atp|sq0csp)-[0-9A-Za-z\-_]{22,43}|EAAA[A-Za-z0-9_\-]{60})",
+        r"(?:\b|_)((?:sq0atp|sq0csp)-[0-9A-Za-z\-_]{22,43}|EAAA[A-Za-z0-9_\-]{60})",
     ),
     d(
         "shopify-token",
         &["shpat_", "shpca_", "shppa_", "shpss_"],
-        r"\b(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})\b",
+        r"(?:\b|_)(shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32})(?:\b|_)",
     ),
     d(
         "braintree-token",
@@ -684,48 +689,48 @@ pub(super) const RULES: &[Def] = &[
     d(
         "razorpay-key",
         &["rzp_"],
-        r"\b(rzp_(?:live|test)_[A-Za-z0-9]{14})\b",
+        r"(?:\b|_)(rzp_(?:live|test)_[A-Za-z0-9]{14})(?:\b|_)",
     ),
     d(
         "flutterwave-key",
         &["FLWSECK"],
-        r"\b(FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?)",
+        r"(?:\b|_)(FLWSECK(?:_TEST)?-[a-hA-H0-9]{12,32}(?:-X)?)",
     ),
     d(
         "duffel-token",
         &["duffel_"],
-        r"\b(duffel_(?:test|live)_[A-Za-z0-9_\-=]{43})",
+        r"(?:\b|_)(duffel_(?:test|live)_[A-Za-z0-9_\-=]{43})",
     ),
     d(
         "shippo-token",
         &["shippo_"],
-        r"\b(shippo_(?:live|test)_[a-fA-F0-9]{40})\b",
+        r"(?:\b|_)(shippo_(?:live|test)_[a-fA-F0-9]{40})(?:\b|_)",
     ),
     d(
         "easypost-key",
         &["EZAK", "EZTK"],
-        r"\b(EZ[AT]K[A-Za-z0-9]{54})\b",
+        r"(?:\b|_)(EZ[AT]K[A-Za-z0-9]{54})(?:\b|_)",
     ),
     // --- SaaS and observability ---
     d(
         "sentry-token",
         &["sntrys_", "sntryu_"],
-        r"\b(sntry[su]_[A-Za-z0-9+/=_\-]{40,})",
+        r"(?:\b|_)(sntry[su]_[A-Za-z0-9+/=_\-]{40,})",
     ),
     d(
         "new-relic-key",
         &["NRAK-", "NRJS-", "NRII-"],
-        r"\b(NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32})",
+        r"(?:\b|_)(NRAK-[A-Z0-9]{27}|NRJS-[a-f0-9]{19}|NRII-[A-Za-z0-9\-]{32})",
     ),
     d(
         "grafana-token",
         &["glsa_", "glc_", "eyJrIjoi"],
-        r"\b(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|eyJrIjoi[A-Za-z0-9]{70,400}={0,3})",
+        r"(?:\b|_)(glsa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|glc_[A-Za-z0-9+/]{32,400}={0,3}|eyJrIjoi[A-Za-z0-9]{70,400}={0,3})",
     ).long(),
     d(
         "dynatrace-token",
         &["dt0c01."],
-        r"\b(dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})\b",
+        r"(?:\b|_)(dt0c01\.[A-Za-z0-9]{24}\.[A-Za-z0-9]{64})(?:\b|_)",
     ),
     d(
         "datadog-key",
@@ -735,17 +740,17 @@ pub(super) const RULES: &[Def] = &[
     d(
         "linear-api-key",
         &["lin_api_"],
-        r"\b(lin_api_[A-Za-z0-9]{40})\b",
+        r"(?:\b|_)(lin_api_[A-Za-z0-9]{40})(?:\b|_)",
     ),
     d(
         "notion-token",
         &["secret_", "ntn_"],
-        r"\b((?:secret|ntn)_[A-Za-z0-9]{43,46})\b",
+        r"(?:\b|_)((?:secret|ntn)_[A-Za-z0-9]{43,46})(?:\b|_)",
     ),
     d(
         "airtable-token",
         &["pat"],
-        r"\b(pat[A-Za-z0-9]{14}\.[a-f0-9]{64})\b",
+        r"(?:\b|_)(pat[A-Za-z0-9]{14}\.[a-f0-9]{64})(?:\b|_)",
     ),
     d(
         "atlassian-token",
@@ -760,35 +765,35 @@ pub(super) const RULES: &[Def] = &[
     d(
         "mapbox-secret-token",
         &["sk.eyJ"],
-        r"\b(sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,})",
+        r"(?:\b|_)(sk\.eyJ[A-Za-z0-9_\-]{50,}\.[A-Za-z0-9_\-]{20,})",
     ),
-    d("dropbox-token", &["sl."], r"\b(sl\.[A-Za-z0-9_\-]{130,})").long(),
-    d("facebook-token", &["EAA"], r"\b(EAA[MC][A-Za-z0-9]{100,})").long(),
+    d("dropbox-token", &["sl."], r"(?:\b|_)(sl\.[A-Za-z0-9_\-]{130,})").long(),
+    d("facebook-token", &["EAA"], r"(?:\b|_)(EAA[MC][A-Za-z0-9]{100,})").long(),
     d(
         "twitter-bearer-token",
         &["AAAAAAAAAAAAAAAAAAAAA"],
-        r"\b(A{22}[A-Za-z0-9%]{80,100})",
+        r"(?:\b|_)(A{22}[A-Za-z0-9%]{80,100})",
     ),
     d(
         "adobe-client-secret",
         &["p8e-"],
-        r"\b(p8e-[A-Za-z0-9]{32})\b",
+        r"(?:\b|_)(p8e-[A-Za-z0-9]{32})(?:\b|_)",
     ),
-    d("clickhouse-key", &["4b1d"], r"\b(4b1d[A-Za-z0-9]{38})\b"),
+    d("clickhouse-key", &["4b1d"], r"(?:\b|_)(4b1d[A-Za-z0-9]{38})(?:\b|_)"),
     d(
         "maxmind-license-key",
         &["_mmk"],
-        r"\b([A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)\b",
+        r"(?:\b|_)([A-Za-z0-9]{6}_[A-Za-z0-9]{29}_mmk)(?:\b|_)",
     ),
     d(
         "settlemint-token",
         &["sm_aat_", "sm_pat_", "sm_sat_"],
-        r"\b(sm_[aps]at_[a-zA-Z0-9]{16})\b",
+        r"(?:\b|_)(sm_[aps]at_[a-zA-Z0-9]{16})(?:\b|_)",
     ),
     d(
         "intra42-secret",
         &["s-s4t2"],
-        r"\b(s-s4t2(?:ud|af)-[a-f0-9]{64})\b",
+        r"(?:\b|_)(s-s4t2(?:ud|af)-[a-f0-9]{64})(?:\b|_)",
     ),
     // --- keys and signed tokens ---
     // A header alone is a key when the key's material follows (on its
@@ -811,7 +816,7 @@ pub(super) const RULES: &[Def] = &[
     d(
         "jwt",
         &["eyJ"],
-        r"\b(ey[A-Za-z0-9]{15,}\.ey[A-Za-z0-9_\-]{15,}\.[A-Za-z0-9_\-]{10,}={0,2})",
+        r"(?:\b|_)(ey[A-Za-z0-9]{15,}\.ey[A-Za-z0-9_\-]{15,}\.[A-Za-z0-9_\-]{10,}={0,2})",
     ).long(),
     // --- generic: credentials in context ---
     g(

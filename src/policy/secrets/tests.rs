@@ -715,6 +715,9 @@ fn positives() -> Vec<(&'static str, String, usize)> {
             j(&["data:\n  password: ", &enc("Winter2025!")]).replacen("data:\n", "", 1),
         ),
         one("github-pat", enc(&enc(&ghp))),
+        // A token glued to words by underscores, in running text.
+        one("github-pat", j(&["backup at deploy_", &ghp, "_old today"])),
+        one("github-pat", j(&["export TOKEN_", &ghp])),
         // Letters glued to the base64 on both sides, and hex-encoded.
         one("github-pat", j(&["blob:xQ", &enc(&ghp), "Zk"])),
         one("github-pat", j(&["id a", &enc(&j(&["token ", &ghp])), "b"])),
