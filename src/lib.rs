@@ -20,6 +20,7 @@
 
 #![deny(missing_docs)]
 
+pub mod change;
 pub mod embed;
 pub mod fs;
 pub mod git;

@@ -7,11 +7,11 @@
 
 #![cfg(test)]
 
+use crate::change::drift::{drifts, DriftKind};
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::MemoryType;
 use crate::model::time::Timestamp;
-use crate::ops::drift::{drifts, DriftKind};
 use crate::ops::write::{remember, Collision, Remember, RememberOutcome};
 use crate::store::{Ctx, Store};
 use std::path::PathBuf;

@@ -2,7 +2,7 @@
 
 use super::output::{diagnostic, problem, severity};
 use super::{error::code, error::CliError, App};
-use memoir::ops::drift::Severity;
+use memoir::change::drift::Severity;
 use serde_json::json;
 
 /// Check the store.

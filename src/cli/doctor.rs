@@ -149,7 +149,7 @@ fn store_checks(store: &Store) -> Result<Finding, CliError> {
     let errors = report
         .problems
         .iter()
-        .filter(|p| p.severity == memoir::ops::drift::Severity::Error)
+        .filter(|p| p.severity == memoir::change::drift::Severity::Error)
         .count();
     let state = if errors == 0 {
         "checks clean".to_string()

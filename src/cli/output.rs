@@ -7,7 +7,7 @@
 //! built its message (clap echoes a bad argument, a path may carry a
 //! token).
 
-use memoir::ops::drift::{Problem, Severity};
+use memoir::change::drift::{Problem, Severity};
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fmt::Display;

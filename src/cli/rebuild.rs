@@ -23,7 +23,7 @@ pub struct Args {
 /// Rebuilds the views from the logs (or says what that would change).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
-    let r = memoir::ops::rebuild::rebuild(&store, args.force, args.check)?;
+    let r = memoir::change::rebuild::rebuild(&store, args.force, args.check)?;
     app.out.json(&json!({
         "written": r.written, "removed": r.removed, "index_changed": r.index_changed,
         "refused": r.refused.iter().map(|d| json!({"path": d.path, "kind": d.kind.as_str()})).collect::<Vec<_>>(),

@@ -2,7 +2,7 @@
 //! and MEMORY.md from the merged logs (a `rebuild` that never destroys a
 //! hand change), and count the memories whose versions now disagree.
 
-use crate::ops::rebuild::{rebuild, RebuildReport};
+use crate::change::rebuild::{rebuild, RebuildReport};
 use crate::ops::resolve::conflicts;
 use crate::store::{Store, StoreError};
 

@@ -5,10 +5,10 @@
 //! only problems in what the commit stages stop it. Nothing unstaged is
 //! touched.
 
+use crate::change::drift::{drifts, Problem, Severity};
 use crate::git;
 use crate::integration::hooks::{partly_staged, stage, staged};
 use crate::ops::check::check;
-use crate::ops::drift::{drifts, Problem, Severity};
 use crate::ops::record::{record_paths, Recorded};
 use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Ctx, Store, StoreError};

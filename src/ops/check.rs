@@ -3,12 +3,12 @@
 //! budget; with a base revision (CI on a pull request), also that the logs
 //! only grew and what they gained holds no secret.
 
-use crate::log::replay::Keep;
-use crate::model::event::{scannable_text, Op};
-use crate::ops::drift::{
+use crate::change::drift::{
     memory_md_block, scan, unknown_scope_message, unknown_scopes, DriftKind, Problem, Rewritten,
     Scan, Severity,
 };
+use crate::log::replay::Keep;
+use crate::model::event::{scannable_text, Op};
 use crate::policy::secrets::Finding;
 use crate::render::memory_md::{self, MEMORY_MD};
 use crate::store::{Store, StoreError};
@@ -294,7 +294,7 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
         return Ok(Vec::new());
     };
     let prefix = store.workdir_prefix(repo.workdir());
-    let changed = crate::ops::consolidate::changed_store_paths(store, repo.workdir())?;
+    let changed = crate::change::version::changed_store_paths(store, repo.workdir())?;
     let logs: Vec<&str> = changed
         .iter()
         .map(String::as_str)
@@ -360,7 +360,7 @@ fn grown_from(
             format!("deleted since {short}; logs are never deleted (`git checkout {short} -- {rel}` restores it)"),
         )));
     };
-    let Some(from) = crate::ops::redact::grown_from(store, old, &now, listing)? else {
+    let Some(from) = crate::change::append_only::grown_from(store, old, &now, listing)? else {
         let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
         return Ok(Err(append_only(
             Some(newlines(&old[..same]) + 1),

@@ -3,12 +3,10 @@
 pub mod check;
 pub mod consolidate;
 pub mod diff;
-pub mod drift;
 pub mod export;
 pub mod history;
 pub mod import;
 pub mod query;
-pub mod rebuild;
 pub mod recall;
 pub mod record;
 pub mod redact;

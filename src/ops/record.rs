@@ -2,12 +2,12 @@
 //! into log events, missing fields filled in (and written back to the
 //! file). All or nothing: one refused file records none.
 
+use crate::change::drift::{
+    scan_to_write, unknown_scope_message, unknown_scopes, Drift, DriftKind, Scan,
+};
 use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use crate::model::memory::{self, yaml_fields, Memory};
-use crate::ops::drift::{
-    scan_to_write, unknown_scope_message, unknown_scopes, Drift, DriftKind, Scan,
-};
 use crate::policy::memory::check_memory;
 use crate::policy::memory::validate_file;
 use crate::store::{Ctx, Store, StoreError};
@@ -205,8 +205,8 @@ fn missing_fields(m: &Memory, ctx: &Ctx) -> Vec<(&'static str, Value)> {
 #[cfg(test)]
 mod tests {
     use super::record;
+    use crate::change::drift::DriftKind;
     use crate::model::event::Op;
-    use crate::ops::drift::DriftKind;
     use crate::testing::TempStore;
 
     #[test]

@@ -51,7 +51,7 @@ pub fn rollback(
         opts.allow_detached,
     )?;
     let (target, files) = store.files_at(rev, "memory/")?;
-    let (replay, drifts) = crate::ops::drift::drifts(store)?;
+    let (replay, drifts) = crate::change::drift::drifts(store)?;
     if !opts.force {
         refuse_hand_edits(&drifts)?;
     }
@@ -86,8 +86,8 @@ pub fn rollback(
     // The version's gate, as consolidate's: what the store changed since
     // HEAD passes it (logs only grown, no secret appended by hand, no
     // file around the policy) before anything is written.
-    let before = crate::ops::consolidate::changed_store_paths(store, session.workdir())?;
-    crate::ops::consolidate::gate_commit(store, session.workdir(), &before, None)?;
+    let before = crate::change::version::changed_store_paths(store, session.workdir())?;
+    crate::change::version::gate_commit(store, session.workdir(), &before, None)?;
     let mut cache = crate::index::refresh::refreshed_cache(store)?;
     if !events.is_empty() {
         crate::ops::write::apply(store, &mut cache, &events)?;
@@ -97,14 +97,14 @@ pub fn rollback(
         store.write_view(MEMORY_MD, text)?;
     }
     let message = commit_message(&report, short);
-    let paths = crate::ops::consolidate::changed_store_paths(store, session.workdir())?;
+    let paths = crate::change::version::changed_store_paths(store, session.workdir())?;
     sig.seconds = ctx.now.0.div_euclid(1000);
     report.commit = session.commit(&paths, &message, &sig)?;
     Ok(report)
 }
 
 /// Refuses to roll back over hand edits, which the rollback would lose.
-fn refuse_hand_edits(drifts: &[crate::ops::drift::Drift]) -> Result<(), StoreError> {
+fn refuse_hand_edits(drifts: &[crate::change::drift::Drift]) -> Result<(), StoreError> {
     let hand: Vec<&str> = drifts
         .iter()
         .filter(|d| !d.kind.is_memoirs())

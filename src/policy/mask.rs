@@ -11,7 +11,7 @@ use crate::model::key::{check_scope, is_slug, Key};
 const MIN_SECRET_LEN: usize = 24;
 
 /// `text` with no secret in it: every one of `arguments` that could be a
-/// secret (see [`MIN_SECRET_LEN`]; any that spans lines, as a key file
+/// secret (24 bytes or more, `MIN_SECRET_LEN`; any that spans lines, as a key file
 /// does), and the key memoir would normalize it to, is replaced by
 /// `<argument of N bytes>` wherever it is quoted; then the secret rules'
 /// redaction.

@@ -6,7 +6,7 @@
 //!
 //! A call here knows bytes, not JSON: it returns the answer's body, bounded
 //! in time (the whole call within its timeout) and in size (at most the cap
-//! given, [`MAX_ANSWER_BYTES`] outside tests), or a [`CallError`] that the
+//! given, `MAX_ANSWER_BYTES` outside tests), or a `CallError` that the
 //! service's own error type names after its service. No message holds the
 //! API key or the bytes sent. Every program memoir runs is started and
 //! killed through `process` (its own process group, killed whole).

@@ -3,9 +3,9 @@
 //! append and the view write) and never destroying a hand change whose
 //! content is nowhere in the logs (unless `--force`).
 
+use crate::change::drift::{memory_md_block, scan_to_write, Drift, DriftKind, Rewritten, Scan};
 use crate::model::key::Key;
 use crate::model::memory;
-use crate::ops::drift::{memory_md_block, scan_to_write, Drift, DriftKind, Rewritten, Scan};
 use crate::policy::memory::validate_file;
 use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Store, StoreError};
@@ -343,7 +343,7 @@ fn write_views<'a>(
 #[cfg(test)]
 mod tests {
     use super::rebuild;
-    use crate::ops::drift::DriftKind;
+    use crate::change::drift::DriftKind;
     use crate::testing::TempStore;
 
     #[test]

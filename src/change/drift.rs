@@ -1,6 +1,6 @@
 //! Drift: how the memory files differ from what replaying the logs gives,
 //! found by one read of the whole store (a `Scan`). `check` reports it
-//! (`ops::check`), `rebuild` repairs it (`ops::rebuild`), `record` turns
+//! (`ops::check`), `rebuild` repairs it (`change::rebuild`), `record` turns
 //! hand changes into events (`ops::record`).
 //!
 //! Each compares the views replay says should exist with the files on disk.

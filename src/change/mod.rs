@@ -1,0 +1,12 @@
+//! The engines that several commands share, filed by what they do rather
+//! than by the command that first needed them: `append_only` (the logs'
+//! rule, and the one rewrite `redact` may make), `drift` (the scan of how the
+//! memory files differ from what the logs give, which `check`, `record`,
+//! `rebuild`, `rollback` and every write read), `rebuild` (views and
+//! MEMORY.md written again from the logs), `version` (what a version
+//! commits, and the gate it passes).
+
+pub mod append_only;
+pub mod drift;
+pub mod rebuild;
+pub mod version;

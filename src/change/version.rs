@@ -1,0 +1,265 @@
+//! What a version commits and what it must pass, for every command that
+//! commits one (`consolidate`, `rollback`) and for `check`, which asks
+//! the same of the work tree: the store paths that differ from HEAD, the
+//! gate on them (logs only grown, no secret memoir did not police, nothing
+//! under `memory/` that is not a store file), and the repair of the views
+//! a killed write left behind, which must not be committed as they are.
+
+use crate::git;
+use crate::index::snapshot::Snapshot;
+use crate::model::key::Key;
+use crate::store::{Store, StoreError};
+
+/// Brings the views a killed write left behind ([`unfinished_writes`]) up
+/// to the logs, adding the paths repaired to `paths` (work-tree-relative,
+/// sorted): a rebuild, which leaves hand edits alone. Nothing when there
+/// are none (the common case costs a pass over the journal).
+pub(crate) fn repair_unfinished_writes(
+    store: &Store,
+    snap: &Snapshot,
+    workdir: &std::path::Path,
+    paths: &mut Vec<String>,
+) -> Result<(), StoreError> {
+    if !unfinished_writes(store, snap) {
+        return Ok(());
+    }
+    let prefix = store.workdir_prefix(workdir);
+    let repaired = crate::change::rebuild::rebuild_locked(store, false, false)?;
+    paths.extend(
+        repaired
+            .written
+            .iter()
+            .chain(&repaired.removed)
+            .map(|rel| format!("{prefix}{rel}")),
+    );
+    if repaired.index_changed {
+        paths.push(format!("{prefix}{}", crate::render::memory_md::MEMORY_MD));
+    }
+    paths.sort_unstable();
+    paths.dedup();
+    Ok(())
+}
+
+/// Did a write killed between its log entry and its view leave a view
+/// behind? For each path memoir last wrote (the journal) whose memory the
+/// logs have moved past, the file is still what memoir wrote then, or
+/// gone. Only those few files are read: a path git changed since (a pull)
+/// holds what the logs say, or someone's edit, not memoir's leftover.
+fn unfinished_writes(store: &Store, snap: &Snapshot) -> bool {
+    store.state.journal().into_iter().any(|(rel, wrote)| {
+        let Some(key) = Key::from_rel_path(&rel) else {
+            return false;
+        };
+        let logged = snap.key(&key).and_then(|s| s.view_hash);
+        if logged == wrote {
+            return false;
+        }
+        let now = store
+            .read_memory_file(&rel)
+            .ok()
+            .map(|c| c.map(|c| crate::model::fingerprint::fingerprint(c.as_bytes())));
+        match now {
+            // Still memoir's old write (a stale view or a leftover).
+            Some(found) if found == wrote => true,
+            // Gone, though the logs hold a version memoir never wrote.
+            Some(None) => logged.is_some(),
+            _ => false,
+        }
+    })
+}
+
+/// What a version must not commit, checked before it writes anything:
+/// a log that is not HEAD's log with entries appended (logs only grow:
+/// an edit, a truncation or a deletion in the work tree), and a secret
+/// in any text memoir did not police as it wrote it: a hand edit not
+/// yet recorded, MEMORY.md's team text, log text appended by hand. A
+/// memory file that is the view the logs give (`snap`) was policed
+/// when its event was logged.
+pub(crate) fn gate_commit(
+    store: &Store,
+    workdir: &std::path::Path,
+    paths: &[String],
+    snap: Option<&Snapshot>,
+) -> Result<(), StoreError> {
+    let prefix = store.workdir_prefix(workdir);
+    let in_store: Vec<(&str, &str)> = paths
+        .iter()
+        .filter_map(|p| Some((p.as_str(), p.strip_prefix(&prefix)?)))
+        .collect();
+    let logs: Vec<&str> = in_store
+        .iter()
+        .filter(|(_, rel)| rel.starts_with("memory/log/"))
+        .map(|(p, _)| *p)
+        .collect();
+    let committed = git::Repo::discover(workdir)?.head_blobs(&logs)?;
+    for (path, rel) in in_store {
+        if rel.starts_with("memory/log/") {
+            gate_log(store, rel, committed.get(path).map(Vec::as_slice))?;
+        } else {
+            gate_layout(store, rel)?;
+            gate_view(store, rel, snap)?;
+        }
+    }
+    Ok(())
+}
+
+/// A path about to be committed outside the logs is a store file: a
+/// memory file (a regular file at `memory/<scope>/<name>.md`, or one
+/// being deleted), MEMORY.md, the config, `.gitattributes` or a scope's
+/// `.gitkeep`. Anything else under `memory/` (a folder named like a
+/// memory file, a file in a folder of its own) would enter the store
+/// around the policy, which no reader then checks.
+fn gate_layout(store: &Store, rel: &str) -> Result<(), StoreError> {
+    let fixed = [
+        crate::render::memory_md::MEMORY_MD,
+        crate::model::config::CONFIG_PATH,
+        ".gitattributes",
+    ];
+    let keep = rel
+        .strip_suffix("/.gitkeep")
+        .and_then(|dir| dir.strip_prefix("memory/"))
+        .is_some_and(|scope| store.has_scope(scope));
+    if fixed.contains(&rel) || keep {
+        return Ok(());
+    }
+    let memory =
+        Key::from_rel_path(rel).is_some_and(|k| k.rel_path() == rel && store.has_scope(&k.scope));
+    let meta = store.path(rel).symlink_metadata();
+    let file = meta.as_ref().map_or(true, |m| m.is_file());
+    if memory && file {
+        return Ok(());
+    }
+    Err(StoreError::Refused {
+        rule: "layout".into(),
+        path: rel.to_string(),
+        line: None,
+        message: "is not a store file (a memory is a regular file memory/<scope>/<name>.md in a \
+                  configured scope); memoir does not commit it: move it out of memory/"
+            .into(),
+    })
+}
+
+/// A view about to be committed holds no secret, unless memoir wrote it
+/// itself (its content is what the logs give its memory: policed then).
+fn gate_view(store: &Store, rel: &str, snap: Option<&Snapshot>) -> Result<(), StoreError> {
+    let Some(content) = store.read(rel, None)? else {
+        return Ok(());
+    };
+    let policed = snap.is_some_and(|snap| {
+        Key::from_rel_path(rel).is_some_and(|k| {
+            snap.key(&k).and_then(|s| s.view_hash)
+                == Some(crate::model::fingerprint::fingerprint(content.as_bytes()))
+        })
+    });
+    if policed {
+        return Ok(());
+    }
+    crate::policy::memory::check_content_secrets(&content, rel)
+}
+
+/// A log about to be committed is its committed bytes (`committed`, none
+/// for a new log) plus appended entries (or exactly the rewrite a `redact`
+/// event lists), and what it gained holds no secret.
+fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), StoreError> {
+    let now = match crate::fs::safe_file::read(&store.path(rel), crate::store::MAX_LOG_BYTES) {
+        Ok(Some(bytes)) => bytes,
+        Ok(None) if committed.is_some() => {
+            return Err(StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: "deleted since the last commit, and logs are never deleted: \
+                          `git checkout -- <path>` restores it"
+                    .into(),
+            })
+        }
+        Ok(None) => return Ok(()),
+        Err(e) => return Err(StoreError::unreadable(rel, e, crate::store::MAX_LOG_BYTES)),
+    };
+    let old = committed.unwrap_or_default();
+    let from =
+        crate::change::append_only::grown_from(store, old, &now, &mut None)?.ok_or_else(|| {
+            let same = old.iter().zip(&now).take_while(|(a, b)| a == b).count();
+            StoreError::Invalid {
+                path: rel.to_string(),
+                line: Some(old[..same].iter().filter(|&&b| b == b'\n').count() + 1),
+                message: "rewritten since the last commit, and logs only grow (a \
+                      `memoir redact` rewrite passes when its redact entry lists \
+                      it): `git checkout -- <path>` restores it"
+                    .into(),
+            }
+        })?;
+    let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
+    if let Err(StoreError::Refused {
+        rule,
+        line,
+        message,
+        ..
+    }) = crate::policy::check_secrets(&crate::model::event::scannable_text(&added), rel)
+    {
+        let before = now[..from.min(now.len())]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        return Err(StoreError::Refused {
+            rule,
+            path: rel.to_string(),
+            line: line.map(|l| l + before),
+            message,
+        });
+    }
+    Ok(())
+}
+
+/// Work-tree-relative paths of store files (MEMORY.md, memory/**) that
+/// differ from HEAD, or that HEAD has and the work tree lost; sorted.
+pub(crate) fn changed_store_paths(
+    store: &Store,
+    workdir: &std::path::Path,
+) -> Result<Vec<String>, StoreError> {
+    let prefix = store.workdir_prefix(workdir);
+    // Temporary files of an interrupted write are not the store's.
+    let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
+    let repo = git::Repo::discover(workdir)?;
+    let mut paths = repo.changed_paths(
+        &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
+        &format!("{prefix}memory/"),
+        &keep,
+    )?;
+    let attributes = format!("{prefix}.gitattributes");
+    if attributes_to_commit(store, &repo, &attributes)? {
+        paths.push(attributes);
+        paths.sort_unstable();
+    }
+    Ok(paths)
+}
+
+/// Should a version commit the store's `.gitattributes`? When what it
+/// has beyond HEAD's is memoir's lines only (`init` wrote them; a clone
+/// with `core.autocrlf` needs them committed, or it converts the logs'
+/// line endings). Anyone else's uncommitted edit of it is theirs to
+/// commit.
+fn attributes_to_commit(store: &Store, repo: &git::Repo, path: &str) -> Result<bool, StoreError> {
+    let cap = 1 << 20;
+    let now = match crate::fs::safe_file::read(&store.path(".gitattributes"), cap) {
+        Ok(Some(bytes)) => String::from_utf8_lossy(&bytes).into_owned(),
+        _ => return Ok(false),
+    };
+    let committed = repo.head_blobs(&[path])?;
+    let old = committed
+        .get(path)
+        .map(|b| String::from_utf8_lossy(b).into_owned())
+        .unwrap_or_default();
+    if old == now {
+        return Ok(false);
+    }
+    let memoirs = |line: &str| {
+        let line = line.trim();
+        line.is_empty()
+            || line.starts_with("# memoir")
+            || line.starts_with("# view files merge")
+            || crate::store::GITATTRIBUTES.contains(&line)
+    };
+    let kept = old.lines().all(|l| now.lines().any(|n| n == l));
+    let added = now.lines().filter(|l| !old.lines().any(|o| o == *l));
+    Ok(kept && added.clone().all(memoirs) && added.count() > 0)
+}
