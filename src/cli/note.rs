@@ -16,7 +16,7 @@ use serde_json::json;
 pub struct Args {
     /// The note's text (words are joined with spaces; a leading `-`, a
     /// markdown bullet, is text).
-    #[arg(allow_hyphen_values = true, trailing_var_arg = true)]
+    #[arg(allow_hyphen_values = true)]
     text: Vec<String>,
     /// Read a Claude Code SessionEnd hook's JSON on stdin and note what the
     /// user asked in the session (from its transcript, bounded, secrets
@@ -48,12 +48,25 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             })?
         }
     } else {
+        // Once the text starts, every word is text (a note may begin with
+        // `- `): a flag written after it would be noted, not obeyed.
+        if let Some(flag) = args.text.iter().skip(1).find(|w| is_flag(w)) {
+            return Err(CliError::Usage(format!(
+                "`{flag}` after the note's text: put flags before the text, e.g. `memoir {flag} note …`"
+            )));
+        }
         args.text.join(" ")
     };
     let ctx = app.ctx(&store)?;
     let id = memoir::ops::write::note(&store, &ctx, &text)?;
     app.out.json(&json!({ "id": id }))?;
     Ok(0)
+}
+
+/// One of the global flags, as a word on its own (`--json`, `-q`, `--store=x`).
+fn is_flag(word: &str) -> bool {
+    let name = word.split_once('=').map_or(word, |(n, _)| n);
+    ["--json", "--quiet", "-q", "--store", "--lock-timeout"].contains(&name)
 }
 
 /// The note of the session a SessionEnd hook names, if the user asked anything.

@@ -510,9 +510,17 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
                 return Ok(out);
             }
             (_, next) => {
+                // Its own bytes: up to the next entry, or a torn marker a
+                // later writer put after it, without the blank lines before
+                // either (so its id is the same before and after sealing).
+                let mut end = next.map_or(text.len(), |(at, _)| at);
+                if let Some((after, _)) = marker.filter(|&(after, _)| after <= end) {
+                    end = after - TORN_MARKER.len() - 1;
+                }
+                let end = entry_pos + text[entry_pos..end].trim_end_matches(['\n', '\r']).len();
                 out.quarantined.push(Quarantined {
                     line: entry_line,
-                    span: entry_pos..next.map_or(text.len(), |(at, _)| at),
+                    span: entry_pos..end,
                     error: LogError { line, message },
                 });
                 let Some((at, lines)) = next else {
@@ -527,10 +535,12 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
     }
 }
 
-/// The longest heading line, and the longest metadata line, a torn entry
-/// may have: an entry's metadata names its body's length, and a `consumed`
-/// list of thousands of note ids is still far below this.
+/// The longest metadata line (and body) a torn entry may have: a
+/// `consumed` list of thousands of note ids is still far below this.
 const MAX_TORN_HEAD: usize = 1 << 20;
+/// The longest heading line a torn entry may have (`## <time> <op> <key> ·
+/// <id>`, a key at most a few hundred bytes).
+const MAX_TORN_HEADING: usize = 1024;
 /// What an entry holds past its body: the fence lines and the end line.
 const ENTRY_FRAME: usize = 1024;
 
@@ -544,20 +554,36 @@ fn could_be_torn(part: &str) -> bool {
     }
     let mut lines = part.splitn(3, '\n');
     let heading = lines.next().unwrap_or("");
+    if heading.len() > MAX_TORN_HEADING {
+        return false;
+    }
     let Some(meta) = lines.next() else {
-        return heading.len() <= MAX_TORN_HEAD;
+        return true;
     };
+    // What memoir writes second is its metadata comment, whole or cut.
+    if !(meta.starts_with(META_PREFIX) || META_PREFIX.starts_with(meta)) {
+        return false;
+    }
     let Some(rest) = lines.next().filter(|r| !r.is_empty()) else {
         // The metadata line itself was cut (the newline after it, if any,
         // is the repair's).
-        return heading.len() + meta.len() <= 2 * MAX_TORN_HEAD;
+        return meta.len() <= MAX_TORN_HEAD;
     };
     let declared = meta
         .strip_prefix(META_PREFIX)
         .and_then(|m| m.strip_suffix(COMMENT_SUFFIX))
-        .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok())
-        .and_then(|v| v.get("len").and_then(serde_json::Value::as_u64));
-    declared.is_some_and(|len| rest.len() as u64 <= len + ENTRY_FRAME as u64)
+        .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok());
+    let (Some(len), Some(id)) = (
+        declared.as_ref().and_then(|v| v.get("len")?.as_u64()),
+        declared.as_ref().and_then(|v| v.get("id")?.as_str()),
+    ) else {
+        return false;
+    };
+    // No entry's body is longer than this; a whole entry (its end line
+    // there) is not torn but malformed.
+    len <= MAX_TORN_HEAD as u64
+        && rest.len() as u64 <= len + ENTRY_FRAME as u64
+        && !rest.contains(&end_line(id))
 }
 
 /// Where reading resumes after a malformed entry that starts at `from`
@@ -699,8 +725,19 @@ mod tests {
         assert_eq!(parsed.torn.len(), 1);
         assert!(parsed.quarantined.is_empty());
         // Unsealed junk at the end: quarantined, and the file must be closed.
-        let parsed = parse_log(&format!("{a}{junk}")).unwrap();
+        let unsealed = format!("{a}{junk}\n");
+        let parsed = parse_log(&unsealed).unwrap();
         assert!(!parsed.torn_tail && !parsed.ends_cleanly());
+        // Its bytes are the same before and after the next writer seals it.
+        let before = &unsealed[parsed.quarantined[0].span.clone()];
+        let sealed_text = sealed(&junk);
+        let after = parse_log(&sealed_text).unwrap();
+        assert_eq!(&sealed_text[after.quarantined[0].span.clone()], before);
+        // A heading, then anything but memoir's metadata: junk too.
+        let fake = format!("## 10:00:00Z note · X\n{}", "z".repeat(5_000));
+        let parsed = parse_log(&sealed(&fake)).unwrap();
+        assert!(parsed.torn.is_empty());
+        assert_eq!(parsed.quarantined.len(), 1);
     }
 
     #[test]

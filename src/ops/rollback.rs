@@ -51,7 +51,13 @@ pub fn rollback(
         opts.allow_detached,
     )?;
     let (target, files) = store.files_at(rev, "memory/")?;
-    let (replay, drifts) = crate::change::drift::drifts(store)?;
+    let (mut replay, mut drifts) = crate::change::drift::drifts(store)?;
+    // Views a killed write left behind are memoir's: brought up to the
+    // logs first, or the rollback would commit them as they are.
+    if !opts.dry_run && drifts.iter().any(|d| d.kind.is_memoirs()) {
+        crate::change::rebuild::rebuild_locked(store, false, false)?;
+        (replay, drifts) = crate::change::drift::drifts(store)?;
+    }
     if !opts.force {
         refuse_hand_edits(&drifts)?;
     }

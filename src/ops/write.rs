@@ -278,10 +278,19 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
         // the logs say first, whatever this write then decides (the same
         // content, a proposal, a new version).
         let rel = req.key.rel_path();
-        let content = existing.content.as_deref().unwrap_or_default();
-        store.write_view(&rel, content)?;
-        let hash = fingerprint(content.as_bytes());
-        let _ = store.state.journal_append(&[(rel, Some(hash))]);
+        // What the logs say: a version, or no file (a forget memoir never
+        // finished removing).
+        let wrote = match existing.content.as_deref() {
+            Some(content) => {
+                store.write_view(&rel, content)?;
+                Some(fingerprint(content.as_bytes()))
+            }
+            None => {
+                store.remove_view(&rel)?;
+                None
+            }
+        };
+        let _ = store.state.journal_append(&[(rel, wrote)]);
         crate::index::snapshot::write_memory_md_from(store, &snap)?;
     }
     if let Some(old) = existing

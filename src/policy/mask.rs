@@ -17,29 +17,31 @@ const MIN_SECRET_LEN: usize = 24;
 /// redaction.
 pub fn masked<S: AsRef<str>>(text: &str, arguments: &[S]) -> String {
     let mut out = text.to_string();
-    let given = arguments.iter().map(|a| a.as_ref().to_string());
-    // A key is quoted as memoir normalizes it (`project/Always use GHP_x`
-    // as `project/always-use-ghp-x`): that form hides as the argument does.
-    let normalized = arguments.iter().filter_map(|a| {
-        let a = a.as_ref();
-        let (key, _) = Key::parse(a).ok()?;
-        Some((key.to_string(), a.len()))
-    });
-    let quoted: Vec<(String, usize)> = given
-        .map(|a| {
-            let len = a.len();
-            (a, len)
-        })
-        .chain(normalized)
-        .collect();
-    for (arg, len) in quoted {
-        let maybe_secret =
-            (arg.len() >= MIN_SECRET_LEN && !key_or_path(&arg)) || arg.contains('\n');
-        if maybe_secret && out.contains(arg.as_str()) {
-            out = out.replace(arg.as_str(), &format!("<argument of {len} bytes>"));
+    for arg in arguments {
+        let arg = arg.as_ref();
+        if !maybe_secret(arg) {
+            continue;
+        }
+        let shown = format!("<argument of {} bytes>", arg.len());
+        // A key is quoted as memoir normalizes it (`project/AIzaSy…` as
+        // `project/aizasy…`): that form hides with the argument, whatever
+        // it looks like itself (lowercased, a token reads as words).
+        let normalized = Key::parse(arg).ok().map(|(key, _)| key.to_string());
+        for form in std::iter::once(arg.to_string()).chain(normalized) {
+            if !form.is_empty() && out.contains(form.as_str()) {
+                out = out.replace(form.as_str(), &shown);
+            }
         }
     }
     crate::policy::secrets::redact(&out)
+}
+
+/// An argument that may be a secret: long and no key or path of words,
+/// over lines (a key file), or one the secret rules find a secret in.
+fn maybe_secret(arg: &str) -> bool {
+    (arg.len() >= MIN_SECRET_LEN && !key_or_path(arg))
+        || arg.contains('\n')
+        || crate::policy::secrets::find_in_name(arg).is_some()
 }
 
 /// A memory key (`project/deploy-checklist`) or a path (`/home/ada/x`,
@@ -75,6 +77,14 @@ mod tests {
             "{out}"
         );
         assert!(out.contains("<argument of"), "{out}");
+        // A token that lowercases into a key of short words hides too.
+        let google = ["AIza", "SyD-9tSrke72PouQMnMX-a7eZSW0jkFMBWY"].concat();
+        let arg = format!("project/{google}");
+        let out = masked(
+            &format!("no memory {}", arg.to_lowercase()),
+            &[arg.as_str()],
+        );
+        assert!(!out.contains("9tsrke72"), "{out}");
         // Keys and paths of words, and short values, are quoted as they are.
         let plain = "memory/project/deploy-checklist.md: refused (source)";
         assert_eq!(

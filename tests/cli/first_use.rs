@@ -496,8 +496,15 @@ fn a_value_that_starts_with_a_hyphen_is_text_a_markdown_bullet() {
     assert!(file.contains("- run make deploy\n- then watch"), "{file}");
     env.ok(&["forget", "project/deploy", "--reason", "-moved to the wiki"]);
     assert!(env.log_text().contains("-moved to the wiki"));
-    // Flags still read as flags before the text.
+    // Flags still read as flags, before the text and after it.
     env.ok(&["note", "-q", "a quiet note"]);
+    // A flag after the text would be noted, not obeyed: refused, nothing noted.
+    let err = env.fails(&["note", "- then a flag", "--json"], 2);
+    assert!(
+        err.contains("--json") && err.contains("before the text"),
+        "{err}"
+    );
+    assert!(!env.log_text().contains("then a flag"));
     // A secret in such a value is refused, never echoed.
     let token = ["ghp_", "Zk3vQ9pL2mX8rT5wY7uB1nC4dF6gH0jK2lM9"].concat();
     let (code, out, err) = env.run(&["note", &format!("- the key {token}")]);

@@ -871,6 +871,15 @@ fn a_view_a_crash_never_wrote_does_not_block_the_next_write() {
         .read("memory/project/b.md")
         .contains("description: beta\n"));
     env.ok(&["check"]);
+    // A forget killed before its view went: the file is memoir's leftover,
+    // removed as the logs say, even when the write then only proposes.
+    assert_eq!(env.remember("project/c", "gamma", &[]).0, 0);
+    crash_after_log_append(&env, &["forget", "project/c", "--reason", "gone"]);
+    assert!(env.path("memory/project/c.md").exists());
+    let (code, out, err) = env.remember("project/c", "alpha", &[]);
+    assert_eq!(code, 4, "a near-duplicate of project/a: {out}{err}");
+    assert!(!env.path("memory/project/c.md").exists(), "{out}{err}");
+    env.ok(&["check"]);
     // A file memoir wrote as the logs say and someone deleted is still a
     // hand deletion, which the writer must not paper over.
     std::fs::remove_file(env.path("memory/project/a.md")).expect("rm");
@@ -913,6 +922,22 @@ fn consolidate_commits_the_view_a_killed_write_left_behind_brought_up_to_date() 
     assert!(!env.git(&["show", "HEAD:MEMORY.md"]).contains("to forget"));
     env.ok(&["check"]);
     env.assert_store_committed("after the consolidation");
+}
+
+/// A rollback after a killed write commits no view it left behind.
+#[test]
+fn rollback_commits_no_view_a_killed_write_left_behind() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    let first = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(env.remember("project/b", "beta", &[]).0, 0);
+    env.ok(&["consolidate"]);
+    crash_after_log_append(&env, &["forget", "project/b", "--reason", "gone"]);
+    env.ok(&["rollback", &first]);
+    let tree = env.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(!tree.contains("memory/project/b.md"), "{tree}");
+    env.ok(&["check"]);
 }
 
 /// The temporary files of writes killed before their rename, beside the

@@ -342,18 +342,12 @@ fn scan(text: &str, depth: u8, first_per_line: bool, out: &mut Vec<Hit>) {
     }
 }
 
-/// A secret in a name (a memory's name, a file's name, a title), where a
-/// token may be glued to words by `_`, `-`, `.`, `/` or a space
-/// (`deploy_ghp_…`), which the rules' word boundaries do not see: the name
-/// and each of its tails after such a separator are scanned. A name is
-/// short, so this costs little.
+/// A secret in a name (a memory's name, a file's name, a title): the
+/// first the rules find. A token glued into the name by `_`
+/// (`deploy_ghp_…`) is found, as in any text (the rules' ends are `\b` or
+/// `_`: `rules`); one scan, so a long title costs its length.
 pub fn find_in_name(name: &str) -> Option<Finding> {
-    std::iter::once(0)
-        .chain(
-            name.match_indices(['_', '-', '.', ' ', '/'])
-                .map(|(i, _)| i + 1),
-        )
-        .find_map(|at| find_secrets(name.get(at..)?).into_iter().next())
+    find_secrets(name).into_iter().next()
 }
 
 /// Finds secrets in `text`, one finding per line at most (the first rule
