@@ -90,6 +90,11 @@ pub fn proves_redaction(old: &Event, old_text: &str, new: &str) -> bool {
     let Some(why) = now.redacted.clone() else {
         return false;
     };
+    // The one text a redaction adds: a reason, and no place to put a
+    // secret the rest of the entry no longer holds (no gate scans it).
+    if crate::policy::check_secrets(&why, "redacted").is_err() {
+        return false;
+    }
     let like = |body: String, reason: Option<String>, actor: String| {
         let mut e = old.clone();
         e.body = body;
@@ -225,6 +230,10 @@ mod tests {
         let mut moved = removed.clone();
         moved.actor = "Eve <eve@example.com>".into();
         assert!(!proves_redaction(&plain, &plain_text, &moved.render()));
+        // A secret put in the `redacted` text: not a redaction.
+        let mut carrying = removed.clone();
+        carrying.redacted = Some(format!("see {aws}"));
+        assert!(!proves_redaction(&plain, &plain_text, &carrying.render()));
         // No `redacted` field: not a redaction.
         let mut unmarked = removed;
         unmarked.redacted = None;

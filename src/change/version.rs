@@ -93,14 +93,32 @@ pub(crate) fn gate_commit(
         .collect();
     let committed = git::Repo::discover(workdir)?.head_blobs(&logs)?;
     for (path, rel) in in_store {
-        if rel.starts_with("memory/log/") {
+        let log = rel.starts_with("memory/log/");
+        if log && is_log_path(rel) {
             gate_log(store, rel, committed.get(path).map(Vec::as_slice))?;
+        } else if log {
+            gate_layout(store, rel)?;
         } else {
             gate_layout(store, rel)?;
             gate_view(store, rel, snap)?;
         }
     }
     Ok(())
+}
+
+/// A log's place: `memory/log/<YYYY-MM-DD>/<writer>.md`. Anything else
+/// under `memory/log/` is no log, and [`gate_layout`] judges it.
+fn is_log_path(rel: &str) -> bool {
+    let Some(rest) = rel.strip_prefix("memory/log/") else {
+        return false;
+    };
+    let Some((day, file)) = rest.split_once('/') else {
+        return false;
+    };
+    crate::model::time::Date::parse(day).is_ok()
+        && file.ends_with(".md")
+        && !file.contains('/')
+        && !file.starts_with('.')
 }
 
 /// A path about to be committed outside the logs is a store file: a
@@ -119,7 +137,9 @@ fn gate_layout(store: &Store, rel: &str) -> Result<(), StoreError> {
         .strip_suffix("/.gitkeep")
         .and_then(|dir| dir.strip_prefix("memory/"))
         .is_some_and(|scope| store.has_scope(scope));
-    if fixed.contains(&rel) || keep {
+    // Gone: its deletion is committed (what the advice below asks for).
+    let gone = store.path(rel).symlink_metadata().is_err();
+    if fixed.contains(&rel) || keep || gone || rel == "memory/log/.gitkeep" {
         return Ok(());
     }
     let memory =
@@ -206,6 +226,50 @@ fn gate_log(store: &Store, rel: &str, committed: Option<&[u8]>) -> Result<(), St
             line: line.map(|l| l + before),
             message,
         });
+    }
+    gate_entries_added(store, rel, &now, from)
+}
+
+/// What a log gained (from byte `from`) holds as `check --base` asks of
+/// it: no entry no reader can use that the team has not accepted, and no
+/// memory whose YAML, once read, holds a secret.
+fn gate_entries_added(store: &Store, rel: &str, now: &[u8], from: usize) -> Result<(), StoreError> {
+    let text = String::from_utf8_lossy(now);
+    let parsed = crate::log::files::parse_log(store, rel, &text)?;
+    let line_of = |at: usize| text[..at.min(text.len())].matches('\n').count() + 1;
+    for q in parsed.quarantined.iter().filter(|q| q.span.start >= from) {
+        let id = crate::log::read::quarantine_id(&text, q);
+        if !crate::log::read::is_accepted(store, &id) {
+            return Err(StoreError::Refused {
+                rule: "log".into(),
+                path: rel.to_string(),
+                line: Some(q.line),
+                message: format!(
+                    "a malformed entry no reader can use (`memoir check` says why); memoir commits \
+                     it only once listed: {id} under `accepted_entries:` in memory/config.yaml"
+                ),
+            });
+        }
+    }
+    for (e, span) in parsed.events.iter().zip(&parsed.spans) {
+        let memory = matches!(
+            e.op,
+            crate::model::event::Op::Remember
+                | crate::model::event::Op::Propose
+                | crate::model::event::Op::Resolve
+        );
+        if span.start >= from && memory {
+            if let Err(StoreError::Refused { rule, message, .. }) =
+                crate::policy::memory::check_content_secrets(&e.body, rel)
+            {
+                return Err(StoreError::Refused {
+                    rule,
+                    path: rel.to_string(),
+                    line: Some(line_of(span.start)),
+                    message,
+                });
+            }
+        }
     }
     Ok(())
 }

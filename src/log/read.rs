@@ -6,6 +6,22 @@ use crate::log::replay::Replay;
 use crate::model::event::Event;
 use crate::store::{Store, StoreError};
 
+/// What names a quarantined entry in the accept-list: the blob id of its
+/// bytes (a forged entry cannot take an accepted one's name).
+pub(crate) fn quarantine_id(text: &str, q: &crate::model::event::Quarantined) -> String {
+    crate::git::blob_id(text.get(q.span.clone()).unwrap_or("").as_bytes())
+}
+
+/// Has the team accepted the quarantined entry of this id
+/// (`accepted_entries:` in the config)?
+pub(crate) fn is_accepted(store: &Store, id: &str) -> bool {
+    store
+        .config
+        .accepted_entries
+        .iter()
+        .any(|a| a.eq_ignore_ascii_case(id))
+}
+
 /// Reads and parses every log.
 pub fn read_logs(store: &Store) -> Result<Logs, StoreError> {
     let mut logs = Logs::default();
@@ -49,12 +65,10 @@ fn each_log(
             }
         };
         let parsed = crate::log::files::parse_log(store, &f.rel, &text)?;
-        // What names a quarantined entry in the accept-list: its bytes'
-        // blob id (a forged entry cannot take an accepted one's name).
         let names: Vec<String> = parsed
             .quarantined
             .iter()
-            .map(|q| crate::git::blob_id(text.get(q.span.clone()).unwrap_or("").as_bytes()))
+            .map(|q| quarantine_id(&text, q))
             .collect();
         drop(text);
         for line in &parsed.torn {
@@ -67,11 +81,7 @@ fn each_log(
             });
         }
         for (q, name) in parsed.quarantined.iter().zip(names) {
-            let accepted = store
-                .config
-                .accepted_entries
-                .iter()
-                .any(|id| id.eq_ignore_ascii_case(&name));
+            let accepted = is_accepted(store, &name);
             let decide = if accepted {
                 "accepted in memory/config.yaml".to_string()
             } else {

@@ -80,7 +80,13 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
         true => redact_views(store, &mut report)?,
         false => Vec::new(),
     };
-    if opts.dry_run || (report.entries.is_empty() && report.files.is_empty()) {
+    if opts.dry_run {
+        return Ok(report);
+    }
+    if report.entries.is_empty() && report.files.is_empty() {
+        // Nothing left in the store; a run killed after its rewrites may
+        // have left the secret in the local state, which goes all the same.
+        crate::ops::seen::forget_secrets(store, &stub)?;
         return Ok(report);
     }
     // The audit entry first: killed after it, every rewrite made is
@@ -94,10 +100,11 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
     for (rel, text) in &in_place {
         store.write_view(rel, text)?;
     }
+    // "Removed everywhere memoir wrote it" includes its local state: before
+    // the rebuild, which may fail.
+    crate::ops::seen::forget_secrets(store, &stub)?;
     report.event = Some(event.id);
     report.rebuilt = crate::change::rebuild::rebuild_locked(store, false, false)?.written;
-    // "Removed everywhere memoir wrote it" includes its local state.
-    crate::ops::seen::forget_secrets(store, &stub)?;
     Ok(report)
 }
 

@@ -770,9 +770,19 @@ fn a_rewritten_log_stops_consolidate_with_its_file_and_line_and_no_commit() {
     let err = env.fails(&["consolidate"], 1);
     assert!(err.contains(&format!("{log}:2:")), "{err}");
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
-    // A malformed entry appended (a teammate's tool) is quarantined: the
-    // consolidation goes on and commits it.
+    // A malformed entry appended (a teammate's tool) is quarantined:
+    // committed only once the team accepts it, as check --base asks.
     env.write(&log, format!("{text}## 10:00:00Z note · bogus\n\n"));
+    let err = env.fails(&["consolidate"], 3);
+    assert!(err.contains("accepted_entries"), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
+    let id = err
+        .split("listed: ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("id")
+        .to_string();
+    env.write("memory/config.yaml", format!("accepted_entries: [{id}]\n"));
     env.ok(&["consolidate"]);
     assert_ne!(env.git(&["rev-parse", "HEAD"]), head);
     env.assert_store_committed("after the consolidation");

@@ -110,15 +110,17 @@ fn a_final_entry_whose_length_runs_past_the_end_is_closed_by_the_next_writer() {
     env.write(&log, forged);
     env.ok(&["note", "second"]);
     env.ok(&["note", "third"]);
-    // The log still parses and both notes are read.
-    let (_, stdout, _) = env.run(&["--json", "check"]);
+    // The log still parses and both notes are read; the whole entry with a
+    // forged length is no write a crash cut short, and check says so.
+    let (code, stdout, _) = env.run(&["--json", "check"]);
+    assert_eq!(code, 1, "{stdout}");
     let report: serde_json::Value = serde_json::from_str(&stdout).expect("json");
     assert!(
         report["problems"]
             .as_array()
             .expect("problems")
             .iter()
-            .all(|p| p["severity"] == "warning"),
+            .all(|p| p["severity"] == "warning" || p["rule"] == "log"),
         "{report}"
     );
     let hot = env.ok(&["context"]);
@@ -152,7 +154,8 @@ fn a_malformed_entry_in_a_teammates_log_is_quarantined_not_blocking() {
     env.ok(&["status"]);
     env.ok(&["remember", "project/new", "-d", "a new memory", "-s", "s"]);
     env.ok(&["forget", "project/new", "--reason", "test"]);
-    env.ok(&["consolidate"]);
+    // consolidate does not commit it until someone decides (below).
+    env.fails(&["consolidate"], 3);
     // check names the file and line, and fails (a pre-commit hook or CI
     // stops the entry) until someone decides ...
     let err = env.fails(&["check"], 1);
@@ -180,6 +183,7 @@ fn a_malformed_entry_in_a_teammates_log_is_quarantined_not_blocking() {
     let (code, _, err) = env.run(&["check"]);
     assert_eq!(code, 0, "{err}");
     assert!(err.contains("accepted in memory/config.yaml"), "{err}");
+    env.ok(&["consolidate"]);
     // An accepted id names those bytes only: another bad entry fails again.
     let other = bad_bytes.replace("frobnicate", "frobnicate2");
     env.write(log, format!("{other}{}", later.render()));
@@ -1668,6 +1672,8 @@ fn consolidate_commits_nothing_under_memory_that_is_not_a_store_file() {
         "memory/project/x.md/evil.md",
         "memory/project/deep/evil.md",
         "memory/notes/evil.md",
+        "memory/log/junk/payload.txt",
+        "memory/log/2026-11-29/x.md/inner",
     ] {
         env.write(planted, "---\nname: evil\n---\nplanted around the policy\n");
         let err = env.fails(&["consolidate"], 3);
@@ -1677,6 +1683,15 @@ fn consolidate_commits_nothing_under_memory_that_is_not_a_store_file() {
         std::fs::remove_dir_all(dir.parent().expect("parent")).expect("rm");
     }
     env.ok(&["consolidate"]);
+    // One committed before the gate (by git itself), then moved out of
+    // memory/ as the refusal advises: its deletion is committed.
+    env.write("memory/project/notes.txt", "stray");
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "stray"]);
+    std::fs::remove_file(env.path("memory/project/notes.txt")).expect("rm");
+    env.ok(&["consolidate"]);
+    let tree = env.git(&["ls-tree", "-r", "--name-only", "HEAD"]);
+    assert!(!tree.contains("notes.txt"), "{tree}");
 }
 
 #[test]
