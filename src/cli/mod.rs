@@ -186,10 +186,15 @@ impl App {
     /// Who is writing: MEMOIR_ACTOR, else git's identity (`user.name` and
     /// `user.email`, or `GIT_AUTHOR_*`); `None` when neither says.
     pub fn actor(&self, store: &Store) -> Result<Option<String>, CliError> {
+        // The store's repository, then the one the command runs in: the
+        // personal store is a repository of its own, with no identity of
+        // its own, and a per-repository user.name names its writer too.
+        let here = self.cwd.clone().or_else(|| std::env::current_dir().ok());
         let actor = std::env::var("MEMOIR_ACTOR")
             .ok()
             .filter(|a| !a.trim().is_empty())
-            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity());
+            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity())
+            .or_else(|| memoir::git::Repo::discover(&here?).ok()?.identity());
         if actor
             .as_ref()
             .is_some_and(|a| a.contains('\n') || a.chars().count() > 200)

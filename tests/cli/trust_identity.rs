@@ -502,3 +502,32 @@ fn the_pre_commit_hook_without_an_identity_refuses_only_a_commit_of_the_store() 
     gives_gits_advice(&err);
     assert_eq!(env.log_text(), logs, "nothing recorded");
 }
+
+/// An identity set for the repository only (`git config user.name`, no
+/// global one) names the writer of the personal store too, whose own
+/// repository has none.
+#[test]
+fn a_per_repository_identity_names_personal_writes_too() {
+    let env = Env::new();
+    env.git(&["config", "user.name", "Lin Repo"]);
+    env.git(&["config", "user.email", "lin@example.com"]);
+    let (code, out, err) = anonymous(
+        &env,
+        &[
+            "remember",
+            "user/terse",
+            "-d",
+            "Prefers short answers",
+            "-s",
+            "stated",
+        ],
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let logs: String = walkdir::WalkDir::new(personal_root(&env).join("memory/log"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| std::fs::read_to_string(e.path()).unwrap_or_default())
+        .collect();
+    assert!(logs.contains("Lin Repo <lin@example.com>"), "{logs}");
+}
