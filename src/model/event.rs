@@ -482,16 +482,19 @@ pub fn parse_log(text: &str) -> Result<ParsedLog, LogError> {
             Err(EntryError::Eof) => (0, String::new()),
             Err(EntryError::Malformed(line, message)) => (line, message),
         };
-        let marker = find_torn_marker(&text[entry_pos..])
-            .map(|(after, lines)| (entry_pos + after, entry_line - 1 + lines));
         // A malformed entry is skipped up to the next entry that parses; a
         // torn one (cut short by a crash) up to the marker that a later
-        // writer put after it. Whichever comes first decides which it was.
+        // writer put after it. Whichever comes first decides which it was,
+        // so the marker is looked for only up to the next entry (searching
+        // to the end for each of many malformed entries was quadratic).
         let next = if line == 0 {
             None
         } else {
             next_entry(text, entry_pos, entry_line)
         };
+        let until = next.map_or(text.len(), |(n, _)| n);
+        let marker = find_torn_marker(&text[entry_pos..until])
+            .map(|(after, lines)| (entry_pos + after, entry_line - 1 + lines));
         // A torn entry is what a killed write leaves: the start of one
         // entry. Anything else before a marker (junk, or more than its
         // metadata's length) is quarantined, so `check` sees it.
