@@ -222,7 +222,14 @@ pub fn install(dir: &Path) -> Result<Vec<Done>, HooksError> {
             });
             continue;
         }
-        std::fs::write(&path, &text).map_err(io(&path))?;
+        // Replaced whole, never through a link, never cut short by a
+        // crash (a chained hook is the team's own script).
+        crate::fs::replace::replace(
+            &path,
+            text.as_bytes(),
+            crate::fs::replace::Durability::Synced,
+        )
+        .map_err(io(&path))?;
         make_executable(&path)?;
         let action = match existing {
             Some(e) if !without_block(&e).trim().is_empty() => Action::Chained,
@@ -268,7 +275,12 @@ pub fn uninstall(dir: &Path) -> Result<Vec<Done>, HooksError> {
                 action: Action::Removed,
             });
         } else {
-            std::fs::write(&path, rest).map_err(io(&path))?;
+            crate::fs::replace::replace(
+                &path,
+                rest.as_bytes(),
+                crate::fs::replace::Durability::Synced,
+            )
+            .map_err(io(&path))?;
             done.push(Done {
                 target: path.display().to_string(),
                 action: Action::Trimmed,
