@@ -8,8 +8,16 @@ set -euo pipefail
 inspector=$1 memoir=$2 store=$3
 cd "$store"
 
+# The client starts the server with a few variables of its own choosing
+# (HOME, PATH, USER…), as clients do: the test's git identity (a config
+# file beside its HOME) and clock are handed over by name, since memoir
+# refuses to log a write by no one.
+server_env=()
+for v in GIT_CONFIG_GLOBAL GIT_CONFIG_NOSYSTEM MEMOIR_NOW MEMOIR_ACTOR; do
+  [ -n "${!v:-}" ] && server_env+=(-e "$v=${!v}")
+done
 # Runs the inspector; server arguments go before `--`, its own after.
-call() { "$inspector" --cli "$memoir" mcp -- --format json "$@" 2>/dev/null || true; }
+call() { "$inspector" --cli "$memoir" mcp -- "${server_env[@]}" --format json "$@" 2>/dev/null || true; }
 # Checks a Python expression over the JSON answer `r`.
 expect() {
   local what=$1 expr=$2 answer=$3
