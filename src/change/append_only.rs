@@ -33,7 +33,15 @@ pub fn listed(e: &Event) -> HashMap<String, String> {
 /// A listed entry counts as redacted only when its new text is what
 /// `redact` makes of the old one ([`proves_redaction`]): a listing alone
 /// proves nothing, since anyone can append one.
-pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Option<usize> {
+/// A body removed with no secret the rules know (`redact <id>`) proves
+/// nothing: it counts only when `accepted` says the team accepts the new
+/// entry's blob id (`accepted_entries:`), as for an entry no reader can use.
+pub fn accepts(
+    old: &str,
+    now: &str,
+    listing: &HashMap<String, String>,
+    accepted: &dyn Fn(&str) -> bool,
+) -> Option<usize> {
     if listing.is_empty() {
         return None;
     }
@@ -59,7 +67,11 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
         match (listing.get(&e.id), rewritten.get(e.id.as_str())) {
             (Some(removed), Some(new))
                 if *removed == crate::git::blob_id(text.as_bytes())
-                    && proves_redaction(e, text, new) =>
+                    && match proves_redaction(e, text, new) {
+                        Some(Proof::Secret) => true,
+                        Some(Proof::Removed) => accepted(&crate::git::blob_id(new.as_bytes())),
+                        None => false,
+                    } =>
             {
                 expected.push_str(new);
                 redacted += 1;
@@ -72,6 +84,17 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
     (redacted > 0 && now.starts_with(&expected)).then_some(expected.len())
 }
 
+/// What a redaction proves of itself ([`proves_redaction`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Proof {
+    /// It removed what the rules find a secret, and nothing else.
+    Secret,
+    /// It removed a whole body that no rule shows held a secret (`redact
+    /// <id>`, for a secret the rules do not know): only a person can say
+    /// so, by accepting the new entry's blob id.
+    Removed,
+}
+
 /// Is `new` (an entry's text now) what `redact` makes of the entry `old`
 /// (parsed from `old_text`)? The same entry, byte for byte, but for its
 /// `redacted` field and one of: every secret the rules find in its body,
@@ -80,20 +103,16 @@ pub fn accepts(old: &str, now: &str, listing: &HashMap<String, String>) -> Optio
 /// stubbed); or the body removed whole, as `redact <id>` does for a secret
 /// the rules do not know. So a forged "redaction" can remove what an entry
 /// said, and say so in the audit, but never put words in it.
-pub fn proves_redaction(old: &Event, old_text: &str, new: &str) -> bool {
-    let Ok(parsed) = crate::model::event::parse_log(new) else {
-        return false;
-    };
+pub fn proves_redaction(old: &Event, old_text: &str, new: &str) -> Option<Proof> {
+    let parsed = crate::model::event::parse_log(new).ok()?;
     let [now] = parsed.events.as_slice() else {
-        return false;
+        return None;
     };
-    let Some(why) = now.redacted.clone() else {
-        return false;
-    };
+    let why = now.redacted.clone()?;
     // The one text a redaction adds: a reason, and no place to put a
     // secret the rest of the entry no longer holds (no gate scans it).
     if crate::policy::check_secrets(&why, "redacted").is_err() {
-        return false;
+        return None;
     }
     let like = |body: String, reason: Option<String>, actor: String| {
         let mut e = old.clone();
@@ -111,9 +130,15 @@ pub fn proves_redaction(old: &Event, old_text: &str, new: &str) -> bool {
         crate::policy::memory::check_content_secrets(&old.body, ""),
         Err(StoreError::Refused { .. })
     );
-    (found && like(stubbed, reason.clone(), actor.clone()))
+    if (found && like(stubbed, reason.clone(), actor.clone()))
         || (hidden && like(String::new(), reason, actor))
-        || like(String::new(), old.reason.clone(), old.actor.clone())
+    {
+        Some(Proof::Secret)
+    } else if like(String::new(), old.reason.clone(), old.actor.clone()) {
+        Some(Proof::Removed)
+    } else {
+        None
+    }
 }
 
 /// `text` with each secret the rules find replaced by
@@ -148,6 +173,7 @@ pub(crate) fn grown_from(
         &String::from_utf8_lossy(old),
         &String::from_utf8_lossy(now),
         listing.as_ref().unwrap_or(&HashMap::new()),
+        &|id| crate::log::read::is_accepted(store, id),
     ))
 }
 
@@ -211,32 +237,48 @@ mod tests {
         let mut redacted = e.clone();
         redacted.body = stub(&e.body);
         redacted.redacted = Some("secret removed".into());
-        assert!(proves_redaction(&e, &text, &redacted.render()));
+        assert_eq!(
+            proves_redaction(&e, &text, &redacted.render()),
+            Some(Proof::Secret)
+        );
         // Words put in beside the stub: not a redaction.
         let mut forged = redacted.clone();
         forged.body = forged.body.replace("Tuesdays", "Fridays");
-        assert!(!proves_redaction(&e, &text, &forged.render()));
+        assert_eq!(proves_redaction(&e, &text, &forged.render()), None);
         // Without a secret, a stub changes nothing: only removal is left.
         let (plain, plain_text) = entry("deploy on Tuesdays");
         let mut changed = plain.clone();
         changed.body = "deploy on Fridays".into();
         changed.redacted = Some("secret removed".into());
-        assert!(!proves_redaction(&plain, &plain_text, &changed.render()));
+        assert_eq!(
+            proves_redaction(&plain, &plain_text, &changed.render()),
+            None
+        );
         let mut removed = plain.clone();
         removed.body = String::new();
         removed.redacted = Some("a door code".into());
-        assert!(proves_redaction(&plain, &plain_text, &removed.render()));
+        // Removing a body no rule shows held a secret proves only removal.
+        assert_eq!(
+            proves_redaction(&plain, &plain_text, &removed.render()),
+            Some(Proof::Removed)
+        );
         // Another field changed with it: not a redaction.
         let mut moved = removed.clone();
         moved.actor = "Eve <eve@example.com>".into();
-        assert!(!proves_redaction(&plain, &plain_text, &moved.render()));
+        assert_eq!(proves_redaction(&plain, &plain_text, &moved.render()), None);
         // A secret put in the `redacted` text: not a redaction.
         let mut carrying = removed.clone();
         carrying.redacted = Some(format!("see {aws}"));
-        assert!(!proves_redaction(&plain, &plain_text, &carrying.render()));
+        assert_eq!(
+            proves_redaction(&plain, &plain_text, &carrying.render()),
+            None
+        );
         // No `redacted` field: not a redaction.
         let mut unmarked = removed;
         unmarked.redacted = None;
-        assert!(!proves_redaction(&plain, &plain_text, &unmarked.render()));
+        assert_eq!(
+            proves_redaction(&plain, &plain_text, &unmarked.render()),
+            None
+        );
     }
 }

@@ -53,7 +53,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     )?;
     app.out.json(&json!({
         "dry_run": args.dry_run,
-        "entries": r.entries.iter().map(|e| json!({"path": e.path, "id": e.id, "rules": e.rules, "removed": e.removed})).collect::<Vec<_>>(),
+        "entries": r.entries.iter().map(|e| json!({"path": e.path, "id": e.id, "rules": e.rules, "removed": e.removed, "review": e.review})).collect::<Vec<_>>(),
         "files": r.files,
         "event": r.event,
         "rebuilt": r.rebuilt,
@@ -71,6 +71,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         };
         app.out
             .line(format!("{verb} {}: entry {} ({rules})", e.path, e.id))?;
+        if let Some(id) = &e.review {
+            // Not chatter: without it the next version refuses the rewrite.
+            app.out.line(format!(
+                "  no rule shows it held a secret: list {id} under `accepted_entries:` in memory/config.yaml to commit it"
+            ))?;
+        }
     }
     app.out.items(&format!("{verb} "), &r.files)?;
     if r.entries.is_empty() && r.files.is_empty() {

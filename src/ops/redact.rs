@@ -29,6 +29,10 @@ pub struct Redacted {
     pub rules: Vec<String>,
     /// The git blob id of the entry's text as it was.
     pub removed: String,
+    /// For a body removed by id (no rule shows it held a secret), the
+    /// blob id of the rewritten entry, which the team lists under
+    /// `accepted_entries:` before a version commits the rewrite.
+    pub review: Option<String>,
 }
 
 /// What `redact` did (or, dry, would do).
@@ -138,12 +142,18 @@ fn redact_log(
         let entry = &text[span.clone()];
         match redacted_entry(e, opts) {
             Some((new, rules)) => {
-                out.push_str(&new.render_exact(entry));
+                let rewritten = new.render_exact(entry);
+                // A body removed with no rule to show it held a secret
+                // proves nothing: the team accepts the new entry by id.
+                let review = (rules.is_empty() && !opts.ids.is_empty())
+                    .then(|| crate::git::blob_id(rewritten.as_bytes()));
+                out.push_str(&rewritten);
                 report.entries.push(Redacted {
                     path: rel.to_string(),
                     id: e.id.clone(),
                     rules,
                     removed: crate::git::blob_id(entry.as_bytes()),
+                    review,
                 });
             }
             None => out.push_str(entry),

@@ -950,7 +950,20 @@ fn redact_removes_a_secret_that_slipped_in_and_check_base_accepts_exactly_that()
     env.write(log, &text);
     // A secret the rules do not know: its entry named by id, whole.
     env.ok(&["note", "the door code is 4711"]);
-    let own = env.first_log();
+    // This writer's log (Bob's sorts first), where the note went.
+    let own = walkdir::WalkDir::new(env.path("memory/log"))
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_file())
+        .map(|e| {
+            e.path()
+                .strip_prefix(env.root())
+                .expect("in the store")
+                .to_string_lossy()
+                .into_owned()
+        })
+        .find(|rel| env.read(rel).contains("4711"))
+        .expect("the note's log");
     let id = env
         .read(&own)
         .lines()
@@ -1743,4 +1756,32 @@ fn rollback_commits_through_the_same_gate_as_consolidate() {
     env.write(&log, &text);
     env.ok(&["rollback", "HEAD~1"]);
     assert!(env.read("memory/project/db.md").contains("Postgres 16"));
+}
+
+/// A body removed by id (a secret the rules do not know) proves only that
+/// it was removed: a version commits the rewrite once the team accepts the
+/// rewritten entry, whose id redact prints.
+#[test]
+fn a_redaction_by_id_is_committed_once_the_team_accepts_it() {
+    let env = with_memory();
+    let note = bob_note("the door code is 4711");
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    env.write(log, note.render());
+    env.ok(&["consolidate"]);
+    let base = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    let out = env.ok(&["redact", &note.id, "--reason", "a door code"]);
+    let id = out
+        .split("list ")
+        .nth(1)
+        .and_then(|r| r.split_whitespace().next())
+        .expect("an id to accept")
+        .to_string();
+    assert!(!env.read(log).contains("4711"));
+    let err = env.fails(&["check", "--base", &base], 1);
+    assert!(err.contains("append-only"), "{err}");
+    env.fails(&["consolidate"], 1);
+    env.write("memory/config.yaml", format!("accepted_entries: [{id}]\n"));
+    env.ok(&["check", "--base", &base]);
+    env.ok(&["consolidate"]);
+    env.assert_store_committed("after the accepted redaction");
 }
