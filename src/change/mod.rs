@@ -1,5 +1,6 @@
 //! The engines that several commands share, filed by what they do rather
-//! than by the command that first needed them: `append_only` (the logs'
+//! than by the command that first needed them: `batch` (the events, views,
+//! journal and index every change writes), `append_only` (the logs'
 //! rule, and the one rewrite `redact` may make), `drift` (the scan of how the
 //! memory files differ from what the logs give, which `check`, `record`,
 //! `rebuild`, `rollback` and every write read), `rebuild` (views and
@@ -7,6 +8,7 @@
 //! commits, and the gate it passes).
 
 pub mod append_only;
+pub mod batch;
 pub mod drift;
 pub mod rebuild;
 pub mod version;

@@ -75,7 +75,7 @@ pub fn record_paths(
         }
     }
     let mut cache = crate::index::refresh::refreshed_cache(store)?;
-    crate::ops::write::apply(store, &mut cache, &events)?;
+    crate::change::batch::apply(store, &mut cache, &events)?;
     Ok(recorded)
 }
 

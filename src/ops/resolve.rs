@@ -151,7 +151,7 @@ pub fn resolve(
     let (replay, _) = crate::log::read::replay(store)?;
     let (events, resolved) = resolve_events(store, ctx, &replay, key, decision)?;
     let mut cache = crate::index::refresh::refreshed_cache(store)?;
-    crate::ops::write::apply(store, &mut cache, &events)?;
+    crate::change::batch::apply(store, &mut cache, &events)?;
     Ok(resolved)
 }
 

@@ -96,7 +96,7 @@ pub fn rollback(
     crate::change::version::gate_commit(store, session.workdir(), &before, None)?;
     let mut cache = crate::index::refresh::refreshed_cache(store)?;
     if !events.is_empty() {
-        crate::ops::write::apply(store, &mut cache, &events)?;
+        crate::change::batch::apply(store, &mut cache, &events)?;
     }
     // MEMORY.md as it was, the team's text around the block included.
     if let Some(text) = &index {

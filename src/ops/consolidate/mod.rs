@@ -537,7 +537,7 @@ fn commit_consolidation(
         "{added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
     ));
     events.push(marker.clone());
-    let written = crate::ops::write::apply_to(store, snap, &events)?;
+    let written = crate::change::batch::apply_to(store, snap, &events)?;
     plan.event = Some(marker.id.clone());
     // Commit every store path that differs from HEAD: the views and
     // MEMORY.md just written, and the logs (notes included).
