@@ -193,7 +193,7 @@ fn init_memory_md(root: &Path) -> Result<Option<String>, StoreError> {
     let index = root.join(MEMORY_MD);
     refuse_symlink(&index, MEMORY_MD)?;
     if !index.exists() {
-        fs::write(&index, memory_md::initial()).map_err(StoreError::io(&index))?;
+        replace_synced(&index, memory_md::initial().as_bytes())?;
         return Ok(Some(MEMORY_MD.to_string()));
     }
     let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
@@ -207,7 +207,8 @@ fn init_memory_md(root: &Path) -> Result<Option<String>, StoreError> {
     if text.lines().any(|l| l.trim_end() == memory_md::START) {
         return Ok(None);
     }
-    fs::write(&index, memory_md::splice(&text, "")).map_err(StoreError::io(&index))?;
+    // The team's text is kept whole, whatever happens midway.
+    replace_synced(&index, memory_md::splice(&text, "").as_bytes())?;
     Ok(Some(format!("{MEMORY_MD} (memoir's block added)")))
 }
 
@@ -239,8 +240,16 @@ fn init_gitattributes(root: &Path) -> Result<Option<String>, StoreError> {
         text.push_str(line);
         text.push('\n');
     }
-    fs::write(&attrs, text).map_err(StoreError::io(&attrs))?;
+    replace_synced(&attrs, text.as_bytes())?;
     Ok(Some(".gitattributes".to_string()))
+}
+
+/// A file of the team's that init changes (MEMORY.md with its text,
+/// `.gitattributes`): replaced whole (`fs::replace`, never through a link
+/// planted after the check above, never cut short by a crash).
+fn replace_synced(path: &Path, bytes: &[u8]) -> Result<(), StoreError> {
+    crate::fs::replace::replace(path, bytes, crate::fs::replace::Durability::Synced)
+        .map_err(StoreError::io(path))
 }
 
 /// Refuses to append to a log that is not a regular file of its own: a
