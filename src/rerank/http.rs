@@ -216,40 +216,15 @@ mod tests {
 #[cfg(test)]
 mod fake_server {
     use super::*;
-    use std::io::BufRead;
-    use std::path::Path;
-    use std::process::{Child, Command, Stdio};
+    use crate::service::test_server::Fixture as Fake;
 
     /// `tests/fixtures/fake_reranker.py --serve 0 ARGS`, killed on drop.
-    struct Fake(Child, u16);
-
-    impl Drop for Fake {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
-
     fn fake(args: &[&str]) -> Fake {
-        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/fake_reranker.py");
-        let mut child = Command::new("python3")
-            .arg(script)
-            .args(["--serve", "0"])
-            .args(args)
-            .env_remove("FAKE_RERANKER")
-            .stdout(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line.trim().parse().unwrap();
-        Fake(child, port)
+        Fake::start("fake_reranker.py", args, &["FAKE_RERANKER"])
     }
 
     fn client(f: &Fake, ms: u64) -> HttpReranker {
-        let url = HttpUrl::parse(&format!("http://127.0.0.1:{}/v1/rerank", f.1)).unwrap();
+        let url = HttpUrl::parse(&format!("http://127.0.0.1:{}/v1/rerank", f.port)).unwrap();
         HttpReranker::new(url, Some("fake"), None, Duration::from_millis(ms))
     }
 

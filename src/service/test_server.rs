@@ -44,3 +44,41 @@ pub(crate) fn serve(answer: Vec<Vec<u8>>, hold: Duration) -> (u16, mpsc::Receive
     });
     (port, rx)
 }
+
+/// A fixture service (`tests/fixtures/<script> --serve 0 ARGS`) on a free
+/// port, killed on drop. The variables in `unset` are removed from its
+/// environment (a fixture reads its failure mode from one).
+pub(crate) struct Fixture {
+    child: std::process::Child,
+    /// The port it listens on.
+    pub(crate) port: u16,
+}
+
+impl Fixture {
+    /// Starts `script` and reads the port it prints first.
+    pub(crate) fn start(script: &str, args: &[&str], unset: &[&str]) -> Fixture {
+        use std::io::BufRead;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures")
+            .join(script);
+        let mut cmd = std::process::Command::new("python3");
+        cmd.arg(path).args(["--serve", "0"]).args(args);
+        for v in unset {
+            cmd.env_remove(v);
+        }
+        let mut child = cmd.stdout(std::process::Stdio::piped()).spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line.trim().parse().unwrap();
+        Fixture { child, port }
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

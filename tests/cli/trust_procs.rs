@@ -122,12 +122,12 @@ fn check_gone(file: &Path, what: &str) {
     }
 }
 
-/// `command: [sh, -c, …]` as the docs show it: at the timeout memoir
-/// kills the shell and everything the shell started (its process group),
-/// not the shell alone; recall still answers with its keywords.
+/// Recall with an embedder `[sh, -c, script]` (`script` gets the path
+/// its sleeping child's pid goes to) that memoir gives up on: recall still
+/// answers with its keywords, with the stderr it printed; the child is
+/// gone once memoir returns.
 #[cfg(unix)]
-#[test]
-fn an_embedder_timeout_kills_the_commands_children() {
+fn recall_giving_up_on(script: impl Fn(&std::path::Path) -> String, what: &str) -> String {
     let env = Env::new();
     assert_eq!(
         env.remember("project/deploys", "Deploys on weekdays", &[])
@@ -135,7 +135,7 @@ fn an_embedder_timeout_kills_the_commands_children() {
         0
     );
     let pidfile = env.dir.path().join("sleeper.pid");
-    let script = format!("sleep 300 & echo $! > '{}'; wait", pidfile.display());
+    let script = script(&pidfile);
     env.write(
         "memory/config.yaml",
         format!(
@@ -144,8 +144,21 @@ fn an_embedder_timeout_kills_the_commands_children() {
     );
     let (code, err) = run_bounded(&env, &["recall", "--", "deploys"], "");
     assert_eq!(code, 0, "{err}");
+    check_gone(&pidfile, what);
+    err
+}
+
+/// `command: [sh, -c, …]` as the docs show it: at the timeout memoir
+/// kills the shell and everything the shell started (its process group),
+/// not the shell alone; recall still answers with its keywords.
+#[cfg(unix)]
+#[test]
+fn an_embedder_timeout_kills_the_commands_children() {
+    let err = recall_giving_up_on(
+        |pid| format!("sleep 300 & echo $! > '{}'; wait", pid.display()),
+        "embedder timed out",
+    );
     assert!(err.contains("1500"), "a timeout warning: {err}");
-    check_gone(&pidfile, "embedder timed out");
 }
 
 /// A program that exits leaving a child holding its output: memoir gives
@@ -153,23 +166,10 @@ fn an_embedder_timeout_kills_the_commands_children() {
 #[cfg(unix)]
 #[test]
 fn an_embedder_that_leaves_a_child_running_takes_it_along() {
-    let env = Env::new();
-    assert_eq!(
-        env.remember("project/deploys", "Deploys on weekdays", &[])
-            .0,
-        0
+    recall_giving_up_on(
+        |pid| format!("sleep 300 & echo $! > '{}'", pid.display()),
+        "embedder left a child",
     );
-    let pidfile = env.dir.path().join("sleeper.pid");
-    let script = format!("sleep 300 & echo $! > '{}'", pidfile.display());
-    env.write(
-        "memory/config.yaml",
-        format!(
-            "embeddings:\n  command: [sh, -c, {script:?}]\n  model: fake-64\n  timeout_ms: 1500\n"
-        ),
-    );
-    let (code, err) = run_bounded(&env, &["recall", "--", "deploys"], "");
-    assert_eq!(code, 0, "{err}");
-    check_gone(&pidfile, "embedder left a child");
 }
 
 /// `consolidate --extract-cmd` kills an extractor that prints without end
