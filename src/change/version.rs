@@ -149,14 +149,13 @@ fn gate_layout(store: &Store, rel: &str) -> Result<(), StoreError> {
     if memory && file {
         return Ok(());
     }
-    Err(StoreError::Refused {
-        rule: "layout".into(),
-        path: rel.to_string(),
-        line: None,
-        message: "is not a store file (a memory is a regular file memory/<scope>/<name>.md in a \
-                  configured scope); memoir does not commit it: move it out of memory/"
-            .into(),
-    })
+    Err(crate::policy::refused(
+        "layout",
+        rel,
+        None,
+        "is not a store file (a memory is a regular file memory/<scope>/<name>.md in a \
+         configured scope); memoir does not commit it: move it out of memory/",
+    ))
 }
 
 /// A view about to be committed holds no secret, unless memoir wrote it

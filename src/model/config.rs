@@ -531,6 +531,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn accepted_entries_are_blob_ids() {
+        let id = "93a1fa5b186a7f3943dde341e8ede20651975257";
+        let c = Config::parse(&format!("accepted_entries: [{id}]\n")).expect("parses");
+        assert_eq!(c.accepted_entries, [id]);
+        let e =
+            Config::parse(&format!("accepted_entries: [{id}, not-an-id]\n")).expect_err("refused");
+        assert!(
+            e.message.contains("item 2") && !e.message.contains("not-an-id"),
+            "{}",
+            e.message
+        );
+    }
+
+    #[test]
     fn user_store_defaults_to_personal_and_takes_shared() {
         assert_eq!(
             Config::parse("").map(|c| c.user_store).ok(),

@@ -329,14 +329,13 @@ fn check_remember(store: &Store, req: &Remember, memory: &Memory) -> Result<(), 
     // token, whose checksum gives its case back, and hides it from rules
     // that need its own form.
     if let Some(f) = policy::secrets::find_in_name(&req.name) {
-        return Err(StoreError::Refused {
-            rule: format!("secret:{}", f.rule),
-            path: "name".into(),
-            line: None,
-            message: "the memory's name holds a secret (value not shown); a name is in the \
-                      memory's key and file path"
-                .into(),
-        });
+        return Err(policy::refused(
+            &format!("secret:{}", f.rule),
+            "name",
+            None,
+            "the memory's name holds a secret (value not shown); a name is in the memory's key \
+             and file path",
+        ));
     }
     policy::memory::check_tags(&req.tags)?;
     let rel = req.key.rel_path();

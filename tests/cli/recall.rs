@@ -760,3 +760,28 @@ fn the_teams_own_text_in_memory_md_is_searched_as_its_own_document() {
     assert_eq!(db.len(), 1, "{db:?}");
     assert_eq!(db[0]["key"], "project/database");
 }
+
+#[test]
+fn a_memory_md_that_cannot_be_read_is_a_warning_and_memories_are_still_found() {
+    let env = crate::util::Env::new();
+    assert_eq!(
+        env.remember("project/db", "Postgres 16 is the database", &[])
+            .0,
+        0
+    );
+    std::fs::remove_file(env.path("MEMORY.md")).expect("rm");
+    let fifo = env.path("MEMORY.md");
+    assert!(std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo")
+        .success());
+    // Never blocks on the FIFO; says why the team's text was not searched.
+    let (code, out, err) = env.run(&["recall", "postgres database"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("project/db"), "{out}");
+    assert!(
+        err.contains("MEMORY.md") && err.contains("its own text is not searched"),
+        "{err}"
+    );
+}
