@@ -353,7 +353,7 @@ fn note_tool() -> ToolSpec {
         title: "Note an observation",
         description: "Append a raw observation to today's log. Notes are never applied to \
             memories; recall and context find them, marked unconfirmed.",
-        effect: Effect::Additive,
+        effect: Effect::Appends,
         params: vec![text("text", true, "The observation, one or a few lines.")],
     }
 }

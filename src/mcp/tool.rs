@@ -57,6 +57,8 @@ pub enum Effect {
     ReadOnly,
     /// Adds to the store; repeating the same call changes nothing more.
     Additive,
+    /// Adds to the store each time it is called (two calls, two entries).
+    Appends,
     /// Removes or overwrites.
     Destructive,
 }
@@ -133,7 +135,7 @@ impl ToolSpec {
                 "title": self.title,
                 "readOnlyHint": self.effect == Effect::ReadOnly,
                 "destructiveHint": self.effect == Effect::Destructive,
-                "idempotentHint": self.effect != Effect::Destructive,
+                "idempotentHint": matches!(self.effect, Effect::ReadOnly | Effect::Additive),
                 "openWorldHint": false,
             },
         })
