@@ -10,13 +10,18 @@ use serde_json::{json, Value};
 /// Memories added, changed (a diff of frontmatter and body) and forgotten
 /// (with the reason), by whom; conflicts opened or resolved; notes added.
 /// Default: from the merge base of HEAD and its upstream to the work tree.
+/// `A...B` compares B with where it left A (their merge base), as `git
+/// diff A...B` does: what a pull request changes. `A B` compares two exact
+/// revisions.
 /// `--format markdown` is made to be posted as a pull-request comment.
 #[derive(Debug, clap::Args)]
 #[command(
-    after_help = "Examples:\n  memoir diff origin/main HEAD\n  memoir diff origin/main HEAD --format markdown"
+    after_help = "Examples:\n  memoir diff origin/main...HEAD                    what this branch changed since it left main\n  memoir diff origin/main...HEAD --format markdown  the same, as a pull-request comment\n  memoir diff v1.2 v1.3                             two exact revisions"
 )]
 pub struct Args {
-    /// The base revision (default: merge base of HEAD and its upstream, else HEAD).
+    /// The base revision (default: merge base of HEAD and its upstream, else
+    /// HEAD); or a range: `A...B` from the merge base of A and B to B,
+    /// `A..B` from A to B.
     from: Option<String>,
     /// The revision to compare (default: the work tree).
     to: Option<String>,

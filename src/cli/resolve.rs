@@ -10,9 +10,12 @@ use serde_json::json;
 ///
 /// `--keep` keeps what the file shows now (after a fork: the version both
 /// branches started from, neither side's); `--take ID` takes one version (a
-/// head or a pending proposal, from `memoir conflicts`); `--both` keeps what
-/// the file shows and writes every other version under `<slug>-2`,
-/// `<slug>-3`…; `--edit` opens the file in git's editor (GIT_EDITOR, core.editor, VISUAL,
+/// head or a pending proposal, from `memoir conflicts`); `--both` keeps the
+/// sides: after a fork, one side's version at the key and the other's
+/// under `<slug>-2` (the ancestor both started from is dropped;
+/// `--keep-ancestor` keeps it at the key and both sides under `<slug>-2`,
+/// `<slug>-3`), for a proposal what the file shows and the proposal under
+/// `<slug>-2`; `--edit` opens the file in git's editor (GIT_EDITOR, core.editor, VISUAL,
 /// EDITOR, else vi) and takes what you save, as a decision made now.
 /// The decision is logged; commit it with the next `memoir consolidate`.
 #[derive(Debug, clap::Args)]
@@ -29,9 +32,13 @@ pub struct Args {
     /// Take this version (an event id, or a unique prefix of at least 6 characters).
     #[arg(long, value_name = "EVENT_ID")]
     take: Option<String>,
-    /// Keep both: the other versions go under new keys.
+    /// Keep both sides: one at the key, the other under a new key.
     #[arg(long)]
     both: bool,
+    /// With --both: keep the version both sides started from too (at the
+    /// key; the sides under new keys).
+    #[arg(long, requires = "both")]
+    keep_ancestor: bool,
     /// Edit the memory in git's editor and take the result.
     #[arg(long)]
     edit: bool,
@@ -104,6 +111,8 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Decision::Keep
     } else if let Some(id) = args.take {
         Decision::Take(id)
+    } else if args.both && args.keep_ancestor {
+        Decision::BothWithAncestor
     } else if args.both {
         Decision::Both
     } else {

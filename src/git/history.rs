@@ -157,6 +157,36 @@ impl Repo {
         is_version.then_some(reverted)
     }
 
+    /// The merge base of two revisions (any revspec), as `git diff A...B`
+    /// takes it: where B's side of history left A's; `None` when they share
+    /// no history.
+    pub(crate) fn merge_base_of(&self, a: &str, b: &str) -> Result<Option<String>, GitError> {
+        let commit = |rev: &str| -> Result<gix::ObjectId, GitError> {
+            let not_a = |expected| {
+                move |e: gix::Error| GitError::Revision {
+                    rev: rev.to_string(),
+                    expected,
+                    source: Box::new(e),
+                }
+            };
+            Ok(self
+                .repo
+                .rev_parse_single(rev)
+                .map_err(not_a("revision"))?
+                .object()
+                .map_err(failed("reading the revision's object"))?
+                .peel_to_commit()
+                .map_err(not_a("commit"))?
+                .id)
+        };
+        let (x, y) = (commit(a)?, commit(b)?);
+        let base = self
+            .repo
+            .merge_base(x, y)
+            .map_err(failed("finding the merge base"))?;
+        Ok(base.map(|id| id.detach().to_string()))
+    }
+
     /// The default base of `memoir diff`: the merge base of HEAD and its
     /// upstream, else HEAD; `None` on an unborn branch.
     pub(crate) fn default_base(&self) -> Result<Option<String>, GitError> {

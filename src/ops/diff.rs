@@ -133,9 +133,56 @@ fn side_now(store: &Store) -> Result<Side, StoreError> {
     })
 }
 
+/// The two revisions `from` and `to` name, as git reads them: `A...B` is
+/// from the merge base of A and B to B (what B's branch did since it left
+/// A, whatever A did since), `A..B` is `A B`; an empty side is HEAD.
+fn revisions(
+    store: &Store,
+    from: Option<&str>,
+    to: Option<&str>,
+) -> Result<(Option<String>, Option<String>), StoreError> {
+    let Some(from) = from else {
+        return Ok((None, to.map(str::to_string)));
+    };
+    let range = from
+        .split_once("...")
+        .map(|r| (r, true))
+        .or_else(|| from.split_once("..").map(|r| (r, false)));
+    let Some(((a, b), symmetric)) = range else {
+        return Ok((Some(from.to_string()), to.map(str::to_string)));
+    };
+    if to.is_some() {
+        return Err(StoreError::Invalid {
+            path: from.to_string(),
+            line: None,
+            message: "a range names both revisions: give `A...B` (or `A..B`) alone, or `A B`"
+                .to_string(),
+        });
+    }
+    let or_head = |r: &str| if r.is_empty() { "HEAD" } else { r }.to_string();
+    let (a, b) = (or_head(a), or_head(b));
+    if symmetric {
+        let base = crate::git::Repo::discover(&store.root)?
+            .merge_base_of(&a, &b)?
+            .ok_or_else(|| StoreError::Invalid {
+                path: from.to_string(),
+                line: None,
+                message: format!(
+                    "`{a}` and `{b}` share no history: compare them with `memoir diff {a} {b}`"
+                ),
+            })?;
+        Ok((Some(base), Some(b)))
+    } else {
+        Ok((Some(a), Some(b)))
+    }
+}
+
 /// What memory changed from `from` (default: the merge base of HEAD and
-/// its upstream) to `to` (default: the work tree).
+/// its upstream) to `to` (default: the work tree). `from` may be a range,
+/// `A...B` (from their merge base to B) or `A..B` (A to B), as git's.
 pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<MemoryDiff, StoreError> {
+    let (from, to) = revisions(store, from, to)?;
+    let (from, to) = (from.as_deref(), to.as_deref());
     let base = match from {
         Some(r) => Some(r.to_string()),
         None => crate::git::Repo::discover(&store.root)?.default_base()?,

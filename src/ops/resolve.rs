@@ -53,8 +53,14 @@ pub enum Decision {
     Keep,
     /// Take this version (a head or a pending proposal).
     Take(String),
-    /// Keep what the file shows, and every other version under `<slug>-N`.
+    /// Keep the sides: after a fork, the first head's version stays at the
+    /// key and every other under `<slug>-N` (the ancestor both started
+    /// from is dropped); for a proposal, what the file shows stays and the
+    /// proposal goes under `<slug>-N`.
     Both,
+    /// As [`Decision::Both`], and the version the file shows (after a
+    /// fork, the ancestor) kept too: at the key, the sides under `<slug>-N`.
+    BothWithAncestor,
     /// This content (edited by hand).
     Content(String),
 }
@@ -201,12 +207,13 @@ pub(crate) fn resolve_events(
         Decision::Keep => "kept the current version".to_string(),
         Decision::Take(id) => format!("took {id}"),
         Decision::Both => "kept both".to_string(),
+        Decision::BothWithAncestor => "kept both and the ancestor".to_string(),
         Decision::Content(_) => "edited".to_string(),
     });
     let id = e.id.clone();
     events.push(e);
     let mut added = Vec::new();
-    if let Decision::Both = decision {
+    if let Decision::Both | Decision::BothWithAncestor = decision {
         events.extend(other_versions_kept(
             store,
             ctx,
@@ -243,6 +250,17 @@ fn decided_now(content: &str, conflict: &Conflict, ctx: &Ctx) -> String {
     m.render()
 }
 
+/// Did the memory fork (two versions that disagree), rather than only
+/// wait on a proposal?
+fn is_fork(conflict: &Conflict) -> bool {
+    conflict
+        .candidates
+        .iter()
+        .filter(|c| c.op != Op::Propose)
+        .count()
+        > 1
+}
+
 /// The content a decision gives the memory in conflict (`None`: none).
 fn chosen_content(
     conflict: &Conflict,
@@ -250,7 +268,15 @@ fn chosen_content(
     decision: &Decision,
 ) -> Result<Option<String>, StoreError> {
     Ok(match decision {
-        Decision::Keep | Decision::Both => conflict.current.clone(),
+        Decision::Keep | Decision::BothWithAncestor => conflict.current.clone(),
+        // After a fork the file shows the ancestor, which neither side
+        // holds any more: the key keeps the first side's version instead.
+        Decision::Both if is_fork(conflict) => conflict
+            .candidates
+            .iter()
+            .filter(|c| c.op != Op::Propose)
+            .find_map(|c| c.content.clone()),
+        Decision::Both => conflict.current.clone(),
         Decision::Take(id) => {
             let c = conflict
                 .candidates
@@ -409,10 +435,29 @@ mod tests {
     }
 
     #[test]
-    fn keeping_both_writes_the_other_versions_under_numbered_keys() {
+    fn keeping_both_sides_drops_the_ancestor() {
         let (mut t, key) = forked();
         t.later(1);
         let r = resolve(&t.store, &t.ctx, &key, &Decision::Both).expect("resolved");
+        let added: Vec<String> = r.added.iter().map(ToString::to_string).collect();
+        assert_eq!(added, ["project/db-2"]);
+        assert!(conflicts(&t.store).expect("listed").is_empty());
+        let both: String = [t.file("project/db"), t.file("project/db-2")]
+            .into_iter()
+            .flatten()
+            .collect();
+        assert!(
+            both.contains("mysql 8") && both.contains("sqlite 3"),
+            "{both}"
+        );
+        assert!(!both.contains("postgres 16"), "{both}");
+    }
+
+    #[test]
+    fn keeping_both_with_the_ancestor_writes_the_sides_under_numbered_keys() {
+        let (mut t, key) = forked();
+        t.later(1);
+        let r = resolve(&t.store, &t.ctx, &key, &Decision::BothWithAncestor).expect("resolved");
         let added: Vec<String> = r.added.iter().map(ToString::to_string).collect();
         assert_eq!(added, ["project/db-2", "project/db-3"]);
         assert!(conflicts(&t.store).expect("listed").is_empty());

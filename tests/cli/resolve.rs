@@ -55,8 +55,30 @@ fn keep_take_both_and_edit_each_give_the_expected_files() {
         .contains("description: MySQL 8 there"));
     env.ok(&["check"]);
 
+    // --both keeps the two sides, not the ancestor as a third memory.
     let (env, _) = forked();
     let out = env.ok(&["resolve", "project/db", "--both"]);
+    assert!(
+        out.contains("kept the other version as project/db-2") && !out.contains("db-3"),
+        "{out}"
+    );
+    let sides = [
+        env.read("memory/project/db.md"),
+        env.read("memory/project/db-2.md"),
+    ]
+    .concat();
+    assert!(
+        sides.contains("Postgres 16 here") && sides.contains("MySQL 8 there"),
+        "{sides}"
+    );
+    assert!(!sides.contains("Postgres 15"), "{sides}");
+    assert!(!crate::util::exists(&env.path("memory/project/db-3.md")));
+    assert!(!env.read("MEMORY.md").contains("Postgres 15"));
+    env.ok(&["check"]);
+
+    // --keep-ancestor keeps the one both started from too.
+    let (env, _) = forked();
+    let out = env.ok(&["resolve", "project/db", "--both", "--keep-ancestor"]);
     assert!(
         out.contains("project/db-2") && out.contains("project/db-3"),
         "{out}"

@@ -146,6 +146,59 @@ fn diff_shows_what_an_agent_will_believe_differently() {
     env.fails(&["diff", "nope"], 1);
 }
 
+#[test]
+fn diff_a_triple_dot_b_compares_from_the_merge_base_as_git_does() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "alpha", &[]).0, 0);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "base"]);
+    env.git(&["checkout", "-qb", "feature"]);
+    assert_eq!(env.remember("project/b", "beta", &[]).0, 0);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "feature"]);
+    // main moves on: it forgets project/a, which the branch never touched.
+    env.git(&["checkout", "-q", "main"]);
+    env.ok(&["forget", "project/a", "--reason", "gone"]);
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "main forgets a"]);
+    let keys = |args: &[&str]| -> Vec<(String, String)> {
+        let mut all = vec!["--json", "diff"];
+        all.extend_from_slice(args);
+        let v: serde_json::Value = serde_json::from_str(&env.ok(&all)).expect("json");
+        v["changes"]
+            .as_array()
+            .expect("changes")
+            .iter()
+            .map(|c| {
+                (
+                    c["key"].as_str().unwrap_or("").to_string(),
+                    c["kind"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    let pair = |k: &str, kind: &str| (k.to_string(), kind.to_string());
+    // What the branch did since it left main: only project/b.
+    assert_eq!(keys(&["main...feature"]), [pair("project/b", "added")]);
+    let base = env.git(&["merge-base", "main", "feature"]);
+    let v: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "diff", "main...feature"])).expect("json");
+    assert_eq!(v["from"], base.trim(), "from git's merge base");
+    // An empty side is HEAD (main here), as in git.
+    env.git(&["checkout", "-q", "feature"]);
+    assert_eq!(keys(&["main..."]), [pair("project/b", "added")]);
+    env.git(&["checkout", "-q", "main"]);
+    // `A B` and `A..B` stay two exact revisions: the tips differ in both.
+    let tips = [pair("project/a", "added"), pair("project/b", "added")];
+    assert_eq!(keys(&["main", "feature"]), tips);
+    assert_eq!(keys(&["main..feature"]), tips);
+    // A range and a second revision together is refused.
+    let err = env.fails(&["diff", "main...feature", "HEAD"], 1);
+    assert!(err.contains("a range names both revisions"), "{err}");
+    let md = env.ok(&["diff", "main...feature", "--format", "markdown"]);
+    assert!(md.contains("1 added, 0 changed, 0 forgotten"), "{md}");
+}
+
 /// Two branches that both changed project/db and each added a memory,
 /// committed on `main` and `other`.
 fn branches() -> Env {

@@ -429,6 +429,7 @@ fn decide_conflicts(
             crate::ops::resolve::Decision::Keep => "keep",
             crate::ops::resolve::Decision::Take(_) => "take",
             crate::ops::resolve::Decision::Both => "both",
+            crate::ops::resolve::Decision::BothWithAncestor => "both",
             crate::ops::resolve::Decision::Content(_) => "edit",
         };
         for s in plan.steps.iter_mut().filter(|s| in_conflict(s, key)) {
