@@ -11,7 +11,9 @@
 //!   logs, stack frames or compiler output (`model::markdown::prose`) are
 //!   left out of the decision: their identifiers and numbers are words no
 //!   memory has, and they held the share of a bug report under the
-//!   threshold.
+//!   threshold. They do name the memory, though (the pasted `buf
+//!   breaking` command, the failing test's name): once the prose has made
+//!   the store answer, a prompt with pasted output is ranked as a whole.
 //! - **Any clause may answer.** The prose is also cut into its sentences
 //!   and clauses ([`clauses`]); each is asked of the store as its own query,
 //!   at the store's threshold, so one sentence of a long request about
@@ -139,11 +141,33 @@ pub fn keyword_decision(
         weaker: false,
         ..opts.clone()
     };
-    for query in decision_queries(prompt) {
-        let found = rank::search(corpus, &query, &decide, texts);
+    let queries = decision_queries(prompt);
+    let pasted = queries
+        .first()
+        .is_some_and(|prose| words(prose) != words(prompt));
+    for query in &queries {
+        let found = rank::search(corpus, query, &decide, texts);
         best = best.max(found.best);
         answered |= found.answered;
-        keep(found, true);
+        if !pasted {
+            keep(found, true);
+        }
+    }
+    if pasted && answered {
+        // The prose decided that the store knows this; which memory it is
+        // the whole report says best: the pasted command or error names it.
+        let all = Options {
+            weaker: true,
+            ..opts.clone()
+        };
+        let mut whole = rank::search(corpus, prompt, &all, texts);
+        for h in &mut whole.hits {
+            h.relevant = true;
+        }
+        for n in &mut whole.notes {
+            n.relevant = true;
+        }
+        keep(whole, true);
     }
     if opts.weaker {
         keep(rank::search(corpus, prompt, opts, texts), false);

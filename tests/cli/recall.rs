@@ -284,6 +284,43 @@ fn context_holds_relevant_memories_and_neutralizes_forged_tags() {
     assert_eq!(v["memories"][0], "project/flaky-test");
 }
 
+/// The keys `context --json` injects for `prompt`.
+fn injected_keys(env: &Env, prompt: &str) -> Vec<String> {
+    let v: Value =
+        serde_json::from_str(&env.ok(&["--json", "context", "--", prompt])).expect("json");
+    v["memories"]
+        .as_array()
+        .expect("memories")
+        .iter()
+        .map(|m| m.as_str().expect("key").to_string())
+        .collect()
+}
+
+#[test]
+fn a_bug_report_injects_the_memory_its_pasted_output_names() {
+    // The prose ("CI is red on my PR") decides that the store knows this;
+    // the pasted command (`buf breaking`) says which memory it is. Ranking
+    // on the prose alone injected the Go toolchain memory (it names CI).
+    let env = store_of("fixtures/recall-agent");
+    let report = "CI is red on my PR, no idea what this is\n```\nRun buf breaking proto --against '.git#branch=main,subdir=proto'\nproto/telemetry/v2/ping.proto:41:3:Field \"7\" with name \"heading\" on message \"Ping\" changed type from \"int32\" to \"float\".\nError: Process completed with exit code 100.\n```";
+    assert_eq!(injected_keys(&env, report), ["project/buf-breaking"]);
+    let flaky = "saw this in CI, passes locally every time\n```\n--- FAIL: TestETARecalc (0.41s)\n    --- FAIL: TestETARecalc/two_stops (0.00s)\n        recalc_test.go:64:\nFAIL\tgithub.com/fleetline/fleetline/services/dispatch/eta\t0.412s\n```";
+    assert!(
+        injected_keys(&env, flaky).contains(&"project/flaky-eta-test".to_string()),
+        "{:?}",
+        injected_keys(&env, flaky)
+    );
+    // The pasted output alone never makes the store answer: an unrelated
+    // question with a pasted log of the store's words stays silent.
+    assert_eq!(
+        injected_keys(
+            &env,
+            "how do I center a div in css?\n```\nError: Process completed with exit code 100.\n```"
+        ),
+        Vec::<String>::new()
+    );
+}
+
 #[test]
 fn context_never_exceeds_its_budget() {
     let env = fixture_store();
