@@ -228,6 +228,20 @@ fn window(text: &str, line: &Range<usize>, def: &Def, at: usize, end: usize) -> 
 
 /// The rules' matches in `text` itself (nothing decoded).
 fn scan_direct(e: &Engine, text: &str, first_per_line: bool, out: &mut Vec<Hit>) {
+    for (r, list) in rule_windows(e, text).iter().enumerate() {
+        if list.is_empty() {
+            continue;
+        }
+        let Some(re) = e.regex(r) else { continue };
+        for w in list {
+            matches_in(re, r, text, w.clone(), first_per_line, out);
+        }
+    }
+}
+
+/// Per rule, the ranges of `text` it must run over: merged windows around
+/// each of its keywords, or the whole text for a rule without one.
+fn rule_windows(e: &Engine, text: &str) -> Vec<Vec<Range<usize>>> {
     let lower = text.to_ascii_lowercase();
     let mut windows: Vec<Vec<Range<usize>>> = vec![Vec::new(); RULES.len()];
     for (keywords, hay) in [(&e.exact, text), (&e.folded, lower.as_str())] {
@@ -278,41 +292,45 @@ fn scan_direct(e: &Engine, text: &str, first_per_line: bool, out: &mut Vec<Hit>)
     for &r in &e.always {
         windows[r].push(0..text.len());
     }
-    for (r, list) in windows.iter().enumerate() {
-        if list.is_empty() {
-            continue;
-        }
-        let Some(re) = e.regex(r) else { continue };
-        let def = &RULES[r];
-        for w in list {
-            let hay = &text[w.clone()];
-            let mut at = 0;
-            while at <= hay.len() {
-                let Some(c) = re.captures_at(hay, at) else {
-                    break;
-                };
-                let (Some(whole), Some(value)) = (
-                    c.get(0),
-                    c.name("v").or_else(|| c.get(1)).or_else(|| c.get(0)),
-                ) else {
-                    break;
-                };
-                at = ceil_boundary(hay, whole.end().max(whole.start() + 1));
-                let name = c.name("n").map(|n| n.as_str());
-                if gate::passes(def.gate, name, value.as_str()) {
-                    out.push(Hit {
-                        rule: r,
-                        span: w.start + value.start()..w.start + value.end(),
-                    });
-                    // One finding per line and rule is all find_secrets
-                    // reports: a line full of secrets is not judged 2,000
-                    // times.
-                    if first_per_line {
-                        at = hay[value.end()..]
-                            .find('\n')
-                            .map_or(hay.len() + 1, |i| value.end() + i + 1);
-                    }
-                }
+    windows
+}
+
+/// The matches of rule `r` (compiled as `re`) in the window `w` of `text`
+/// that pass its gate.
+fn matches_in(
+    re: &regex::Regex,
+    r: usize,
+    text: &str,
+    w: Range<usize>,
+    first_per_line: bool,
+    out: &mut Vec<Hit>,
+) {
+    let def = &RULES[r];
+    let hay = &text[w.clone()];
+    let mut at = 0;
+    while at <= hay.len() {
+        let Some(c) = re.captures_at(hay, at) else {
+            break;
+        };
+        let (Some(whole), Some(value)) = (
+            c.get(0),
+            c.name("v").or_else(|| c.get(1)).or_else(|| c.get(0)),
+        ) else {
+            break;
+        };
+        at = ceil_boundary(hay, whole.end().max(whole.start() + 1));
+        let name = c.name("n").map(|n| n.as_str());
+        if gate::passes(def.gate, name, value.as_str()) {
+            out.push(Hit {
+                rule: r,
+                span: w.start + value.start()..w.start + value.end(),
+            });
+            // One finding per line and rule is all find_secrets reports:
+            // a line full of secrets is not judged 2,000 times.
+            if first_per_line {
+                at = hay[value.end()..]
+                    .find('\n')
+                    .map_or(hay.len() + 1, |i| value.end() + i + 1);
             }
         }
     }
