@@ -1,0 +1,476 @@
+//! The index file opened and read in place: only the sections a reader
+//! needs are loaded, records and term lists read where they lie.
+
+use super::*;
+
+/// The persistent index's file opened and read in place (not a "view":
+/// views are the memory files and MEMORY.md).
+#[derive(Debug)]
+pub struct OpenIndex {
+    /// The file's bytes where a section was loaded; zero pages elsewhere
+    /// (allocated, never touched, so they cost no memory).
+    bytes: Vec<u8>,
+    /// Which sections `bytes` holds.
+    loaded: PerSection<bool>,
+    /// The file, for sections not loaded.
+    file: Option<std::fs::File>,
+    /// Where each section lies in the file.
+    pub(super) sec: PerSection<Span>,
+    /// The head section, decoded.
+    pub head: Head,
+    pub(super) recs: Vec<Rec>,
+}
+
+impl OpenIndex {
+    /// Opens an index file, loading the sections `load` names. `None` if it
+    /// is not one this version wrote, or damaged.
+    pub fn open(path: &std::path::Path, version: u32, load: Load) -> Option<OpenIndex> {
+        let file = std::fs::File::open(path).ok()?;
+        let total = usize::try_from(file.metadata().ok()?.len()).ok()?;
+        if total < HEADER {
+            return None;
+        }
+        let mut bytes = vec![0u8; total];
+        read_at(&file, &mut bytes[..HEADER], 0).ok()?;
+        let sec = section_table(&bytes, total, version)?;
+        let mut loaded = PerSection([false; Section::COUNT]);
+        // One read per run of adjacent wanted sections.
+        let mut run: Option<(usize, usize)> = None;
+        for s in Section::PHYSICAL {
+            if !load.wants(s) {
+                continue;
+            }
+            loaded[s] = true;
+            let Span { at: o, len: l } = sec[s];
+            run = match run {
+                Some((a, b)) if b == o => Some((a, o + l)),
+                Some((a, b)) => {
+                    read_at(&file, bytes.get_mut(a..b)?, a as u64).ok()?;
+                    Some((o, o + l))
+                }
+                None => Some((o, o + l)),
+            };
+        }
+        if let Some((a, b)) = run {
+            read_at(&file, bytes.get_mut(a..b)?, a as u64).ok()?;
+        }
+        OpenIndex::check(bytes, loaded, sec, Some(file))
+    }
+
+    /// Checks a whole index file and opens it; `None` if it is not one this
+    /// version wrote, or is damaged anywhere.
+    pub fn parse(bytes: Vec<u8>, version: u32) -> Option<OpenIndex> {
+        let sec = section_table(&bytes, bytes.len(), version)?;
+        OpenIndex::check(bytes, PerSection([true; Section::COUNT]), sec, None)
+    }
+
+    /// Decodes the head and the records and checks what readers rely on
+    /// (so that they never index out of a section).
+    fn check(
+        bytes: Vec<u8>,
+        loaded: PerSection<bool>,
+        sec: PerSection<Span>,
+        file: Option<std::fs::File>,
+    ) -> Option<OpenIndex> {
+        let slice = |s: Section| bytes.get(sec[s].at..sec[s].at + sec[s].len);
+        let head: Head = postcard::from_bytes(slice(Section::Head)?).ok()?;
+        let recs = records(slice(Section::Docs)?, &sec)?;
+        let view = OpenIndex {
+            bytes,
+            loaded,
+            file,
+            sec,
+            head,
+            recs,
+        };
+        let keys_ok = !view.loaded[Section::KeyOffsets] || view.key_offsets_rise()?;
+        let notes_ok = (view.head.notes as usize).checked_mul(NOTE_REC)
+            == Some(view.sec[Section::NoteRecs].len);
+        (view.paths_sorted() && view.dict_fits()? && keys_ok && notes_ok).then_some(view)
+    }
+
+    /// Paths must be UTF-8 and sorted: lookups merge with a sorted listing.
+    fn paths_sorted(&self) -> bool {
+        let mut prev: Option<&str> = None;
+        for i in 0..self.recs.len() {
+            let Ok(p) = std::str::from_utf8(self.path_bytes(i)) else {
+                return false;
+            };
+            if prev.is_some_and(|q| q >= p) {
+                return false;
+            }
+            prev = Some(p);
+        }
+        true
+    }
+
+    /// The dictionary's offsets end at the terms' end, and every term is
+    /// in the sorted list.
+    fn dict_fits(&self) -> Option<bool> {
+        let dict_n = self.sec[Section::DictOffsets].len / 4;
+        Some(
+            dict_n != 0
+                && self.sec[Section::Sorted].len == (dict_n - 1) * 4
+                && u32_at(self.section(Section::DictOffsets), (dict_n - 1) * 4)? as usize
+                    == self.sec[Section::Terms].len,
+        )
+    }
+
+    /// Key offsets rise and stay within the keys section.
+    fn key_offsets_rise(&self) -> Option<bool> {
+        let offs = self.section(Section::KeyOffsets);
+        let mut last = 0;
+        for at in (0..offs.len()).step_by(4) {
+            let o = u32_at(offs, at)? as usize;
+            if o < last || o > self.sec[Section::Keys].len {
+                return Some(false);
+            }
+            last = o;
+        }
+        Some(!offs.is_empty())
+    }
+
+    /// A loaded section (empty if it was not loaded).
+    fn section(&self, s: Section) -> &[u8] {
+        if !self.loaded[s] {
+            return &[];
+        }
+        let Span { at, len } = self.sec[s];
+        self.bytes.get(at..at + len).unwrap_or(&[])
+    }
+
+    /// Bytes `at..at + len` of section `s`, from memory or from the file.
+    fn read(&self, s: Section, at: usize, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
+        if at.checked_add(len)? > self.sec[s].len {
+            return None;
+        }
+        let start = self.sec[s].at + at;
+        if self.loaded[s] {
+            return Some(self.bytes.get(start..start + len)?.into());
+        }
+        let mut buf = vec![0u8; len];
+        read_at(self.file.as_ref()?, &mut buf, start as u64).ok()?;
+        Some(buf.into())
+    }
+
+    fn path_bytes(&self, i: usize) -> &[u8] {
+        let Span { at, len } = self.recs[i].path;
+        self.section(Section::Paths)
+            .get(at..at + len)
+            .unwrap_or(&[])
+    }
+
+    /// Memory files indexed.
+    pub fn len(&self) -> usize {
+        self.recs.len()
+    }
+
+    /// Is the index empty?
+    pub fn is_empty(&self) -> bool {
+        self.recs.is_empty()
+    }
+
+    /// The record of doc `i`.
+    pub fn rec(&self, i: usize) -> &Rec {
+        &self.recs[i]
+    }
+
+    /// The path of doc `i`.
+    pub fn path(&self, i: usize) -> &str {
+        std::str::from_utf8(self.path_bytes(i)).unwrap_or("")
+    }
+
+    /// The docs whose paths start with `prefix`, as a range of positions.
+    pub fn prefixed(&self, prefix: &str) -> std::ops::Range<usize> {
+        // The first position in lo..hi where `past` turns true (it is monotone).
+        let first = |mut lo: usize, mut hi: usize, past: &dyn Fn(&str) -> bool| {
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                if past(self.path(mid)) {
+                    hi = mid;
+                } else {
+                    lo = mid + 1;
+                }
+            }
+            lo
+        };
+        let lo = first(0, self.len(), &|p| p >= prefix);
+        let hi = first(lo, self.len(), &|p| !p.starts_with(prefix));
+        lo..hi
+    }
+
+    /// The docs that have term `id`, each with its (weighted tf, field
+    /// mask), in doc order; empty if damaged.
+    pub fn postings(&self, id: u32) -> Vec<(u32, u16, u8)> {
+        let offs = self.section(Section::PostingOffsets);
+        let at = |i: usize| u32_at(offs, i * 4).map(|v| v as usize);
+        let (Some(from), Some(to)) = (at(id as usize), at(id as usize + 1)) else {
+            return Vec::new();
+        };
+        let Some(bytes) = to
+            .checked_sub(from)
+            .and_then(|n| self.read(Section::Postings, from * TERM, n * TERM))
+        else {
+            return Vec::new();
+        };
+        let docs = self.recs.len() + self.note_count();
+        postings_in(&bytes)
+            .filter(|p| (p.0 as usize) < docs)
+            .collect()
+    }
+
+    /// The ids of doc `i`'s description terms, sorted (needs [`Load::Write`]).
+    pub fn description_terms(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
+        let Span { at, len } = self.recs[i].descs;
+        self.section(Section::Descriptions)
+            .get(at * 4..(at + len) * 4)
+            .unwrap_or(&[])
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    /// Doc `i`'s summary (decoded now) and parse error.
+    pub fn entry(&self, i: usize) -> (Option<Summary>, Option<String>) {
+        let Span { at, len } = self.recs[i].entry;
+        self.read(Section::Entries, at, len)
+            .and_then(|b| postcard::from_bytes(&b).ok())
+            .unwrap_or((None, Some("unreadable index entry".into())))
+    }
+
+    fn dict_term(&self, id: u32) -> &[u8] {
+        let offs = self.section(Section::DictOffsets);
+        let at = id as usize * 4;
+        let terms = self.section(Section::Terms);
+        match (u32_at(offs, at), u32_at(offs, at + 4)) {
+            (Some(a), Some(b)) if a <= b => terms.get(a as usize..b as usize).unwrap_or(&[]),
+            _ => &[],
+        }
+    }
+
+    /// The id of a term, by binary search over the sorted dictionary.
+    pub fn lookup(&self, term: &str) -> Option<u32> {
+        let sorted = self.section(Section::Sorted);
+        let n = sorted.len() / 4;
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let id = u32_at(sorted, mid * 4)?;
+            match self.dict_term(id).cmp(term.as_bytes()) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(id),
+            }
+        }
+        None
+    }
+
+    /// How many terms the dictionary has.
+    fn term_count(&self) -> usize {
+        (self.sec[Section::DictOffsets].len / 4).saturating_sub(1)
+    }
+
+    /// Memories with a replayed state.
+    fn key_count(&self) -> usize {
+        (self.sec[Section::KeyOffsets].len / 4).saturating_sub(1)
+    }
+
+    /// Key state `i` (in key order), decoded now.
+    fn key_entry(&self, i: usize) -> Option<(String, KeyState)> {
+        let offs = self.read(Section::KeyOffsets, i * 4, 8)?;
+        let (a, b) = (u32_at(&offs, 0)? as usize, u32_at(&offs, 4)? as usize);
+        postcard::from_bytes(&self.read(Section::Keys, a, b.checked_sub(a)?)?).ok()
+    }
+
+    /// A memory's replayed state as of the index, by binary search.
+    pub fn key_state(&self, key: &str) -> Option<KeyState> {
+        let (mut lo, mut hi) = (0, self.key_count());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let (k, state) = self.key_entry(mid)?;
+            match k.as_str().cmp(key) {
+                std::cmp::Ordering::Less => lo = mid + 1,
+                std::cmp::Ordering::Greater => hi = mid,
+                std::cmp::Ordering::Equal => return Some(state),
+            }
+        }
+        None
+    }
+
+    /// The pending proposals, whole (read from the file: only consolidation
+    /// and whole-index readers need them); `None` if damaged.
+    pub fn proposals(&self) -> Option<Vec<crate::model::event::Event>> {
+        let bytes = self.read(Section::Proposals, 0, self.sec[Section::Proposals].len)?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let parsed = crate::model::event::parse_log(text).ok()?;
+        let ids = parsed.events.iter().map(|e| &e.id);
+        (parsed.torn.is_empty() && ids.eq(self.head.pending.iter())).then_some(parsed.events)
+    }
+
+    /// Every note, oldest first (read from the file: a search and
+    /// whole-index readers need them); `None` if damaged.
+    pub fn notes(&self) -> Option<Vec<crate::model::event::Event>> {
+        let bytes = self.read(Section::Notes, 0, self.sec[Section::Notes].len)?;
+        let text = std::str::from_utf8(&bytes).ok()?;
+        let parsed = crate::model::event::parse_log(text).ok()?;
+        (parsed.torn.is_empty() && parsed.events.len() == self.note_count())
+            .then_some(parsed.events)
+    }
+
+    /// How many notes the index holds (their docs follow the memory
+    /// files' in the postings).
+    pub fn note_count(&self) -> usize {
+        self.head.notes as usize
+    }
+
+    /// The notes' weighted lengths, summed.
+    pub fn notes_len(&self) -> u64 {
+        self.head.notes_len
+    }
+
+    /// Note `i`'s record, read from the file; `None` if damaged.
+    pub fn note_rec(&self, i: usize) -> Option<NoteRec> {
+        let b = self.read(Section::NoteRecs, i.checked_mul(NOTE_REC)?, NOTE_REC)?;
+        let id = std::str::from_utf8(b.get(20..46)?)
+            .ok()?
+            .trim_end()
+            .to_string();
+        Some(NoteRec {
+            entry: Span {
+                at: u32_at(&b, 0)? as usize,
+                len: u32_at(&b, 4)? as usize,
+            },
+            time: i64::from_le_bytes(b.get(8..16)?.try_into().ok()?),
+            len: u32_at(&b, 16)?,
+            id,
+        })
+    }
+
+    /// Note `i`, parsed from its entry alone; `None` if damaged.
+    pub fn note(&self, rec: &NoteRec) -> Option<crate::model::event::Event> {
+        let bytes = self.read(Section::Notes, rec.entry.at, rec.entry.len)?;
+        let parsed = crate::model::event::parse_log(std::str::from_utf8(&bytes).ok()?).ok()?;
+        let mut events = parsed.events.into_iter();
+        let e = events.next()?;
+        (events.next().is_none() && e.id == rec.id).then_some(e)
+    }
+
+    /// Decodes everything into a [`Cache`] that commands can change.
+    pub fn into_cache(self, loaded_mtime: i128) -> Option<Cache> {
+        let keys: BTreeMap<String, KeyState> = (0..self.key_count())
+            .map(|i| self.key_entry(i))
+            .collect::<Option<_>>()?;
+        let terms = (0..self.term_count() as u32)
+            .map(|id| String::from_utf8(self.dict_term(id).to_vec()).ok())
+            .collect::<Option<Vec<_>>>()?;
+        let mut doc_terms = self.doc_terms()?;
+        let note_terms = doc_terms.split_off(self.recs.len());
+        let notes = self
+            .notes()?
+            .into_iter()
+            .zip(note_terms)
+            .enumerate()
+            .map(|(i, (event, mut terms))| {
+                terms.shrink_to_fit();
+                let len = self.note_rec(i)?.len;
+                Some(NoteEntry { event, terms, len })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let files = self.files(doc_terms);
+        Some(Cache {
+            logs: self.head.logs.clone(),
+            keys,
+            pending: self.proposals()?,
+            notes,
+            files,
+            dict: Dict::from_terms(terms),
+            loaded_mtime,
+            dirty: false,
+        })
+    }
+
+    /// Each doc's term list, from the postings. They are term-major: each
+    /// doc's list comes out sorted by term id, as a file entry keeps it.
+    /// They are read a range of terms at a time (the whole section is tens
+    /// of megabytes).
+    fn doc_terms(&self) -> Option<Vec<TermList>> {
+        let mut doc_terms: Vec<TermList> = self
+            .recs
+            .iter()
+            .map(|r| TermList::with_capacity(r.terms.min(1 << 16)))
+            .chain((0..self.note_count()).map(|_| TermList::default()))
+            .collect();
+        let n_terms = self.term_count();
+        let offs = self.read(
+            Section::PostingOffsets,
+            0,
+            self.sec[Section::PostingOffsets].len,
+        )?;
+        let at = |id: usize| u32_at(&offs, id * 4).map(|v| v as usize);
+        let mut lo = 0;
+        while lo < n_terms {
+            // Terms lo..hi: about a million postings (at least one term).
+            let start = at(lo)?;
+            let mut hi = lo + 1;
+            while hi < n_terms && at(hi + 1)?.saturating_sub(start) <= 1 << 20 {
+                hi += 1;
+            }
+            let end = at(hi)?;
+            let postings = self.read(
+                Section::Postings,
+                start * TERM,
+                end.checked_sub(start)? * TERM,
+            )?;
+            for id in lo..hi {
+                let (from, to) = (at(id)?.checked_sub(start)?, at(id + 1)?.checked_sub(start)?);
+                for (doc, tf, mask) in postings_in(postings.get(from * TERM..to * TERM)?) {
+                    doc_terms.get_mut(doc as usize)?.push(id as u32, tf, mask);
+                }
+            }
+            lo = hi;
+        }
+        Some(doc_terms)
+    }
+
+    /// The file entries, by path, with these term lists.
+    fn files(&self, doc_terms: Vec<TermList>) -> BTreeMap<String, FileEntry> {
+        let mut files = BTreeMap::new();
+        for (i, mut terms) in doc_terms.into_iter().enumerate() {
+            terms.shrink_to_fit();
+            let r = self.recs[i];
+            let (summary, error) = self.entry(i);
+            files.insert(
+                self.path(i).to_string(),
+                FileEntry {
+                    stamp: r.stamp,
+                    hash: r.hash,
+                    summary,
+                    error,
+                    terms,
+                    len: r.len,
+                },
+            );
+        }
+        files
+    }
+}
+
+/// The docs section's records, each checked to lie within the sections
+/// it points into.
+fn records(docs: &[u8], sec: &PerSection<Span>) -> Option<Vec<Rec>> {
+    let n = u32_at(docs, 0)? as usize;
+    if docs.len() != 4 + n.checked_mul(REC)? {
+        return None;
+    }
+    let mut recs = Vec::with_capacity(n);
+    for r in docs.get(4..)?.chunks_exact(REC) {
+        let rec = Rec::decode(r.try_into().ok()?);
+        if !rec.path.within(sec[Section::Paths].len)
+            || !rec.entry.within(sec[Section::Entries].len)
+            || !rec.descs.within(sec[Section::Descriptions].len / 4)
+        {
+            return None;
+        }
+        recs.push(rec);
+    }
+    Some(recs)
+}
