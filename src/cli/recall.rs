@@ -3,7 +3,9 @@
 use super::output::{columns, day, flags, memory_json, warn};
 use super::stores::Origin;
 use super::{error::CliError, App};
-use memoir::search::rank::{Item, NoteSource, Options, Results, DEFAULT_MIN_SCORE};
+use memoir::index::corpus::NoteSource;
+use memoir::search::rank::DEFAULT_MIN_SCORE;
+use memoir::search::results::{Item, Options, Results};
 use serde_json::json;
 
 /// Find the memories relevant to a query, most relevant first.

@@ -3,6 +3,7 @@
 //! not replay the logs or read every file.
 
 pub(crate) mod cache;
+pub mod corpus;
 pub(crate) mod file;
 pub(crate) mod layout;
 pub mod refresh;

@@ -7,6 +7,7 @@
 //! not a record: a missing, damaged or foreign file reads as empty, and
 //! every clone has its own (it is never committed).
 
+use crate::model::time::DAY_MS;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::io;
@@ -16,8 +17,6 @@ use std::path::Path;
 const MAGIC: &[u8; 8] = b"memoirA\n";
 /// The file's layout version, after the magic.
 const VERSION: u32 = 1;
-/// A day in milliseconds.
-const DAY_MS: i64 = 86_400_000;
 /// The half-life of the access weight, in days ([`weight`]).
 pub const HALF_LIFE_DAYS: f64 = 30.0;
 

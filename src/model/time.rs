@@ -7,6 +7,10 @@
 
 use std::fmt;
 
+/// Milliseconds in a day: a [`Timestamp`] is in milliseconds, a [`Date`]
+/// in days.
+pub const DAY_MS: i64 = 86_400_000;
+
 /// A UTC instant, in milliseconds since the Unix epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Timestamp(pub i64);
@@ -134,7 +138,7 @@ impl Timestamp {
 
     /// The UTC date this instant falls on.
     pub fn date(self) -> Date {
-        Date(self.0.div_euclid(86_400_000))
+        Date(self.0.div_euclid(DAY_MS))
     }
 
     /// `HH:MM:SSZ`, as in a log heading.

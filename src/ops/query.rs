@@ -102,7 +102,7 @@ pub fn list(store: &Store, filter: &Filter) -> Result<Listing, StoreError> {
             key,
         })
         .collect();
-    let skipped = crate::ops::recall::skipped_files(&cache);
+    let skipped = crate::index::corpus::skipped_files(&cache);
     Ok(Listing { memories, skipped })
 }
 

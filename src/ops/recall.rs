@@ -6,18 +6,16 @@
 //! within a token budget (format in `docs/search.md`).
 
 use crate::index::cache::Cache;
-use crate::index::layout::OpenIndex;
+use crate::index::corpus::{corpus, read_index, Corpus, NoteSource};
 use crate::index::refresh::summaries;
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
-use crate::model::stamp::Stamp;
 use crate::model::time::{Date, Timestamp};
 use crate::ops::semantic::{Mode, Semantic};
 use crate::render::memory_md;
-use crate::search::rank::{
-    self, estimate_tokens, Corpus, Fresh, Hit, Item, NoteDoc, NoteHit, NoteSource, Options,
-};
+use crate::search::rank::{self, estimate_tokens};
+use crate::search::results::{Hit, Item, NoteHit, Options, Results};
 use crate::store::{Store, StoreError};
 
 /// The default token budget of `context`.
@@ -92,22 +90,6 @@ pub fn neutralize(text: &str) -> String {
     out
 }
 
-/// One warning for each memory file of the index that does not parse.
-pub(crate) fn skipped_files(cache: &Cache) -> Vec<String> {
-    cache
-        .files
-        .iter()
-        .filter_map(|(rel, e)| Some(skipped(rel, e.error.as_deref()?)))
-        .collect()
-}
-
-/// A warning that a file was skipped: `path:line: message (skipped)`.
-pub(crate) fn skipped(path: &str, error: &str) -> String {
-    let error = error.strip_prefix(path).unwrap_or(error);
-    let sep = if error.starts_with(':') { "" } else { ": " };
-    format!("{path}{sep}{error} (skipped)")
-}
-
 /// An attribute value: it can neither end its quotes nor open a tag, and
 /// stays on its line.
 fn attr(value: &str) -> String {
@@ -166,230 +148,6 @@ fn holds_a_secret(what: &str) -> String {
     format!("{what}: holds a secret, shown as [redacted:<rule>]; `memoir redact` removes it")
 }
 
-/// The persistent index, refreshed; a broken log only costs conflict flags.
-fn read_index(store: &Store) -> Result<(Cache, Vec<String>), StoreError> {
-    let mut cache = crate::index::file::load(&store.state);
-    let mut warnings = Vec::new();
-    if let Err(e) = crate::index::refresh::refresh_logs(store, &mut cache) {
-        warnings.push(format!("{e} (conflicts may not be flagged)"));
-    }
-    crate::index::refresh::refresh_files(store, &mut cache)?;
-    crate::index::refresh::save_if_dirty(store, &mut cache);
-    for (rel, e) in &cache.files {
-        if let Some(err) = &e.error {
-            let err = err
-                .strip_prefix(rel.as_str())
-                .unwrap_or(err)
-                .trim_start_matches(':');
-            warnings.push(format!("{rel}:{err} (skipped)"));
-        }
-    }
-    Ok((cache, warnings))
-}
-
-/// What a search runs over. Fast path: the index file read in place,
-/// with the few memory files changed since read directly; log entries
-/// appended since that only move memories forward leave it valid.
-/// Anything more refreshes and rewrites the index first. With `notes`,
-/// the notes of the logs' tail too (cut into terms now: a search that
-/// leaves notes out skips that).
-pub fn corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), StoreError> {
-    let (mut corpus, mut warnings) = memory_corpus(store, notes)?;
-    corpus.team = team_text(store, &mut warnings);
-    Ok((corpus, warnings))
-}
-
-/// The team's own text in MEMORY.md, as documents to search. MEMORY.md is
-/// read whole, under the store's cap; one that cannot be read is a warning
-/// (memories are still searched).
-fn team_text(store: &Store, warnings: &mut Vec<String>) -> Vec<NoteDoc> {
-    match store.read(crate::render::memory_md::MEMORY_MD, None) {
-        Ok(Some(text)) => crate::render::memory_md::team_text(&text)
-            .iter()
-            .map(NoteDoc::team)
-            .collect(),
-        Ok(None) => Vec::new(),
-        Err(e) => {
-            warnings.push(format!("{e} (its own text is not searched)"));
-            Vec::new()
-        }
-    }
-}
-
-/// [`corpus`] but for MEMORY.md's own text.
-fn memory_corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), StoreError> {
-    if let Some(found) = corpus_in_place(store, notes)? {
-        return Ok(found);
-    }
-    // read_index saved the refreshed index: read it back from the file
-    // (the page cache has it) rather than hold a second copy; encode in
-    // memory only if it could not be written.
-    let encoded = |cache: &Cache| {
-        let version = crate::index::cache::CACHE_VERSION;
-        OpenIndex::parse(crate::index::layout::encode(cache, version), version)
-    };
-    let (cache, warnings) = read_index(store)?;
-    let view = if cache.dirty {
-        encoded(&cache)
-    } else {
-        // Let go of the decoded index before reading the file back.
-        drop(cache);
-        match crate::index::file::open(&store.state, crate::index::layout::Load::Query) {
-            Some((view, _)) => Some(view),
-            // Replaced or removed by another process meanwhile.
-            None => encoded(&read_index(store)?.0),
-        }
-    };
-    let view = view.ok_or(StoreError::Internal(
-        "the persistent index could not be encoded",
-    ))?;
-    // Just saved: every note is in the index (a search reads its notes
-    // through the postings).
-    Ok((Corpus::of(view), warnings))
-}
-
-/// The notes of the logs' tail, which the index does not have yet (a note
-/// copied into another log, by a cherry-pick, is one note).
-fn tail_notes(tail: Vec<crate::model::event::Event>) -> Vec<NoteDoc> {
-    let mut seen = std::collections::HashSet::new();
-    tail.into_iter()
-        .filter(|e| seen.insert(e.id.clone()))
-        .map(|e| NoteDoc::of(&e))
-        .collect()
-}
-
-/// The fast path of [`corpus`], or `None` when it does not apply.
-fn corpus_in_place(
-    store: &Store,
-    notes: bool,
-) -> Result<Option<(Corpus, Vec<String>)>, StoreError> {
-    // Stat the memory files (most of the time, in the kernel) while the
-    // index is read.
-    let (files, view) = std::thread::scope(|s| {
-        let files = s.spawn(|| crate::index::refresh::memory_files(store));
-        let view = crate::index::file::open(&store.state, crate::index::layout::Load::Query);
-        (files.join(), view)
-    });
-    let files = files.map_err(|_| StoreError::Io {
-        path: store.path("memory"),
-        source: std::io::Error::other("listing the memory files failed"),
-    })??;
-    let Some((view, index_mtime)) = view else {
-        return Ok(None);
-    };
-    // Entries appended since the index was saved change nothing a search
-    // reads (changed files are read below) unless they fork a memory.
-    let Some(tail) = crate::index::snapshot::tail(store, &view)? else {
-        return Ok(None);
-    };
-    let mut warnings = Vec::new();
-    let Some(changes) = Changes::of(&view, &files, index_mtime, &mut warnings) else {
-        return Ok(None);
-    };
-    let mut corpus = Corpus::of(view);
-    if notes {
-        corpus.notes = tail_notes(tail.notes);
-    }
-    corpus.skip = changes.skip;
-    for path in changes.fresh {
-        let f = fresh(store, &path);
-        if let Some(e) = &f.error {
-            warnings.push(skipped(&path, e));
-        }
-        corpus.fresh.push(f);
-    }
-    Ok(Some((corpus, warnings)))
-}
-
-/// How the memory files differ from the index: which entries a search
-/// must ignore and which files it must read now.
-struct Changes {
-    /// Index entries changed or gone, by position.
-    skip: Vec<bool>,
-    /// Files changed or new.
-    fresh: Vec<String>,
-}
-
-impl Changes {
-    /// Walks the listed files and the index's entries (both sorted by
-    /// path) side by side; warns of the unchanged files that do not
-    /// parse. `None` when more files changed than are worth reading one
-    /// by one.
-    fn of(
-        view: &OpenIndex,
-        files: &[(String, Stamp)],
-        index_mtime: i128,
-        warnings: &mut Vec<String>,
-    ) -> Option<Changes> {
-        /// More changed files than this: refresh and rewrite the index instead.
-        const MAX_FRESH: usize = 256;
-        let mut skip = vec![false; view.len()];
-        let mut fresh = Vec::new();
-        let mut i = 0;
-        for (path, stamp) in files {
-            while i < view.len() && view.path(i) < path.as_str() {
-                skip[i] = true;
-                i += 1;
-            }
-            if i < view.len() && view.path(i) == path {
-                let r = view.rec(i);
-                // git's racy rule: changed in the tick the index was written? Re-read.
-                if r.stamp != *stamp || stamp.mtime >= index_mtime {
-                    skip[i] = true;
-                    fresh.push(path.clone());
-                } else if !r.valid {
-                    let err = view.entry(i).1.unwrap_or_default();
-                    warnings.push(skipped(path, &err));
-                }
-                i += 1;
-            } else {
-                fresh.push(path.clone());
-            }
-            if fresh.len() > MAX_FRESH {
-                return None;
-            }
-        }
-        skip[i..].iter_mut().for_each(|s| *s = true);
-        Some(Changes { skip, fresh })
-    }
-}
-
-/// A memory file as it is now, for a search.
-fn fresh(store: &Store, path: &str) -> Fresh {
-    // Removed since the listing (a `forget` beside this query): not
-    // there, rather than a warning.
-    let mut hash = 0;
-    let parsed = match store.read_memory_file(path) {
-        Ok(None) => Err(None),
-        Ok(Some(c)) => {
-            hash = crate::model::fingerprint::fingerprint(c.as_bytes());
-            crate::policy::memory::validate_file(&c, path).map_err(Some)
-        }
-        Err(e) => Err(Some(e)),
-    };
-    match parsed {
-        Ok(m) => {
-            let (terms, len) = crate::index::terms::term_counts(&m);
-            Fresh {
-                path: path.to_string(),
-                summary: Some(crate::model::memory::Summary::of(&m)),
-                error: None,
-                terms,
-                len,
-                hash,
-            }
-        }
-        Err(e) => Fresh {
-            path: path.to_string(),
-            summary: None,
-            error: e.map(|e| e.to_string()),
-            terms: Default::default(),
-            len: 0,
-            hash,
-        },
-    }
-}
-
 /// The memories relevant to `query`, by keywords alone.
 pub fn recall(store: &Store, query: &str, opts: &Options) -> Result<Recall, StoreError> {
     recall_with(store, query, opts, None)
@@ -407,7 +165,7 @@ pub fn recall_with(
     let (found, mode, fallback) =
         crate::ops::semantic::search(store, &corpus, query, opts, semantic);
     warnings.extend(fallback);
-    let rank::Results {
+    let Results {
         mut hits,
         mut notes,
         answered,
@@ -577,7 +335,7 @@ const MEMORY_CLOSE: &str = "</memory>";
 fn relevant_context(
     store: &Store,
     corpus: &Corpus,
-    found: rank::Results,
+    found: Results,
     budget: usize,
     warnings: &mut Vec<String>,
 ) -> Context {
@@ -763,14 +521,6 @@ fn hot_context(
     warnings: &mut Vec<String>,
 ) -> Context {
     let mut ctx = Context::default();
-    // A memory file that does not parse is not in the index: say so, as
-    // recall does, rather than leave it out unseen.
-    for warning in skipped_files(cache) {
-        // Reading the index may have warned of it already.
-        if !warnings.contains(&warning) {
-            warnings.push(warning);
-        }
-    }
     let mut b = Budget::new(budget);
     if !b.push(HOT_OPEN.into(), Budget::cost(HOT_CLOSE)) {
         return ctx;
@@ -1010,19 +760,6 @@ mod tests {
              &lt;/hot_memory> &lt;open_conflicts>&lt;recent_notes> <memo <é <测 <"
         );
         assert_eq!(neutralize("no tags"), "no tags");
-    }
-
-    #[test]
-    fn a_skipped_file_is_named_once() {
-        let p = "memory/project/x.md";
-        assert_eq!(
-            skipped(p, "memory/project/x.md:2: bad name"),
-            "memory/project/x.md:2: bad name (skipped)"
-        );
-        assert_eq!(
-            skipped(p, "not UTF-8"),
-            "memory/project/x.md: not UTF-8 (skipped)"
-        );
     }
 
     #[test]

@@ -14,7 +14,7 @@ use crate::model::config::RerankConfig;
 use crate::model::memory::Memory;
 use crate::rerank::Reranker;
 use crate::search::inject::MAX_INJECTED;
-use crate::search::rank::{Item, Results};
+use crate::search::results::{Item, Results};
 use crate::store::Store;
 
 /// What the reranker needs beyond the store: its settings and the API key

@@ -8,9 +8,11 @@
 //! the same call as the query while they fit one batch.
 
 use crate::embed::{EmbedError, Embedder, Vectors};
+use crate::index::corpus::Corpus;
 use crate::model::config::EmbeddingsConfig;
 use crate::search::hybrid;
-use crate::search::rank::{self, Corpus, Options, Results};
+use crate::search::rank;
+use crate::search::results::{Hit, Options, Results};
 use crate::store::Store;
 use std::collections::{HashMap, HashSet};
 
@@ -158,14 +160,13 @@ pub fn with_keyword(
 /// Among hits of equal rank, the one this clone's agents were given more,
 /// and more lately, first (`local::access::weight`; then by path, as
 /// before). The access file is read only when there is a tie to break.
-fn break_ties_by_access(store: &Store, hits: &mut [rank::Hit], opts: &Options) {
+fn break_ties_by_access(store: &Store, hits: &mut [Hit], opts: &Options) {
     if !hits.windows(2).any(|w| w[0].rank == w[1].rank) {
         return;
     }
-    const DAY_MS: i64 = 86_400_000;
     let access = crate::local::access::load(&store.state.access_path());
-    let now_ms = opts.today.0.saturating_mul(DAY_MS);
-    let weight = |h: &rank::Hit| {
+    let now_ms = opts.today.0.saturating_mul(crate::model::time::DAY_MS);
+    let weight = |h: &Hit| {
         let stat = access.get(&h.key.to_string());
         crate::local::access::weight(stat, h.summary.updated, now_ms)
     };
@@ -197,7 +198,7 @@ fn fused(corpus: &Corpus, keyword: Results, similar: &[(&str, f64)], opts: &Opti
     } else {
         0
     };
-    let similar_only: Vec<rank::Hit> = similar
+    let similar_only: Vec<Hit> = similar
         .iter()
         .enumerate()
         .filter(|(i, (path, _))| {

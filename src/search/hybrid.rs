@@ -26,7 +26,7 @@
 //!   similarity (rank fusion gave every similarity place the same weight
 //!   whatever the gap, and let a cosine of 0.80 outrank a whole match).
 
-use crate::search::rank::{Hit, Results};
+use crate::search::results::{Hit, Results};
 use std::collections::{HashMap, HashSet};
 
 /// The weight of a memory's keyword rank against its similarity, both

@@ -27,9 +27,11 @@
 //! Measured on `fixtures/recall-agent` (`bench/context_eval.py`): see
 //! `docs/search.md`, Context.
 
+use crate::index::corpus::Corpus;
 use crate::model::markdown;
 use crate::model::text::words;
-use crate::search::rank::{self, Corpus, Hit, NoteHit, Options, Results};
+use crate::search::rank;
+use crate::search::results::{Hit, NoteHit, Options, Results};
 use std::collections::HashMap;
 
 /// The most memories and notes one injection holds.

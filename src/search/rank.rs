@@ -12,18 +12,20 @@
 //! with at least [`RELATIVE`] of
 //! the best one's share is relevant, so a question whose answer spans
 //! several memories keeps each of them. Notes of the logs are documents
-//! too, ranked as memories of confidence [`NOTE_CONFIDENCE`]. **Ranking**
+//! too, ranked as memories of confidence
+//! [`NOTE_CONFIDENCE`](crate::search::document::NOTE_CONFIDENCE). **Ranking**
 //! among the relevant is BM25F over weighted fields, times small boosts for
 //! confidence and recency and a penalty past `review_by`. All of it is
 //! documented in `docs/search.md`.
 
+use crate::index::corpus::{Corpus, NoteDoc, NoteSource};
 use crate::index::layout::{NoteRec, OpenIndex};
-use crate::index::terms::{note_terms, Terms};
-use crate::model::event::Event;
+use crate::index::terms::Terms;
 use crate::model::key::Key;
-use crate::model::memory::Summary;
 use crate::model::text::words;
-use crate::model::time::{Date, Timestamp};
+use crate::model::time::Date;
+use crate::search::document::{Doc, Standing};
+use crate::search::results::{Hit, NoteHit, Options, Results};
 use std::cmp::Ordering;
 use std::collections::HashSet;
 
@@ -47,305 +49,6 @@ const UNKNOWN_CJK_BIGRAM: f64 = 0.5;
 const K1: f64 = 1.2;
 /// BM25 length normalization.
 const B: f64 = 0.75;
-/// Days over which the recency boost decays by a factor e.
-const RECENCY_DAYS: f64 = 180.0;
-/// The confidence a note ranks with: an unconfirmed observation ranks
-/// after a confirmed memory of equal relevance.
-pub const NOTE_CONFIDENCE: f64 = 0.5;
-/// Milliseconds in a day: `updated` is in ms, dates in days.
-const DAY_MS: i64 = 86_400_000;
-
-/// A memory file read since the index was written (or not in it yet).
-#[derive(Debug, Clone)]
-pub struct Fresh {
-    /// Its path.
-    pub path: String,
-    /// What it says, if it parsed.
-    pub summary: Option<Summary>,
-    /// Why it did not.
-    pub error: Option<String>,
-    /// Its terms (`index::terms::term_counts`).
-    pub terms: Terms,
-    /// Its weighted length.
-    pub len: u32,
-    /// The fingerprint of its content (as the index records a file's).
-    pub hash: u64,
-}
-
-/// What a search runs over: the index as written, minus the files that
-/// changed since, plus those files as they are now.
-#[derive(Debug)]
-pub struct Corpus {
-    /// The persistent index, read in place.
-    pub index: OpenIndex,
-    /// Index entries to ignore (changed or gone), by position.
-    pub skip: Vec<bool>,
-    /// Files read now.
-    pub fresh: Vec<Fresh>,
-    /// The notes of the logs, searched beside the memories.
-    pub notes: Vec<NoteDoc>,
-    /// The team's own text in MEMORY.md, searched beside the memories
-    /// whether or not notes are.
-    pub team: Vec<NoteDoc>,
-}
-
-impl Corpus {
-    /// A corpus of the index alone (its notes not read).
-    pub fn of(index: OpenIndex) -> Corpus {
-        Corpus {
-            skip: vec![false; index.len()],
-            index,
-            fresh: Vec::new(),
-            notes: Vec::new(),
-            team: Vec::new(),
-        }
-    }
-}
-
-/// What a document that is not a memory is: a note of the logs or a
-/// piece of the team's own text in MEMORY.md.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoteSource {
-    /// A note of the logs: an unconfirmed observation.
-    Log,
-    /// The team's text outside MEMORY.md's generated block, from this
-    /// line (`render::memory_md::team_text`): written by hand, so ranked
-    /// as a confirmed memory, with no date.
-    MemoryMd {
-        /// Where it starts, from 1.
-        line: u32,
-    },
-}
-
-/// A note of the logs, or a piece of MEMORY.md's own text, as a search
-/// reads it.
-#[derive(Debug, Clone)]
-pub struct NoteDoc {
-    /// Its event id, or `MEMORY.md:<line>`.
-    pub id: String,
-    /// Which kind of document it is.
-    pub source: NoteSource,
-    /// When it was written.
-    pub time: Timestamp,
-    /// Who wrote it: `Name <email>`.
-    pub actor: String,
-    /// What it says.
-    pub text: String,
-    /// Its terms (`index::terms::note_terms`).
-    pub terms: Terms,
-    /// Its weighted length.
-    pub len: u32,
-}
-
-impl NoteDoc {
-    /// A note event as a search reads it.
-    pub fn of(e: &Event) -> NoteDoc {
-        let (terms, len) = note_terms(&e.body);
-        NoteDoc {
-            id: e.id.clone(),
-            source: NoteSource::Log,
-            time: e.time,
-            actor: e.actor.clone(),
-            text: e.body.clone(),
-            terms,
-            len,
-        }
-    }
-
-    /// A piece of the team's text in MEMORY.md as a search reads it.
-    pub fn team(t: &crate::render::memory_md::TeamText) -> NoteDoc {
-        let (terms, len) = note_terms(&t.text);
-        NoteDoc {
-            id: format!("{}:{}", crate::render::memory_md::MEMORY_MD, t.line),
-            source: NoteSource::MemoryMd { line: t.line },
-            time: Timestamp(0),
-            actor: String::new(),
-            text: t.text.clone(),
-            terms,
-            len,
-        }
-    }
-}
-
-/// What to search for and how.
-#[derive(Debug, Clone)]
-pub struct Options {
-    /// At most this many hits.
-    pub limit: usize,
-    /// Relevance threshold (0..1); 0 shows every memory matching any term.
-    pub min_score: f64,
-    /// Only this scope.
-    pub scope: Option<String>,
-    /// Only this type.
-    pub kind: Option<String>,
-    /// Only memories with this tag.
-    pub tag: Option<String>,
-    /// Today, for expiry, review dates and recency.
-    pub today: Date,
-    /// Search the notes too.
-    pub notes: bool,
-    /// Also return what matches the query but the store's decision does
-    /// not keep, after the relevant ones and marked so (`recall`, whose
-    /// reader judges them; `context` injects only the relevant).
-    pub weaker: bool,
-}
-
-/// One relevant memory.
-#[derive(Debug, Clone)]
-pub struct Hit {
-    /// Its key.
-    pub key: Key,
-    /// Its file.
-    pub path: String,
-    /// What its frontmatter says.
-    pub summary: Summary,
-    /// Relevance, 0..1: the IDF-weighted share of query terms it contains
-    /// (found by its embedding alone: its similarity).
-    pub score: f64,
-    /// The ranking score: BM25F times the boosts, or the fused score of
-    /// a hybrid search (`search::hybrid`).
-    pub rank: f64,
-    /// The cosine similarity of its embedding to the query's, when a
-    /// hybrid search ranked it.
-    pub similarity: Option<f64>,
-    /// Its versions disagree (an open conflict).
-    pub conflict: bool,
-    /// Past its `review_by` date.
-    pub stale: bool,
-    /// The store's decision keeps it (false: a weaker match, returned only
-    /// with [`Options::weaker`]).
-    pub relevant: bool,
-}
-
-/// One relevant note (or piece of MEMORY.md's own text).
-#[derive(Debug, Clone)]
-pub struct NoteHit {
-    /// Its event id, or `MEMORY.md:<line>`.
-    pub id: String,
-    /// Which kind of document it is.
-    pub source: NoteSource,
-    /// When it was written.
-    pub time: Timestamp,
-    /// Who wrote it.
-    pub actor: String,
-    /// What it says.
-    pub text: String,
-    /// Relevance, as a memory's.
-    pub score: f64,
-    /// The ranking score, as a memory's (a note counts as a memory of
-    /// confidence [`NOTE_CONFIDENCE`]).
-    pub rank: f64,
-    /// The store's decision keeps it, as a memory's.
-    pub relevant: bool,
-}
-
-/// What a search found: memories and notes, each best first, together
-/// no more than the limit.
-#[derive(Debug, Clone, Default)]
-pub struct Results {
-    /// The relevant memories.
-    pub hits: Vec<Hit>,
-    /// The relevant notes.
-    pub notes: Vec<NoteHit>,
-    /// The best relevance any memory or note had, whether or not it
-    /// reached the threshold (how near the store came to answering).
-    pub best: f64,
-    /// The store answered: something reached the decision, so the
-    /// relevant items are what it knows of the query.
-    pub answered: bool,
-}
-
-/// A memory or a note, in [`Results::ranked`].
-#[derive(Debug, Clone, Copy)]
-pub enum Item<'a> {
-    /// A memory.
-    Memory(&'a Hit),
-    /// A note.
-    Note(&'a NoteHit),
-}
-
-impl Results {
-    /// Memories and notes in one order: the relevant before the weaker,
-    /// each by rank, a memory before a note of the same rank.
-    pub fn ranked(&self) -> Vec<Item<'_>> {
-        let mut out = Vec::with_capacity(self.hits.len() + self.notes.len());
-        let (mut m, mut n) = (self.hits.iter().peekable(), self.notes.iter().peekable());
-        loop {
-            let note_first = match (m.peek(), n.peek()) {
-                (Some(h), Some(note)) => (note.relevant, note.rank) > (h.relevant, h.rank),
-                (Some(_), None) => false,
-                (None, Some(_)) => true,
-                (None, None) => break,
-            };
-            match note_first {
-                true => out.extend(n.next().map(Item::Note)),
-                false => out.extend(m.next().map(Item::Memory)),
-            }
-        }
-        out
-    }
-
-    /// Nothing found.
-    pub fn is_empty(&self) -> bool {
-        self.hits.is_empty() && self.notes.is_empty()
-    }
-
-    /// Memories and notes each in the order [`Results::ranked`] merges:
-    /// the relevant first, then by rank, then by path or id.
-    pub fn sort(&mut self) {
-        self.hits.sort_by(|a, b| {
-            b.relevant
-                .cmp(&a.relevant)
-                .then_with(|| b.rank.total_cmp(&a.rank))
-                .then_with(|| a.path.cmp(&b.path))
-        });
-        self.notes.sort_by(|a, b| {
-            b.relevant
-                .cmp(&a.relevant)
-                .then_with(|| b.rank.total_cmp(&a.rank))
-                .then_with(|| a.id.cmp(&b.id))
-        });
-    }
-
-    /// The first `limit` items of [`Results::ranked`], memories and notes
-    /// together.
-    pub fn truncate(&mut self, limit: usize) {
-        let (mut h, mut n) = (0, 0);
-        for item in self.ranked().into_iter().take(limit) {
-            match item {
-                Item::Memory(_) => h += 1,
-                Item::Note(_) => n += 1,
-            }
-        }
-        self.hits.truncate(h);
-        self.notes.truncate(n);
-    }
-
-    /// Only what the store's decision keeps: the weaker matches dropped.
-    pub fn relevant_only(mut self) -> Results {
-        self.hits.retain(|h| h.relevant);
-        self.notes.retain(|n| n.relevant);
-        self
-    }
-}
-
-impl Item<'_> {
-    /// The store's decision keeps it.
-    pub fn relevant(&self) -> bool {
-        match self {
-            Item::Memory(h) => h.relevant,
-            Item::Note(n) => n.relevant,
-        }
-    }
-
-    /// Its ranking score.
-    pub fn rank(&self) -> f64 {
-        match self {
-            Item::Memory(h) => h.rank,
-            Item::Note(n) => n.rank,
-        }
-    }
-}
 
 /// Finds the memories (and, with [`Options::notes`], the notes) relevant
 /// to `query`, most relevant first. Expired memories and files that do
@@ -417,28 +120,6 @@ fn query_terms(query: &str) -> Vec<String> {
     terms.sort();
     terms.dedup();
     terms
-}
-
-/// A document of a [`Corpus`]: an index position, a fresh file, a note of
-/// the index (its place, its record) or one of the logs' tail.
-#[derive(Clone, Copy)]
-enum Doc<'a> {
-    Indexed(usize),
-    Fresh(&'a Fresh),
-    IndexedNote(&'a (usize, NoteRec)),
-    Note(&'a NoteDoc),
-}
-
-impl<'a> Doc<'a> {
-    /// Its file's path, or a note's id: what breaks ties of rank.
-    fn path(self, view: &'a OpenIndex) -> &'a str {
-        match self {
-            Doc::Indexed(i) => view.path(i),
-            Doc::Fresh(f) => &f.path,
-            Doc::IndexedNote((_, rec)) => &rec.id,
-            Doc::Note(n) => &n.id,
-        }
-    }
 }
 
 /// A query term a document has: its position in the query and weighted tf.
@@ -741,75 +422,6 @@ fn counted(terms: &[String], df: &[usize]) -> Vec<bool> {
             !seam
         })
         .collect()
-}
-
-/// What the boosts read of a memory.
-struct Standing {
-    confidence: f64,
-    /// Last change, ms since the epoch (0: unknown).
-    updated: i64,
-    /// `review_by`, days since the epoch (`i64::MAX`: none).
-    review_by: i64,
-}
-
-impl Standing {
-    /// A document's standing: from the index's record, or from the
-    /// summary of a fresh file (absent fields as the record has them).
-    fn of(doc: Doc, view: &OpenIndex) -> Standing {
-        match doc {
-            Doc::Indexed(i) => {
-                let r = view.rec(i);
-                Standing {
-                    confidence: r.confidence,
-                    updated: r.updated,
-                    review_by: r.review_by,
-                }
-            }
-            Doc::Note(n) => Standing {
-                confidence: match n.source {
-                    NoteSource::Log => NOTE_CONFIDENCE,
-                    NoteSource::MemoryMd { .. } => 1.0,
-                },
-                updated: n.time.0,
-                review_by: i64::MAX,
-            },
-            Doc::IndexedNote((_, rec)) => Standing {
-                confidence: NOTE_CONFIDENCE,
-                updated: rec.time,
-                review_by: i64::MAX,
-            },
-            Doc::Fresh(f) => f.summary.as_ref().map_or(
-                Standing {
-                    confidence: 1.0,
-                    updated: 0,
-                    review_by: i64::MAX,
-                },
-                |s| Standing {
-                    confidence: s.confidence,
-                    updated: s.updated,
-                    review_by: s.review_by.unwrap_or(i64::MAX),
-                },
-            ),
-        }
-    }
-
-    /// Past its `review_by` date.
-    fn stale(&self, today: Date) -> bool {
-        self.review_by < today.0
-    }
-
-    /// What BM25F is multiplied by: boosts for confidence and recency, and
-    /// the penalty past `review_by`.
-    fn boost(&self, today: Date) -> f64 {
-        let age_days = ((today.0 * DAY_MS - self.updated).max(0) as f64) / DAY_MS as f64;
-        let recency = if self.updated > 0 {
-            (-age_days / RECENCY_DAYS).exp()
-        } else {
-            0.0
-        };
-        let stale = if self.stale(today) { 0.8 } else { 1.0 };
-        (0.75 + 0.25 * self.confidence) * (1.0 + 0.1 * recency) * stale
-    }
 }
 
 /// A relevant memory, scored and ranked from what the index records: its
@@ -1121,7 +733,9 @@ pub fn estimate_tokens(text: &str) -> usize {
 mod tests {
     use super::*;
     use crate::index::cache::{Cache, CACHE_VERSION};
+    use crate::index::corpus::Fresh;
     use crate::log::transition::KeyState;
+    use crate::model::memory::Summary;
     use crate::model::stamp::Stamp;
     use proptest::prelude::*;
 
