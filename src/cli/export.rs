@@ -1,17 +1,21 @@
 //! `memoir export`
 
 use super::{error::CliError, import::claude_code_folder, output::count, App};
+use memoir::interop::claude_code::Limit;
 use serde_json::json;
 use std::path::PathBuf;
 
 /// Export the memories as Claude Code's auto memory, so its own memory reads memoir's.
 ///
-/// Writes a topic file per memory (the file it was imported from, else
-/// <scope>_<slug>.md, with its key and source in `metadata`) and MEMORY.md,
-/// the index Claude Code loads: memoir's memories most valuable first,
-/// then the folder's other topic files, within 200 lines and 25,000 bytes.
-/// Topic files of memories memoir no longer has are removed; Claude Code's
-/// own files are kept. Importing what was exported changes nothing.
+/// Writes only what changed: a topic file per memory (the file it was
+/// imported from, else <scope>_<slug>.md, with its key and source in
+/// `metadata`), a file that already says what the memory says left byte
+/// for byte, a changed one keeping Claude Code's title, originSessionId and
+/// other fields; and in MEMORY.md, the index Claude Code loads, only the
+/// lines of files written, added or removed (new ones appended, most
+/// valuable first, within 200 lines and 25,000 bytes). Topic files of
+/// memories memoir no longer has are removed; Claude Code's own files are
+/// kept. Importing what was exported changes nothing.
 ///
 /// Examples:
 ///   memoir export claude-code --dry-run
@@ -41,6 +45,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         "to": args.to, "dir": dir.display().to_string(), "dry_run": args.dry_run,
         "written": e.written, "removed": e.removed, "unchanged": e.unchanged,
         "index_written": e.index_written, "left_out": e.left_out,
+        "cut_by": e.cut_by.map(|l| l.as_str()),
     }))?;
     let would = if args.dry_run { "would " } else { "" };
     for f in &e.written {
@@ -50,9 +55,13 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         app.out.line(format!("{would}remove {f}"))?;
     }
     if e.index_written {
+        let limit = match e.cut_by {
+            Some(Limit::Bytes) => "25,000 bytes",
+            _ => "200 lines",
+        };
         let left = if e.left_out > 0 {
             format!(
-                " ({} left out: Claude Code loads 200 lines)",
+                " ({} left out: Claude Code loads the first {limit})",
                 count(e.left_out, "memory", "memories")
             )
         } else {
