@@ -575,3 +575,70 @@ fn export_import_changes_nothing() {
     );
     assert_eq!(shown["updated"], "2026-11-29T10:41:07Z", "{shown}");
 }
+
+/// With the store in a subfolder of a repository (`<repo>/pkg`), import
+/// and export use the Claude Code folder keyed by the git root, as Claude
+/// Code keys it, not by the store's folder.
+#[test]
+fn a_store_in_a_subfolder_uses_the_git_roots_claude_code_folder() {
+    let env = Env::bare();
+    env.git(&["init", "-q"]);
+    std::fs::create_dir_all(env.path("pkg")).expect("pkg");
+    let in_pkg = |args: &[&str]| {
+        let out = env
+            .cmd(args)
+            .current_dir(env.path("pkg"))
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    in_pkg(&["init"]);
+    let key = |p: &Path| -> String {
+        std::fs::canonicalize(p)
+            .expect("canonical")
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect()
+    };
+    let folder = env
+        .dir
+        .path()
+        .join(format!("home/.claude/projects/{}/memory", key(&env.root())));
+    copy_of(
+        &env,
+        "claude-code/handmade",
+        folder
+            .strip_prefix(env.dir.path())
+            .expect("in the test dir")
+            .to_str()
+            .expect("utf-8"),
+    );
+    let out = in_pkg(&["import", "claude-code"]);
+    assert!(out.contains(&folder.display().to_string()), "{out}");
+    assert!(
+        out.ends_with(": 5 added, 0 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    in_pkg(&[
+        "remember",
+        "project/deploy-day",
+        "-d",
+        "Deploys go out on weekdays only",
+        "-s",
+        "stated by the user",
+    ]);
+    let out = in_pkg(&["export", "claude-code"]);
+    assert!(out.contains(&folder.display().to_string()), "{out}");
+    assert!(folder.join("project_deploy-day.md").is_file());
+    let wrong = env
+        .dir
+        .path()
+        .join(format!("home/.claude/projects/{}", key(&env.path("pkg"))));
+    assert!(!wrong.exists(), "nothing keyed by the store's folder");
+}
