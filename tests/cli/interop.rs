@@ -253,6 +253,7 @@ fn the_exported_index_fits_claude_codes_load_limit() {
         &["export", "claude-code", out_dir.to_str().expect("utf-8")],
     );
     assert_eq!(e["left_out"], 11, "{e}");
+    assert_eq!(e["cut_by"], "lines", "{e}");
     let index = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
     assert!(index.lines().count() <= 200 && index.len() <= 25_000);
     assert!(
@@ -641,4 +642,49 @@ fn a_store_in_a_subfolder_uses_the_git_roots_claude_code_folder() {
         .path()
         .join(format!("home/.claude/projects/{}", key(&env.path("pkg"))));
     assert!(!wrong.exists(), "nothing keyed by the store's folder");
+}
+
+/// The export's message names the limit that cut the index: with long
+/// lines the 25,000 bytes are reached before the 200 lines.
+#[test]
+fn the_export_names_the_limit_that_cut_the_index() {
+    let env = Env::new();
+    for i in 0..180 {
+        env.write(
+            &format!("memory/project/fact-{i:03}.md"),
+            format!(
+                "---\nname: fact-{i:03}\ndescription: Fact {i} {}\ntype: project\nsource: stated by the user\n---\n\nBody.\n",
+                "about the payments service and its many dependencies ".repeat(3)
+            ),
+        );
+    }
+    env.ok(&["record"]);
+    let out_dir = env.dir.path().join("cc");
+    let out = out_dir.to_str().expect("utf-8");
+    let dry = env.ok(&["export", "claude-code", out, "--dry-run"]);
+    assert!(
+        dry.contains("memories left out: Claude Code loads the first 25,000 bytes)"),
+        "{dry}"
+    );
+    let e = json(&env, &["export", "claude-code", out]);
+    assert_eq!(e["cut_by"], "bytes", "{e}");
+    let index = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
+    assert!(
+        index.len() <= 25_000 && index.lines().count() < 200,
+        "{}",
+        index.len()
+    );
+}
+
+/// An empty store exports a one-line index, not an empty file.
+#[test]
+fn an_empty_store_exports_a_one_line_index() {
+    let env = Env::new();
+    let out_dir = env.dir.path().join("cc");
+    env.ok(&["export", "claude-code", out_dir.to_str().expect("utf-8")]);
+    let index = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
+    assert_eq!(
+        index,
+        "- No memories yet: memoir exports its memories here\n"
+    );
 }
