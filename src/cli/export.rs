@@ -43,7 +43,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let e = memoir::ops::export::claude_code(&store, &dir, args.dry_run)?;
     app.out.json(&json!({
         "to": args.to, "dir": dir.display().to_string(), "dry_run": args.dry_run,
-        "written": e.written, "removed": e.removed, "unchanged": e.unchanged,
+        "written": e.written, "removed": e.removed, "unchanged": e.unchanged, "kept": e.kept,
         "index_written": e.index_written, "left_out": e.left_out,
         "cut_by": e.cut_by.map(|l| l.as_str()),
     }))?;
@@ -53,6 +53,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     }
     for f in &e.removed {
         app.out.line(format!("{would}remove {f}"))?;
+    }
+    for f in &e.kept {
+        app.out.line(format!(
+            "keep {f}: changed in Claude Code after memoir's version (`memoir import claude-code` brings it in)"
+        ))?;
     }
     if e.index_written {
         let limit = match e.cut_by {
@@ -74,8 +79,13 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     } else {
         ("exported", "written", "removed")
     };
+    let kept = if e.kept.is_empty() {
+        String::new()
+    } else {
+        format!(", {} kept", e.kept.len())
+    };
     app.out.line(format!(
-        "{verb} to {}: {} {written}, {} {removed}, {} unchanged",
+        "{verb} to {}: {} {written}, {} {removed}, {} unchanged{kept}",
         dir.display(),
         e.written.len(),
         e.removed.len(),

@@ -6,7 +6,8 @@
 //! that already says what the memory says (importing it would change
 //! nothing) is left byte for byte, with Claude Code's own fields
 //! (`originSessionId`, `modified`, its title); one that says something
-//! else is rewritten keeping those fields. `MEMORY.md` keeps its lines and
+//! else is rewritten keeping those fields, unless Claude Code modified
+//! it after the memory's last update (then it is kept, for an import). `MEMORY.md` keeps its lines and
 //! their order: only the lines of files written, added or removed change
 //! (new ones appended, memoir's most valuable first, within what Claude
 //! Code loads). Topic files memoir exported before whose memory is gone
@@ -27,6 +28,10 @@ pub struct Exported {
     pub removed: Vec<String>,
     /// Topic files already as they should be.
     pub unchanged: usize,
+    /// Topic files that say something else but were modified in Claude
+    /// Code after the memory's last update: left as they are, for an
+    /// import to bring in.
+    pub kept: Vec<String>,
     /// `MEMORY.md` was written.
     pub index_written: bool,
     /// Memories the index had no room for.
@@ -66,6 +71,18 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         let current = text
             .as_deref()
             .and_then(|t| claude_code::parse_topic(&file, t).ok());
+        let newer = current.as_ref().filter(|c| changed_since(c, m));
+        if let Some(c) = newer.filter(|c| !says(c, key, m)) {
+            // Claude Code wrote it after memoir's version: an import
+            // brings that in; writing memoir's over it would lose it.
+            out.kept.push(file.clone());
+            entries.push(IndexEntry {
+                line: claude_code::index_line(&c.title, &file, &c.description),
+                file,
+                changed: false,
+            });
+            continue;
+        }
         if let Some(c) = current.as_ref().filter(|c| says(c, key, m)) {
             out.unchanged += 1;
             entries.push(IndexEntry {
@@ -129,6 +146,19 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         }
     }
     Ok(out)
+}
+
+/// Whether the topic file `t` was modified (its `modified`, to the second)
+/// after the memory `m` was last updated.
+fn changed_since(t: &Topic, m: &Memory) -> bool {
+    let modified = t
+        .modified
+        .as_deref()
+        .and_then(crate::ops::import::parse_when);
+    match (modified, m.updated) {
+        (Some(file), Some(memory)) => file.0.div_euclid(1000) > memory.0.div_euclid(1000),
+        _ => false,
+    }
 }
 
 /// Whether the topic file `t` says what the memory `m` at `key` says:

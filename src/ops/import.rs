@@ -556,7 +556,7 @@ fn refused(e: StoreError) -> Result<Outcome, StoreError> {
 }
 
 /// `2026-10-02`, `2026-10-02T10:00:00Z` or with milliseconds.
-fn parse_when(s: &str) -> Option<Timestamp> {
+pub(crate) fn parse_when(s: &str) -> Option<Timestamp> {
     let s = s.trim();
     if let Ok(d) = Date::parse(s) {
         return Some(Timestamp(d.0 * DAY_MS));

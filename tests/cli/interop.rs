@@ -688,3 +688,36 @@ fn an_empty_store_exports_a_one_line_index() {
         "- No memories yet: memoir exports its memories here\n"
     );
 }
+
+/// A topic file Claude Code changed after memoir's version is not written
+/// over: export keeps it (and its index line) and says to import it.
+#[test]
+fn export_never_writes_over_what_claude_code_changed_since() {
+    let env = Env::new();
+    let cc = copy_of(&env, "claude-code/handmade", "cc");
+    let ccs = cc.to_str().expect("utf-8");
+    env.ok(&["import", "claude-code", ccs]);
+    let freeze = cc.join("project_release_freeze.md");
+    let edited = std::fs::read_to_string(&freeze)
+        .expect("read")
+        .replace("December 18", "December 20")
+        .replace("2026-11-22T14:00:00Z", "2026-11-28T16:30:00Z");
+    std::fs::write(&freeze, &edited).expect("write");
+    let before = files_under(&cc);
+    let out = env.ok(&["export", "claude-code", ccs]);
+    assert!(
+        out.contains(
+            "keep project_release_freeze.md: changed in Claude Code after memoir's version"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(": 0 written, 0 removed, 3 unchanged, 1 kept\n"),
+        "{out}"
+    );
+    assert_eq!(files_under(&cc), before, "Claude Code's edit is kept");
+    // The import brings it in, as a change for a human to decide.
+    let (code, out, _) = env.run(&["import", "claude-code", ccs]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("proposed project/release-freeze"), "{out}");
+}
