@@ -233,6 +233,14 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
     assert!(out2.contains("remove project_deploy-day.md"), "{out2}");
     assert!(out_dir.join("project_own.md").exists());
     assert!(!out_dir.join("project_deploy-day.md").exists());
+    // Its line alone leaves the index; the others stay in their order.
+    let after = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
+    let expected: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.contains("(project_deploy-day.md)"))
+        .collect();
+    assert_eq!(after.lines().collect::<Vec<_>>(), expected, "{after}");
 }
 
 /// The index stays within what Claude Code loads, most valuable first.
@@ -467,11 +475,19 @@ fn export_leaves_what_memoir_did_not_change_byte_for_byte() {
             assert_eq!(old, new, "only the changed memory's line changes");
         }
     }
+    // A new memory: its line is appended; every other line stays.
+    env.remember("project/deploy-day", "Deploys go out on weekdays only", &[]);
+    env.ok(&["export", "claude-code", ccs]);
+    let grown = std::fs::read_to_string(cc.join("MEMORY.md")).expect("index");
+    assert_eq!(
+        grown,
+        format!("{index}- [deploy-day](project_deploy-day.md) — Deploys go out on weekdays only\n")
+    );
     // And back: the changed file imports as the memory it is.
     let state = memoir_state(&env);
     let again = env.ok(&["import", "claude-code", ccs]);
     assert!(
-        again.ends_with(": 0 added, 5 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        again.ends_with(": 0 added, 6 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
         "{again}"
     );
     assert_eq!(memoir_state(&env), state);
