@@ -15,7 +15,8 @@ use std::path::PathBuf;
 /// lines of files written, added or removed (new ones appended, most
 /// valuable first, within 200 lines and 25,000 bytes). Topic files of
 /// memories memoir no longer has are removed; Claude Code's own files are
-/// kept. Importing what was exported changes nothing.
+/// kept, and so is a topic file Claude Code changed after memoir's version
+/// (import it). Importing what was exported changes nothing.
 ///
 /// Examples:
 ///   memoir export claude-code --dry-run
