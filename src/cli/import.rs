@@ -192,7 +192,8 @@ fn report(
 /// Claude Code's memory folder for the project at `root`, found as Claude
 /// Code finds it: the override variable, `autoMemoryDirectory` in the
 /// policy, local or user settings (never the checked-in project settings),
-/// else `<config dir>/projects/<root as a folder name>/memory`.
+/// else `<config dir>/projects/<git root as a folder name>/memory` (the
+/// repository's root, wherever in it the store is).
 pub fn claude_code_folder(root: &Path) -> Result<PathBuf, CliError> {
     if let Some(dir) =
         std::env::var_os("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE").filter(|d| !d.is_empty())
@@ -238,7 +239,12 @@ pub fn claude_code_folder(root: &Path) -> Result<PathBuf, CliError> {
             });
         }
     }
-    let canonical = std::fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    // Claude Code keys a project by its git root, not the folder a store
+    // sits in (`<repo>/pkg`): the same folder its own sessions there use.
+    let git_root = memoir::git::Repo::discover(root)
+        .map(|r| r.workdir().to_path_buf())
+        .unwrap_or_else(|_| root.to_path_buf());
+    let canonical = std::fs::canonicalize(&git_root).unwrap_or(git_root);
     let name = memoir::interop::claude_code::project_folder(&canonical.to_string_lossy());
     let projects = config.join("projects");
     if name.len() <= 200 {

@@ -10,9 +10,11 @@ use serde_json::json;
 /// `claude-code` writes, in the project's root: hooks in
 /// .claude/settings.json (SessionStart and UserPromptSubmit inject memory,
 /// SessionEnd notes what the user asked), a permission for memoir's MCP
-/// tools and the approval of its server; the `memoir` server in .mcp.json;
+/// tools and the approval of its server (which Claude Code honours once
+/// the teammate trusts the workspace); the `memoir` server in .mcp.json;
 /// a section in CLAUDE.md telling the agent to remember through memoir.
-/// The files' own entries are kept; a second run changes nothing.
+/// The files' own entries are kept, in the file's style (a compact file
+/// stays compact); a second run changes nothing.
 ///
 /// Examples:
 ///   memoir setup claude-code --dry-run   # show what would change
@@ -62,10 +64,38 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         };
         app.out.line(format!("{verb} {}", p.path))?;
     }
+    if planned.iter().any(|p| p.path == ".claude/settings.json") {
+        // The checked-in approval is not one on its own: Claude Code asks
+        // each teammate to trust the workspace first.
+        app.out.line(format!(
+            "{TRUST_NOTE}{}",
+            if args.dry_run { " (once written)" } else { "" }
+        ))?;
+    }
     if !args.dry_run && which_memoir().is_none() {
-        diagnostic("memoir: warning: `memoir` is not on PATH, and Claude Code runs it by name: `cargo install --locked --path .`");
+        diagnostic(&format!(
+            "memoir: warning: `memoir` is not on PATH, and Claude Code runs it by name: `{}`",
+            install_advice()
+        ));
     }
     Ok(0)
+}
+
+/// What setup says of the server's approval in `enabledMcpjsonServers`.
+const TRUST_NOTE: &str = "note: `enabledMcpjsonServers` in .claude/settings.json approves the \
+memoir server for a teammate only once they trust this workspace in Claude Code (it asks on \
+their first session in a new clone)";
+
+/// How to put this `memoir` on PATH: from the checkout it was built from,
+/// where that is still there (not the user's own project, which `--path .`
+/// would name), else from memoir's sources by name.
+fn install_advice() -> String {
+    let checkout = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    if checkout.join("Cargo.toml").is_file() {
+        format!("cargo install --locked --path {}", checkout.display())
+    } else {
+        "cargo install --locked --path <your memoir checkout>".to_string()
+    }
 }
 
 /// The `memoir` that PATH finds, as Claude Code will run it.

@@ -232,10 +232,38 @@ fn member<'a>(
     Ok(v)
 }
 
-/// JSON as Claude Code's own files are written: two-space indent, a newline at the end.
-fn pretty(map: Map<String, Value>) -> String {
-    let mut s = serde_json::to_string_pretty(&Value::Object(map)).unwrap_or_default();
-    s.push('\n');
+/// JSON in the style of the file it replaces, `before`: a compact file
+/// (one line) stays compact, an indented one keeps its indent (spaces or
+/// tabs), and the final newline is kept or left out as it was; a new file
+/// as Claude Code writes its own (two-space indent, a newline at the end).
+fn styled(map: Map<String, Value>, before: Option<&str>) -> String {
+    use serde::Serialize;
+    let value = Value::Object(map);
+    let before = before.filter(|b| !b.trim().is_empty());
+    let newline = before.is_none_or(|b| b.ends_with('\n'));
+    let mut s = match before {
+        Some(b) if !b.trim().contains('\n') => serde_json::to_string(&value).unwrap_or_default(),
+        _ => {
+            // The first indented line's leading whitespace is the file's unit.
+            let indent = before
+                .and_then(|b| {
+                    b.lines()
+                        .map(|l| &l[..l.len() - l.trim_start_matches([' ', '\t']).len()])
+                        .find(|w| !w.is_empty())
+                })
+                .unwrap_or("  ");
+            let mut out = Vec::new();
+            let formatter = serde_json::ser::PrettyFormatter::with_indent(indent.as_bytes());
+            let mut ser = serde_json::Serializer::with_formatter(&mut out, formatter);
+            match value.serialize(&mut ser) {
+                Ok(()) => String::from_utf8(out).unwrap_or_default(),
+                Err(_) => serde_json::to_string_pretty(&value).unwrap_or_default(),
+            }
+        }
+    };
+    if newline {
+        s.push('\n');
+    }
     s
 }
 
@@ -276,7 +304,7 @@ fn merge_settings(
     if settings == unchanged {
         return Ok(before.unwrap_or_default().to_string());
     }
-    Ok(pretty(settings))
+    Ok(styled(settings, before))
 }
 
 /// Appends `item` to a JSON array that lacks it.
@@ -302,7 +330,7 @@ fn merge_mcp_json(before: Option<&str>) -> Result<String, SetupError> {
         "memoir".into(),
         json!({ "type": "stdio", "command": "memoir", "args": ["mcp"] }),
     );
-    Ok(pretty(file))
+    Ok(styled(file, before))
 }
 
 /// CLAUDE.md with memoir's section: replaced between its markers, else appended.

@@ -163,28 +163,199 @@ pub fn index_line(title: &str, file: &str, hook: &str) -> String {
     format!("{head}{hook}")
 }
 
-/// The index from its lines, most valuable first, kept within what
-/// Claude Code loads, and how many lines it kept; those left out are
-/// counted in a last line.
-pub fn render_index(lines: &[String]) -> (String, usize) {
+/// Which of Claude Code's two load limits cut the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Limit {
+    /// The 200 lines.
+    Lines,
+    /// The 25,000 bytes.
+    Bytes,
+}
+
+impl Limit {
+    /// `lines` or `bytes`, as JSON gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Limit::Lines => "lines",
+            Limit::Bytes => "bytes",
+        }
+    }
+}
+
+/// A topic file the index should list.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    /// The topic file's name.
+    pub file: String,
+    /// Its line as memoir would write it.
+    pub line: String,
+    /// The file was written by this export: a line the index has for it is
+    /// replaced by `line` (one it has for an unchanged file is kept as
+    /// written).
+    pub changed: bool,
+}
+
+/// An index as an export leaves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    /// The whole file.
+    pub text: String,
+    /// Entries it had no room for.
+    pub left_out: usize,
+    /// The limit that left them out.
+    pub cut_by: Option<Limit>,
+}
+
+/// The line an index of nothing holds: an empty file would read as a
+/// failed export.
+pub const EMPTY_INDEX_LINE: &str = "- No memories yet: memoir exports its memories here";
+
+/// The last line of an index cut at the load limit.
+fn more_line(n: usize) -> String {
+    format!("- {n} more memories are in memoir (`memoir list`)")
+}
+
+/// One of the lines memoir writes for itself (the count of those left
+/// out, the line of an empty index): made again by every export.
+fn is_own_line(line: &str) -> bool {
+    let line = line.trim_end();
+    line == EMPTY_INDEX_LINE
+        || line
+            .strip_prefix("- ")
+            .and_then(|l| l.strip_suffix(" more memories are in memoir (`memoir list`)"))
+            .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// The topic file a line of the index links to (`- [Title](file.md) — …`).
+fn linked_file(line: &str) -> Option<&str> {
+    let at = line.find("](")? + 2;
+    let rest = &line[at..];
+    let target = &rest[..rest.find(')')?];
+    Some(target.trim().trim_start_matches("./"))
+}
+
+/// The index `existing` (Claude Code's own, or an earlier export's) with
+/// only what this export changed: the lines of files it removed dropped,
+/// those of files it wrote replaced, lines for `entries` it has no line
+/// for appended in their order while they fit in what Claude Code loads
+/// (the last line then counts those left out). Every other line, and the
+/// order, stays as written; with no entries and no other line, the index
+/// is the one line [`EMPTY_INDEX_LINE`].
+pub fn merge_index(existing: Option<&str>, entries: &[IndexEntry], removed: &[String]) -> Index {
+    let by_file: std::collections::HashMap<&str, &IndexEntry> =
+        entries.iter().map(|e| (e.file.as_str(), e)).collect();
     let mut out = String::new();
-    let mut kept = 0;
-    for line in lines {
-        // One line is kept for the count of those left out.
-        if kept + 1 >= INDEX_LINES || out.len() + line.len() + 1 + 80 > INDEX_BYTES {
+    let mut lines = 0;
+    let mut listed = std::collections::HashSet::new();
+    for line in existing.unwrap_or("").split_inclusive('\n') {
+        if is_own_line(line) {
+            continue;
+        }
+        let file = linked_file(line);
+        if file.is_some_and(|f| removed.iter().any(|r| r == f)) {
+            continue;
+        }
+        match file.and_then(|f| by_file.get(f)) {
+            Some(e) if listed.contains(e.file.as_str()) => continue,
+            Some(e) if e.changed => {
+                out.push_str(&e.line);
+                out.push('\n');
+            }
+            _ => {
+                out.push_str(line);
+                if !line.ends_with('\n') {
+                    out.push('\n');
+                }
+            }
+        }
+        if let Some(e) = file.and_then(|f| by_file.get(f)) {
+            listed.insert(e.file.as_str());
+        }
+        lines += 1;
+    }
+    let missing: Vec<&IndexEntry> = entries
+        .iter()
+        .filter(|e| !listed.contains(e.file.as_str()))
+        .collect();
+    let mut left_out = 0;
+    let mut cut_by = None;
+    for (i, e) in missing.iter().enumerate() {
+        // One line is kept for the count of those left out, and room for it.
+        let last = i + 1 == missing.len();
+        let reserve = if last { 0 } else { 80 };
+        if lines + 1 + usize::from(!last) > INDEX_LINES {
+            cut_by = Some(Limit::Lines);
+        } else if out.len() + e.line.len() + 1 + reserve > INDEX_BYTES {
+            cut_by = Some(Limit::Bytes);
+        }
+        if cut_by.is_some() {
+            left_out = missing.len() - i;
             break;
         }
-        out.push_str(line);
+        out.push_str(&e.line);
         out.push('\n');
-        kept += 1;
+        lines += 1;
     }
-    if kept < lines.len() {
-        out.push_str(&format!(
-            "- {} more memories are in memoir (`memoir list`)\n",
-            lines.len() - kept
-        ));
+    if left_out > 0 {
+        out.push_str(&more_line(left_out));
+        out.push('\n');
     }
-    (out, kept)
+    if out.trim().is_empty() {
+        out = format!("{EMPTY_INDEX_LINE}\n");
+    }
+    Index {
+        text: out,
+        left_out,
+        cut_by,
+    }
+}
+
+/// A topic file `text` memoir changes, rewritten with `t`'s description,
+/// type, `modified`, body and memoir's keys, every other field (the title,
+/// `originSessionId`, keys memoir does not know) as it was, each where it
+/// was (a top-level `type` stays at the top). `None` when `text` is no
+/// topic file.
+pub fn update_topic(text: &str, t: &Topic) -> Option<String> {
+    let split = memory::split(text).ok()?;
+    let mut fm: Value = serde_yaml::from_str(split.yaml).ok()?;
+    let map = fm.as_mapping_mut()?;
+    let untitled = map
+        .get("name")
+        .and_then(scalar)
+        .is_none_or(|n| n.trim().is_empty());
+    if untitled {
+        map.insert("name".into(), t.title.clone().into());
+    }
+    map.insert("description".into(), t.description.clone().into());
+    let top_type = map.contains_key("type");
+    let top_modified = map.contains_key("modified");
+    if top_type {
+        map.insert("type".into(), t.kind.as_str().into());
+    }
+    if let (true, Some(m)) = (top_modified, &t.modified) {
+        map.insert("modified".into(), m.clone().into());
+    }
+    if !map.get("metadata").is_some_and(Value::is_mapping) {
+        map.insert("metadata".into(), Value::Mapping(Default::default()));
+    }
+    let meta = map.get_mut("metadata").and_then(Value::as_mapping_mut)?;
+    if !top_type {
+        meta.insert("type".into(), t.kind.as_str().into());
+    }
+    if let (false, Some(m)) = (top_modified, &t.modified) {
+        meta.insert("modified".into(), m.clone().into());
+    }
+    for (k, v) in [("memoirKey", &t.memoir_key), ("source", &t.source)] {
+        if let Some(v) = v {
+            meta.insert(k.into(), v.clone().into());
+        }
+    }
+    let yaml = serde_yaml::to_string(&fm).ok()?;
+    let mut out = format!("---\n{yaml}---\n\n{}", t.body);
+    if !out.ends_with('\n') {
+        out.push('\n');
+    }
+    Some(out)
 }
 
 /// The folder name Claude Code gives a project under `~/.claude/projects/`:
@@ -259,20 +430,34 @@ mod tests {
     /// The index stays within Claude Code's load limit and says what it left out.
     #[test]
     fn the_index_fits_the_load_limit() {
-        let lines: Vec<String> = (0..500)
-            .map(|i| {
-                index_line(
+        let entries: Vec<IndexEntry> = (0..500)
+            .map(|i| IndexEntry {
+                file: format!("m{i}.md"),
+                line: index_line(
                     &format!("Memory {i}"),
                     &format!("m{i}.md"),
                     &"a long hook ".repeat(20),
-                )
+                ),
+                changed: true,
             })
             .collect();
-        assert!(lines.iter().all(|l| l.chars().count() <= INDEX_LINE_CHARS));
-        let (index, kept) = render_index(&lines);
-        assert_eq!(index.lines().count(), kept + 1);
-        assert!(index.lines().count() <= INDEX_LINES && index.len() <= INDEX_BYTES);
-        assert!(index.ends_with("more memories are in memoir (`memoir list`)\n"));
+        assert!(entries
+            .iter()
+            .all(|e| e.line.chars().count() <= INDEX_LINE_CHARS));
+        let index = merge_index(None, &entries, &[]);
+        let kept = entries.len() - index.left_out;
+        assert_eq!(index.text.lines().count(), kept + 1);
+        assert!(index.text.lines().count() <= INDEX_LINES && index.text.len() <= INDEX_BYTES);
+        assert_eq!(
+            index.cut_by,
+            Some(Limit::Bytes),
+            "150-character lines fill the bytes first"
+        );
+        assert!(index
+            .text
+            .ends_with("more memories are in memoir (`memoir list`)\n"));
+        // Merged into itself, nothing moves.
+        assert_eq!(merge_index(Some(&index.text), &entries, &[]), index);
         assert_eq!(project_folder("/home/u/my proj"), "-home-u-my-proj");
     }
 }

@@ -2,13 +2,19 @@
 //! them, so its own memory sees what memoir knows.
 //!
 //! Each memory becomes a topic file (the file it was imported from, else
-//! `<scope>_<slug>.md`) carrying its key and source in `metadata`, and
-//! `MEMORY.md` is written anew: memoir's memories most valuable first
-//! (confidence, then the latest), then the folder's other topic files,
-//! within what Claude Code loads. Topic files memoir exported before whose
-//! memory is gone are removed; every other file of the folder is kept.
+//! `<scope>_<slug>.md`). Export writes only what changed: a topic file
+//! that already says what the memory says (importing it would change
+//! nothing) is left byte for byte, with Claude Code's own fields
+//! (`originSessionId`, `modified`, its title); one that says something
+//! else is rewritten keeping those fields, unless Claude Code modified
+//! it after the memory's last update (then it is kept, for an import). `MEMORY.md` keeps its lines and
+//! their order: only the lines of files written, added or removed change
+//! (new ones appended, memoir's most valuable first, within what Claude
+//! Code loads). Topic files memoir exported before whose memory is gone
+//! are removed; every other file of the folder is kept.
 
-use crate::interop::claude_code::{self, Topic};
+use crate::interop::claude_code::{self, IndexEntry, Limit, Topic};
+use crate::model::key::Key;
 use crate::model::memory::Memory;
 use crate::store::{Store, StoreError};
 use std::path::Path;
@@ -22,10 +28,17 @@ pub struct Exported {
     pub removed: Vec<String>,
     /// Topic files already as they should be.
     pub unchanged: usize,
+    /// Topic files that say something else but were modified in Claude
+    /// Code after the memory's last update: left as they are, for an
+    /// import to bring in.
+    pub kept: Vec<String>,
     /// `MEMORY.md` was written.
     pub index_written: bool,
-    /// Memories the index had no room for (Claude Code loads 200 lines).
+    /// Memories the index had no room for.
     pub left_out: usize,
+    /// Which of Claude Code's load limits (200 lines, 25,000 bytes) left
+    /// them out.
+    pub cut_by: Option<Limit>,
 }
 
 /// Exports every memory into the Claude Code memory folder `dir`.
@@ -34,32 +47,95 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         let path = path.to_path_buf();
         move |source| StoreError::Io { path, source }
     };
-    let topics = topics_of(store)?;
+    let memories = memories_of(store)?;
     let mut out = Exported::default();
-    let ours: std::collections::HashSet<String> =
-        topics.iter().map(|(t, _)| t.file.clone()).collect();
-    let others = other_topics(dir, &ours, &mut out.removed);
-    let mut lines = Vec::new();
-    for (t, _) in &topics {
-        lines.push(claude_code::index_line(&t.title, &t.file, &t.description));
-        let text = claude_code::render_topic(t);
-        let path = dir.join(&t.file);
-        if read(&path).as_deref() == Some(text.as_str()) {
+    let folder = topic_files(dir);
+    // The file each key is read from on import: where a memory memoir
+    // changed (a new source, say) is written back, not a second file.
+    let mut by_key = std::collections::HashMap::new();
+    for (name, topic) in &folder {
+        if let Some(Ok(req)) = topic.as_ref().map(crate::ops::import::topic_request) {
+            by_key.entry(req.key).or_insert_with(|| name.clone());
+        }
+    }
+    let files: Vec<(String, String)> = memories
+        .iter()
+        .map(|(k, m)| file_of(k, m, &by_key))
+        .collect();
+    let ours: std::collections::HashSet<String> = files.iter().map(|(f, _)| f.clone()).collect();
+    let others = other_topics(&folder, &ours, &mut out.removed);
+    let mut entries = Vec::new();
+    for ((key, m), (file, title)) in memories.iter().zip(files) {
+        let path = dir.join(&file);
+        let text = read(&path);
+        let current = text
+            .as_deref()
+            .and_then(|t| claude_code::parse_topic(&file, t).ok());
+        let newer = current.as_ref().filter(|c| changed_since(c, m));
+        if let Some(c) = newer.filter(|c| !says(c, key, m)) {
+            // Claude Code wrote it after memoir's version: an import
+            // brings that in; writing memoir's over it would lose it.
+            out.kept.push(file.clone());
+            entries.push(IndexEntry {
+                line: claude_code::index_line(&c.title, &file, &c.description),
+                file,
+                changed: false,
+            });
+            continue;
+        }
+        if let Some(c) = current.as_ref().filter(|c| says(c, key, m)) {
+            out.unchanged += 1;
+            entries.push(IndexEntry {
+                line: claude_code::index_line(&c.title, &file, &c.description),
+                file,
+                changed: false,
+            });
+            continue;
+        }
+        let t = Topic {
+            file: file.clone(),
+            // Claude Code's title and session stay: memoir has neither.
+            title: current
+                .as_ref()
+                .map(|c| c.title.clone())
+                .filter(|t| !t.is_empty())
+                .unwrap_or(title),
+            description: m.description.clone(),
+            kind: m.kind,
+            modified: m.updated.map(|t| t.seconds()),
+            origin_session: current.as_ref().and_then(|c| c.origin_session.clone()),
+            memoir_key: Some(key.to_string()),
+            source: Some(m.source.clone().unwrap_or_default()),
+            body: m.body.clone(),
+        };
+        let new = match (&text, &current) {
+            (Some(text), Some(_)) => claude_code::update_topic(text, &t),
+            _ => None,
+        }
+        .unwrap_or_else(|| claude_code::render_topic(&t));
+        entries.push(IndexEntry {
+            line: claude_code::index_line(&t.title, &file, &t.description),
+            file: file.clone(),
+            changed: true,
+        });
+        if text.as_deref() == Some(new.as_str()) {
             out.unchanged += 1;
             continue;
         }
         if !dry_run {
-            write(dir, &t.file, &text).map_err(io(&path))?;
+            write(dir, &file, &new).map_err(io(&path))?;
         }
-        out.written.push(t.file.clone());
+        out.written.push(file);
     }
-    lines.extend(others);
-    let (index, kept) = claude_code::render_index(&lines);
-    out.left_out = lines.len() - kept;
+    entries.extend(others);
     let index_path = dir.join(claude_code::INDEX);
-    if read(&index_path).as_deref() != Some(index.as_str()) {
+    let current = read(&index_path);
+    let index = claude_code::merge_index(current.as_deref(), &entries, &out.removed);
+    out.left_out = index.left_out;
+    out.cut_by = index.cut_by;
+    if current.as_deref() != Some(index.text.as_str()) {
         if !dry_run {
-            write(dir, claude_code::INDEX, &index).map_err(io(&index_path))?;
+            write(dir, claude_code::INDEX, &index.text).map_err(io(&index_path))?;
         }
         out.index_written = true;
     }
@@ -72,10 +148,37 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
     Ok(out)
 }
 
-/// Every readable memory as a topic, most valuable first: the index is cut
-/// at Claude Code's load limit.
-fn topics_of(store: &Store) -> Result<Vec<(Topic, Memory)>, StoreError> {
-    let mut topics = Vec::new();
+/// Whether the topic file `t` was modified (its `modified`, to the second)
+/// after the memory `m` was last updated.
+fn changed_since(t: &Topic, m: &Memory) -> bool {
+    let modified = t
+        .modified
+        .as_deref()
+        .and_then(crate::ops::import::parse_when);
+    match (modified, m.updated) {
+        (Some(file), Some(memory)) => file.0.div_euclid(1000) > memory.0.div_euclid(1000),
+        _ => false,
+    }
+}
+
+/// Whether the topic file `t` says what the memory `m` at `key` says:
+/// importing it would change nothing (the fields Claude Code's format
+/// cannot carry aside).
+fn says(t: &Topic, key: &Key, m: &Memory) -> bool {
+    let Ok(mut req) = crate::ops::import::topic_request(t) else {
+        return false;
+    };
+    if &req.key != key {
+        return false;
+    }
+    crate::ops::import::keep_uncarried(&mut req, m);
+    crate::ops::write::says_the_same(m, &req)
+}
+
+/// Every readable memory with its key, most valuable first: new index
+/// lines are appended in this order until Claude Code's load limit.
+fn memories_of(store: &Store) -> Result<Vec<(Key, Memory)>, StoreError> {
+    let mut memories = Vec::new();
     for listed in crate::ops::query::list(store, &Default::default())?.memories {
         let Some(text) = store.read_memory_file(&listed.path)? else {
             continue;
@@ -83,72 +186,76 @@ fn topics_of(store: &Store) -> Result<Vec<(Topic, Memory)>, StoreError> {
         let Ok(m) = Memory::parse(&text) else {
             continue;
         };
-        topics.push(topic(
-            &listed.key.to_string(),
-            &listed.key.scope,
-            &listed.key.slug,
-            &m,
-        ));
+        memories.push((listed.key, m));
     }
-    topics.sort_by(|(a, am), (b, bm)| {
+    memories.sort_by(|(a, am), (b, bm)| {
         bm.confidence
             .unwrap_or(1.0)
             .total_cmp(&am.confidence.unwrap_or(1.0))
             .then(bm.updated.cmp(&am.updated))
-            .then(a.file.cmp(&b.file))
+            .then(a.to_string().cmp(&b.to_string()))
     });
-    Ok(topics)
+    Ok(memories)
 }
 
-/// The folder's other topic files: Claude Code's own stay (their index
-/// lines, returned, come after memoir's); memoir's of memories now gone
-/// are added to `removed`.
-fn other_topics(
-    dir: &Path,
-    ours: &std::collections::HashSet<String>,
-    removed: &mut Vec<String>,
-) -> Vec<String> {
-    let mut others = Vec::new();
+/// The folder's `*.md` files but the index, by name, each read as a
+/// topic file where it is one.
+fn topic_files(dir: &Path) -> Vec<(String, Option<Topic>)> {
     let Ok(entries) = std::fs::read_dir(dir) else {
-        return others;
+        return Vec::new();
     };
     let mut names: Vec<String> = entries
         .flatten()
         .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
         .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.ends_with(".md") && n != claude_code::INDEX && !ours.contains(n))
+        .filter(|n| n.ends_with(".md") && n != claude_code::INDEX)
         .collect();
     names.sort();
-    for name in names {
-        let Some(text) = read(&dir.join(&name)) else {
-            continue;
-        };
-        match claude_code::parse_topic(&name, &text) {
-            Ok(t) if t.memoir_key.is_some() => removed.push(name),
-            Ok(t) => others.push(claude_code::index_line(&t.title, &name, &t.description)),
-            Err(_) => {}
+    names
+        .into_iter()
+        .map(|name| {
+            let topic =
+                read(&dir.join(&name)).and_then(|text| claude_code::parse_topic(&name, &text).ok());
+            (name, topic)
+        })
+        .collect()
+}
+
+/// The folder's other topic files: Claude Code's own stay (their index
+/// entries, returned, come after memoir's); memoir's of memories now gone
+/// are added to `removed`.
+fn other_topics(
+    folder: &[(String, Option<Topic>)],
+    ours: &std::collections::HashSet<String>,
+    removed: &mut Vec<String>,
+) -> Vec<IndexEntry> {
+    let mut others = Vec::new();
+    for (name, topic) in folder {
+        match topic {
+            _ if ours.contains(name) => {}
+            Some(t) if t.memoir_key.is_some() => removed.push(name.clone()),
+            Some(t) => others.push(IndexEntry {
+                line: claude_code::index_line(&t.title, name, &t.description),
+                file: name.clone(),
+                changed: false,
+            }),
+            None => {}
         }
     }
     others
 }
 
-/// A memory as a topic file: its file and title as imported, if it was.
-fn topic(key: &str, scope: &str, slug: &str, m: &Memory) -> (Topic, Memory) {
-    let source = m.source.clone().unwrap_or_default();
-    let (file, title) =
-        imported_from(&source).unwrap_or_else(|| (format!("{scope}_{slug}.md"), slug.to_string()));
-    let t = Topic {
-        file,
-        title,
-        description: m.description.clone(),
-        kind: m.kind,
-        modified: m.updated.map(|t| t.date().to_string()),
-        origin_session: None,
-        memoir_key: Some(key.to_string()),
-        source: Some(source),
-        body: m.body.clone(),
-    };
-    (t, m.clone())
+/// A memory's topic file and title: as imported, if it was, else the
+/// folder's file that imports as its key, else `<scope>_<slug>.md` and
+/// its name.
+fn file_of(
+    key: &Key,
+    m: &Memory,
+    by_key: &std::collections::HashMap<Key, String>,
+) -> (String, String) {
+    imported_from(m.source.as_deref().unwrap_or_default())
+        .or_else(|| by_key.get(key).map(|f| (f.clone(), m.name.clone())))
+        .unwrap_or_else(|| (format!("{}_{}.md", key.scope, key.slug), m.name.clone()))
 }
 
 /// The file (and title) of a source `imported from Claude Code <file>[ ("<title>")]`.

@@ -16,7 +16,7 @@
 use crate::interop::{claude_code, openclaw};
 use crate::model::event::Event;
 use crate::model::key::Key;
-use crate::model::memory::MemoryType;
+use crate::model::memory::{Memory, MemoryType};
 use crate::model::time::{Date, Timestamp};
 use crate::ops::write::{self, Collision, Preview, Remember, RememberOutcome};
 use crate::store::{Ctx, Store, StoreError};
@@ -84,6 +84,10 @@ struct Planned {
     when: Timestamp,
     /// A proposal for a human (OpenClaw's curated entries), else a `remember`.
     propose: bool,
+    /// The format cannot carry memoir's own fields (Claude Code's has no
+    /// tags, confidence or dates to review by): those of the memory at the
+    /// key are kept, not proposed away.
+    keep_uncarried: bool,
 }
 
 /// Writes each planned memory where `route` sends it: the repository's
@@ -149,11 +153,30 @@ fn write_one(
         )));
     }
     let ctx = at(ctx, p.when);
-    if p.propose {
-        propose(store, &ctx, &p.req, pending, dry_run)
-    } else {
-        remember(store, &ctx, &p.req, pending, dry_run)
+    let mut req = p.req.clone();
+    if p.keep_uncarried {
+        let current = store.read_memory_file(&req.key.rel_path())?;
+        if let Some(old) = current.as_deref().and_then(|c| Memory::parse(c).ok()) {
+            keep_uncarried(&mut req, &old);
+        }
     }
+    if p.propose {
+        propose(store, &ctx, &req, pending, dry_run)
+    } else {
+        remember(store, &ctx, &req, pending, dry_run)
+    }
+}
+
+/// What Claude Code's format cannot say, taken from the memory `old` at the
+/// request's key: its name as written (the file has a title, not a name),
+/// tags, confidence and its dates to review by and forget after. A topic
+/// file without them leaves them as they are.
+pub(crate) fn keep_uncarried(req: &mut Remember, old: &Memory) {
+    req.name = old.name.clone();
+    req.tags = old.tags.clone();
+    req.confidence = old.confidence.unwrap_or(1.0);
+    req.review_by = old.review_by;
+    req.expires = old.expires;
 }
 
 /// Imports a Claude Code memory folder into `repo` (each memory where
@@ -213,6 +236,7 @@ pub fn claude_code<R: Route>(
             req,
             when,
             propose: false,
+            keep_uncarried: true,
         });
     }
     write_planned(repo, route, ctx, items, planned, dry_run)
@@ -221,7 +245,7 @@ pub fn claude_code<R: Route>(
 /// The `remember` a topic stands for: memoir's own key and source when
 /// memoir exported it, else `<scope>/<file name as a slug>` and the file as
 /// the source (with its title when that says more than the name).
-fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> {
+pub(crate) fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> {
     let stem = t.file.strip_suffix(".md").unwrap_or(&t.file);
     let scope = if t.kind == MemoryType::User {
         "user"
@@ -407,6 +431,7 @@ fn openclaw_curated(
                     req,
                     when: p.observed.map_or(now, |d| Timestamp(d.0 * DAY_MS)),
                     propose: true,
+                    keep_uncarried: false,
                 }),
                 Err(message) => items.push((at, invalid(what, message))),
             }
@@ -531,7 +556,7 @@ fn refused(e: StoreError) -> Result<Outcome, StoreError> {
 }
 
 /// `2026-10-02`, `2026-10-02T10:00:00Z` or with milliseconds.
-fn parse_when(s: &str) -> Option<Timestamp> {
+pub(crate) fn parse_when(s: &str) -> Option<Timestamp> {
     let s = s.trim();
     if let Ok(d) = Date::parse(s) {
         return Some(Timestamp(d.0 * DAY_MS));

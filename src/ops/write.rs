@@ -387,7 +387,7 @@ pub fn preview(store: &Store, ctx: &Ctx, req: &Remember) -> Result<Preview, Stor
 /// Whether a memory already says what the request would write, times
 /// aside: compared as the request's file reads back, since rendering ends
 /// a body with a newline (`--body x` twice was a change).
-fn says_the_same(old: &Memory, req: &Remember) -> bool {
+pub(crate) fn says_the_same(old: &Memory, req: &Remember) -> bool {
     without_times(old) == as_written(req)
 }
 

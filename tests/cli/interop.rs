@@ -233,6 +233,14 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
     assert!(out2.contains("remove project_deploy-day.md"), "{out2}");
     assert!(out_dir.join("project_own.md").exists());
     assert!(!out_dir.join("project_deploy-day.md").exists());
+    // Its line alone leaves the index; the others stay in their order.
+    let after = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
+    let expected: Vec<&str> = lines
+        .iter()
+        .copied()
+        .filter(|l| !l.contains("(project_deploy-day.md)"))
+        .collect();
+    assert_eq!(after.lines().collect::<Vec<_>>(), expected, "{after}");
 }
 
 /// The index stays within what Claude Code loads, most valuable first.
@@ -253,6 +261,7 @@ fn the_exported_index_fits_claude_codes_load_limit() {
         &["export", "claude-code", out_dir.to_str().expect("utf-8")],
     );
     assert_eq!(e["left_out"], 11, "{e}");
+    assert_eq!(e["cut_by"], "lines", "{e}");
     let index = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
     assert!(index.lines().count() <= 200 && index.len() <= 25_000);
     assert!(
@@ -350,4 +359,381 @@ fn a_name_that_holds_a_secret_is_refused_without_a_trace_of_it() {
         .map(|(_, b)| String::from_utf8_lossy(b).to_lowercase())
         .collect();
     assert!(!everything.contains(&tail));
+}
+
+/// Files by path, with their bytes.
+type Files = Vec<(String, Vec<u8>)>;
+
+/// Every file under `dir` but git's own, by path, with its bytes.
+fn files_under(dir: &Path) -> Files {
+    let mut out = Vec::new();
+    for e in walkdir::WalkDir::new(dir).sort_by_file_name() {
+        let Ok(e) = e else { continue };
+        let rel = e.path().strip_prefix(dir).expect("prefix");
+        if e.file_type().is_file() && !rel.starts_with(".git") {
+            out.push((
+                rel.to_string_lossy().into_owned(),
+                std::fs::read(e.path()).expect("read"),
+            ));
+        }
+    }
+    out
+}
+
+/// What memoir keeps, in both stores: the repository's store and commits,
+/// and the personal store's files.
+fn memoir_state(env: &Env) -> (Files, Files, String) {
+    let commits =
+        String::from_utf8_lossy(&env.git_output(&["rev-list", "--all"]).stdout).into_owned();
+    (
+        env.snapshot(),
+        files_under(&env.dir.path().join("home/.local/share/memoir/user")),
+        commits,
+    )
+}
+
+/// A hand-made Claude Code folder (topic files with every field:
+/// `name`, `description`, `metadata.type` or a top-level `type`,
+/// `modified` with its time, `originSessionId`; a hand-written MEMORY.md,
+/// not sorted, with a heading and its own hooks) survives an import and
+/// an export byte for byte; when memoir changes a memory, only its file
+/// and its index line change, keeping Claude Code's title and session.
+#[test]
+fn export_leaves_what_memoir_did_not_change_byte_for_byte() {
+    let env = Env::new();
+    let cc = copy_of(&env, "claude-code/handmade", "cc");
+    let ccs = cc.to_str().expect("utf-8");
+    let before = files_under(&cc);
+    env.ok(&["import", "claude-code", ccs]);
+    let out = env.ok(&["export", "claude-code", ccs]);
+    assert!(
+        out.ends_with(": 0 written, 0 removed, 4 unchanged\n"),
+        "{out}"
+    );
+    assert_eq!(files_under(&cc), before, "nothing was rewritten");
+
+    // memoir changes one memory (a new source too): its file alone.
+    env.ok(&[
+        "remember",
+        "project/release-freeze",
+        "--description=No merges to main from December 19 until 4.2 ships",
+        "--source=stated by the user",
+        "--body=Main is frozen from December 19.",
+        "--replace",
+    ]);
+    let out = env.ok(&["export", "claude-code", ccs]);
+    assert!(
+        out.contains("write project_release_freeze.md\n") && out.contains("write MEMORY.md\n"),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(": 1 written, 0 removed, 3 unchanged\n"),
+        "{out}"
+    );
+    let after = files_under(&cc);
+    assert_eq!(after.len(), before.len(), "no second file: {after:?}");
+    for ((name, old), (name2, new)) in before.iter().zip(&after) {
+        assert_eq!(name, name2);
+        if name != "project_release_freeze.md" && name != "MEMORY.md" {
+            assert_eq!(old, new, "{name} is left byte for byte");
+        }
+    }
+    let freeze = std::fs::read_to_string(cc.join("project_release_freeze.md")).expect("read");
+    for kept in [
+        "name: Release freeze\n",
+        "originSessionId: 9b2e51f0-7c3a-4d8e-a1f6-3e0c5d7b2a94\n",
+        "description: No merges to main from December 19 until 4.2 ships\n",
+        "modified: 2026-11-29T10:41:07Z\n",
+        "memoirKey: project/release-freeze\n",
+    ] {
+        assert!(freeze.contains(kept), "{kept:?} in {freeze}");
+    }
+    assert!(
+        freeze.ends_with("\n\nMain is frozen from December 19.\n"),
+        "{freeze}"
+    );
+    let old_index = String::from_utf8(
+        before
+            .iter()
+            .find(|(n, _)| n == "MEMORY.md")
+            .expect("index")
+            .1
+            .clone(),
+    )
+    .expect("utf-8");
+    let index = std::fs::read_to_string(cc.join("MEMORY.md")).expect("index");
+    let (old_lines, lines): (Vec<&str>, Vec<&str>) =
+        (old_index.lines().collect(), index.lines().collect());
+    assert_eq!(lines.len(), old_lines.len(), "{index}");
+    for (old, new) in old_lines.iter().zip(&lines) {
+        if old.contains("(project_release_freeze.md)") {
+            assert_eq!(
+                *new,
+                "- [Release freeze](project_release_freeze.md) — No merges to main from December 19 until 4.2 ships"
+            );
+        } else {
+            assert_eq!(old, new, "only the changed memory's line changes");
+        }
+    }
+    // A new memory: its line is appended; every other line stays.
+    env.remember("project/deploy-day", "Deploys go out on weekdays only", &[]);
+    env.ok(&["export", "claude-code", ccs]);
+    let grown = std::fs::read_to_string(cc.join("MEMORY.md")).expect("index");
+    assert_eq!(
+        grown,
+        format!("{index}- [deploy-day](project_deploy-day.md) — Deploys go out on weekdays only\n")
+    );
+    // And back: the changed file imports as the memory it is.
+    let state = memoir_state(&env);
+    let again = env.ok(&["import", "claude-code", ccs]);
+    assert!(
+        again.ends_with(": 0 added, 6 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        "{again}"
+    );
+    assert_eq!(memoir_state(&env), state);
+}
+
+/// Import, export, import: nothing changes (exit 0, no proposal, no event,
+/// no commit), even for a memory memoir gave tags, a confidence and dates
+/// Claude Code's format cannot carry.
+#[test]
+fn import_export_import_changes_nothing() {
+    let env = Env::new();
+    let cc = copy_of(&env, "claude-code/handmade", "cc");
+    let ccs = cc.to_str().expect("utf-8");
+    env.ok(&["import", "claude-code", ccs]);
+    // memoir's own fields on an imported memory, its text as Claude Code's.
+    let commits = env.read("memory/project/feedback-commits.md");
+    let commits = commits.replacen(
+        "type: feedback\n",
+        "type: feedback\ntags:\n- git\n- review\nconfidence: 0.8\nreview_by: 2027-06-01\nexpires: 2027-12-31\n",
+        1,
+    );
+    let commits = commits.replace("confidence: 1.0\n", "");
+    env.write("memory/project/feedback-commits.md", &commits);
+    env.ok(&["record"]);
+    let before_export = files_under(&cc);
+    env.ok(&["export", "claude-code", ccs]);
+    assert_eq!(
+        files_under(&cc),
+        before_export,
+        "the export changed no file"
+    );
+    let state = memoir_state(&env);
+    let (code, out, err) = env.run(&["import", "claude-code", ccs]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.ends_with(": 0 added, 5 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    assert_eq!(
+        memoir_state(&env),
+        state,
+        "no event, no proposal, no commit"
+    );
+    assert_eq!(env.pending_proposals(), 0);
+    let shown = json(&env, &["show", "project/feedback-commits"]);
+    assert_eq!(
+        shown["tags"],
+        serde_json::json!(["git", "review"]),
+        "{shown}"
+    );
+}
+
+/// Export, import: nothing changes for memories memoir made with every
+/// field (tags, confidence, review and expiry dates, a name that is not
+/// its slug); their `updated` does not move.
+#[test]
+fn export_import_changes_nothing() {
+    let mut env = Env::new();
+    env.ok(&[
+        "remember",
+        "project/test-command",
+        "--description=Run the tests with `pnpm test`",
+        "--source=stated by the user",
+        "--type=feedback",
+        "--tags=tooling,tests",
+        "--confidence=0.9",
+        "--review-by=2027-05-29",
+        "--expires=2027-12-31",
+        "--body=Never `npm test`.\n\n**Why:** the lockfile.",
+    ]);
+    env.remember(
+        "project/deploy-day",
+        "Deploys go out on weekdays only",
+        &["--tags=ops"],
+    );
+    let cc = env.dir.path().join("cc");
+    let ccs = cc.to_str().expect("utf-8");
+    env.now = "2026-11-30T08:00:00Z".into();
+    env.ok(&["export", "claude-code", ccs]);
+    let exported = std::fs::read_to_string(cc.join("project_test-command.md")).expect("read");
+    assert!(
+        exported.contains("modified: 2026-11-29T10:41:07Z\n"),
+        "the time, not only the date: {exported}"
+    );
+    let state = memoir_state(&env);
+    let (code, out, err) = env.run(&["import", "claude-code", ccs]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(
+        out.ends_with(": 0 added, 2 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    assert_eq!(
+        memoir_state(&env),
+        state,
+        "no event, no proposal, no commit"
+    );
+    let shown = json(&env, &["show", "project/test-command"]);
+    assert_eq!(
+        shown["tags"],
+        serde_json::json!(["tooling", "tests"]),
+        "{shown}"
+    );
+    assert_eq!(shown["updated"], "2026-11-29T10:41:07Z", "{shown}");
+}
+
+/// With the store in a subfolder of a repository (`<repo>/pkg`), import
+/// and export use the Claude Code folder keyed by the git root, as Claude
+/// Code keys it, not by the store's folder.
+#[test]
+fn a_store_in_a_subfolder_uses_the_git_roots_claude_code_folder() {
+    let env = Env::bare();
+    env.git(&["init", "-q"]);
+    std::fs::create_dir_all(env.path("pkg")).expect("pkg");
+    let in_pkg = |args: &[&str]| {
+        let out = env
+            .cmd(args)
+            .current_dir(env.path("pkg"))
+            .output()
+            .expect("run");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    in_pkg(&["init"]);
+    let key = |p: &Path| -> String {
+        std::fs::canonicalize(p)
+            .expect("canonical")
+            .to_string_lossy()
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect()
+    };
+    let folder = env
+        .dir
+        .path()
+        .join(format!("home/.claude/projects/{}/memory", key(&env.root())));
+    copy_of(
+        &env,
+        "claude-code/handmade",
+        folder
+            .strip_prefix(env.dir.path())
+            .expect("in the test dir")
+            .to_str()
+            .expect("utf-8"),
+    );
+    let out = in_pkg(&["import", "claude-code"]);
+    assert!(out.contains(&folder.display().to_string()), "{out}");
+    assert!(
+        out.ends_with(": 5 added, 0 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    in_pkg(&[
+        "remember",
+        "project/deploy-day",
+        "-d",
+        "Deploys go out on weekdays only",
+        "-s",
+        "stated by the user",
+    ]);
+    let out = in_pkg(&["export", "claude-code"]);
+    assert!(out.contains(&folder.display().to_string()), "{out}");
+    assert!(folder.join("project_deploy-day.md").is_file());
+    let wrong = env
+        .dir
+        .path()
+        .join(format!("home/.claude/projects/{}", key(&env.path("pkg"))));
+    assert!(!wrong.exists(), "nothing keyed by the store's folder");
+}
+
+/// The export's message names the limit that cut the index: with long
+/// lines the 25,000 bytes are reached before the 200 lines.
+#[test]
+fn the_export_names_the_limit_that_cut_the_index() {
+    let env = Env::new();
+    for i in 0..180 {
+        env.write(
+            &format!("memory/project/fact-{i:03}.md"),
+            format!(
+                "---\nname: fact-{i:03}\ndescription: Fact {i} {}\ntype: project\nsource: stated by the user\n---\n\nBody.\n",
+                "about the payments service and its many dependencies ".repeat(3)
+            ),
+        );
+    }
+    env.ok(&["record"]);
+    let out_dir = env.dir.path().join("cc");
+    let out = out_dir.to_str().expect("utf-8");
+    let dry = env.ok(&["export", "claude-code", out, "--dry-run"]);
+    assert!(
+        dry.contains("memories left out: Claude Code loads the first 25,000 bytes)"),
+        "{dry}"
+    );
+    let e = json(&env, &["export", "claude-code", out]);
+    assert_eq!(e["cut_by"], "bytes", "{e}");
+    let index = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
+    assert!(
+        index.len() <= 25_000 && index.lines().count() < 200,
+        "{}",
+        index.len()
+    );
+}
+
+/// An empty store exports a one-line index, not an empty file.
+#[test]
+fn an_empty_store_exports_a_one_line_index() {
+    let env = Env::new();
+    let out_dir = env.dir.path().join("cc");
+    env.ok(&["export", "claude-code", out_dir.to_str().expect("utf-8")]);
+    let index = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
+    assert_eq!(
+        index,
+        "- No memories yet: memoir exports its memories here\n"
+    );
+}
+
+/// A topic file Claude Code changed after memoir's version is not written
+/// over: export keeps it (and its index line) and says to import it.
+#[test]
+fn export_never_writes_over_what_claude_code_changed_since() {
+    let env = Env::new();
+    let cc = copy_of(&env, "claude-code/handmade", "cc");
+    let ccs = cc.to_str().expect("utf-8");
+    env.ok(&["import", "claude-code", ccs]);
+    let freeze = cc.join("project_release_freeze.md");
+    let edited = std::fs::read_to_string(&freeze)
+        .expect("read")
+        .replace("December 18", "December 20")
+        .replace("2026-11-22T14:00:00Z", "2026-11-28T16:30:00Z");
+    std::fs::write(&freeze, &edited).expect("write");
+    let before = files_under(&cc);
+    let out = env.ok(&["export", "claude-code", ccs]);
+    assert!(
+        out.contains(
+            "keep project_release_freeze.md: changed in Claude Code after memoir's version"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(": 0 written, 0 removed, 3 unchanged, 1 kept\n"),
+        "{out}"
+    );
+    assert_eq!(files_under(&cc), before, "Claude Code's edit is kept");
+    // The import brings it in, as a change for a human to decide.
+    let (code, out, _) = env.run(&["import", "claude-code", ccs]);
+    assert_eq!(code, 4, "{out}");
+    assert!(out.contains("proposed project/release-freeze"), "{out}");
 }

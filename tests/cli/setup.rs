@@ -68,7 +68,10 @@ fn setup_merges_into_the_users_files_once() {
     let out = env.ok(&["setup", "claude-code"]);
     assert_eq!(
         out,
-        "updated .claude/settings.json\ncreated .mcp.json\nupdated CLAUDE.md\n"
+        "updated .claude/settings.json\ncreated .mcp.json\nupdated CLAUDE.md\nnote: \
+         `enabledMcpjsonServers` in .claude/settings.json approves the memoir server for a \
+         teammate only once they trust this workspace in Claude Code (it asks on their first \
+         session in a new clone)\n"
     );
     let settings: Value = serde_json::from_str(&env.read(".claude/settings.json")).expect("json");
     assert_eq!(settings["model"], "opus");
@@ -189,4 +192,65 @@ fn the_session_end_hook_never_fails() {
         assert!(err.contains("no note recorded"), "{err}");
     }
     assert_eq!(env.snapshot(), before);
+}
+
+/// Setup keeps the style of the files it merges into: a compact
+/// settings.json stays one line, a four-space one keeps four spaces.
+#[test]
+fn setup_keeps_a_compact_settings_file_compact() {
+    let env = Env::new();
+    env.write(
+        ".claude/settings.json",
+        r#"{"model":"opus","permissions":{"allow":["Bash(pnpm test:*)"]}}"#.to_string() + "\n",
+    );
+    env.write(".mcp.json", "{\n    \"mcpServers\": {}\n}");
+    env.ok(&["setup", "claude-code"]);
+    let settings = env.read(".claude/settings.json");
+    assert!(
+        settings.starts_with(
+            r#"{"model":"opus","permissions":{"allow":["Bash(pnpm test:*)","mcp__memoir"]},"#
+        ),
+        "{settings}"
+    );
+    assert_eq!(settings.lines().count(), 1, "still compact: {settings}");
+    assert!(settings.ends_with("}\n"), "{settings}");
+    let v: Value = serde_json::from_str(&settings).expect("json");
+    assert_eq!(v["enabledMcpjsonServers"], serde_json::json!(["memoir"]));
+    let mcp = env.read(".mcp.json");
+    assert!(
+        mcp.starts_with("{\n    \"mcpServers\": {\n        \"memoir\": {\n"),
+        "four spaces kept: {mcp}"
+    );
+    assert!(mcp.ends_with('}'), "no newline added: {mcp:?}");
+}
+
+/// Setup says that the checked-in server approval holds only once a
+/// teammate trusts the workspace; and when `memoir` is not on PATH, its
+/// advice installs memoir from memoir's checkout, never the user's
+/// project (`--path .`).
+#[test]
+fn setup_says_what_approval_needs_and_how_to_install_memoir() {
+    let env = Env::new();
+    let out = env
+        .cmd(&["setup", "claude-code"])
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .expect("run");
+    assert!(out.status.success());
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(
+        stdout.contains(
+            "approves the memoir server for a teammate only once they trust this workspace"
+        ),
+        "{stdout}"
+    );
+    let advice = format!(
+        "`cargo install --locked --path {}`",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    assert!(stderr.contains(&advice), "{stderr}");
+    assert!(!stderr.contains("--path .`"), "{stderr}");
 }
