@@ -395,7 +395,22 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if interactive {
         decide(app, &store, &ctx, &mut opts)?;
     }
-    let plan = memoir::ops::consolidate::consolidate(&store, &ctx, &opts)?;
+    let plan = match memoir::ops::consolidate::consolidate(&store, &ctx, &opts) {
+        Ok(p) => p,
+        // A merge's one next step, as `status` and `check` say it.
+        Err(memoir::ops::consolidate::ConsolidateError::Git(
+            memoir::git::CommitError::InProgress("merge"),
+        )) => {
+            let step = app
+                .merge_in_progress(&store)?
+                .map(|(_, step)| step)
+                .unwrap_or_else(|| "a merge is in progress: `git commit` finishes it".into());
+            return Err(CliError::Failed(format!(
+                "{step}; then run `memoir consolidate` again (or `git merge --abort` gives up the merge)"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
     app.out.json(&plan_json(&plan, args.dry_run))?;
     let conflicts = show_plan(app, &plan, args.dry_run)?;
     Ok(if conflicts > 0 {

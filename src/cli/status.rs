@@ -2,6 +2,7 @@
 
 use super::output::{columns, strings, Output};
 use super::{error::CliError, App};
+use memoir::integration::merge::MergeInProgress;
 use memoir::ops::query::Status;
 use memoir::store::Store;
 use serde_json::{json, Value};
@@ -28,7 +29,11 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
             .len(),
         None => 0,
     };
+    let merge = app.merge_in_progress(&store)?;
     let mut j = to_json(&store, &st);
+    j["merge"] = json!(merge.as_ref().map(|(m, step)| json!({
+        "unmerged": m.unmerged, "settled": m.settled, "next_step": step,
+    })));
     j["personal_store"] = json!(personal
         .as_ref()
         .map(|p| json!({ "path": p.root, "memories": personal_count })));
@@ -76,7 +81,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
                 .line(format!("  {}", columns(&[&l.key, &l.summary.description])))?;
         }
     }
-    sections(&mut app.out, &st)?;
+    sections(&mut app.out, &st, merge.as_ref())?;
     Ok(0)
 }
 
@@ -96,14 +101,32 @@ fn to_json(store: &Store, st: &Status) -> Value {
     })
 }
 
-/// What needs attention, a section each, or that nothing does.
-fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
+/// What needs attention, a section each, or that nothing does. During a
+/// merge git left unsettled, what `memoir rebuild` settles (git's
+/// unmerged files, drift, an out-of-date MEMORY.md) is the merge's one
+/// next step, not advice of its own.
+fn sections(
+    out: &mut Output,
+    st: &Status,
+    merge: Option<&(MergeInProgress, String)>,
+) -> std::io::Result<()> {
+    let unsettled = merge.filter(|(m, _)| !m.settled);
+    if let Some((m, step)) = merge {
+        let mut chars = step.chars();
+        let first = chars.next().map(|c| c.to_ascii_uppercase());
+        out.line(format!("\n{}{}", first.unwrap_or_default(), chars.as_str()))?;
+        out.items("  unmerged ", &m.unmerged)?;
+    }
+    let settles = |path: &str| unsettled.is_some_and(|(m, _)| m.unmerged.iter().any(|u| u == path));
     let conflicts = strings(&st.conflicts);
     section(
         out,
         "Open conflicts",
         &conflicts,
-        "decide with `memoir resolve`",
+        match merge {
+            Some(_) => "decide with `memoir resolve` once the merge is committed",
+            None => "decide with `memoir resolve`",
+        },
     )?;
     let proposals: Vec<String> = st
         .proposals
@@ -120,15 +143,24 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
         &proposals,
         "consolidation decides them",
     )?;
+    let drift: Vec<String> = st
+        .drift
+        .iter()
+        // Rebuild settles a merge's drift, and says which hand edits it
+        // leaves; `record` now would record git's text merge.
+        .filter(|_| unsettled.is_none())
+        .cloned()
+        .collect();
     section(
         out,
         "Drift",
-        &st.drift,
+        &drift,
         "`memoir check` says which kind; `memoir record` or `memoir rebuild`",
     )?;
     let invalid: Vec<String> = st
         .invalid
         .iter()
+        .filter(|(p, _)| !settles(p))
         // An error may name its file already.
         .map(|(p, e)| match e.starts_with(p.as_str()) {
             true => e.clone(),
@@ -154,7 +186,7 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
             super::output::count(st.over_budget, "memory", "memories")
         ))?;
     }
-    if st.index_stale {
+    if st.index_stale && unsettled.is_none() {
         out.line("\nMEMORY.md is out of date: run `memoir reindex`")?;
     }
     let attention = st.conflicts.len()
@@ -163,7 +195,7 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
         + st.invalid.len()
         + st.stale.len()
         + st.expired.len();
-    if attention == 0 && !st.index_stale {
+    if attention == 0 && !st.index_stale && merge.is_none() {
         out.line("Nothing needs attention.")?;
     }
     Ok(())

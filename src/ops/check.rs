@@ -61,9 +61,11 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
     problems.extend(log_issues(&scan));
     problems.extend(scope_problems(store));
     problems.append(&mut scan.problems);
-    problems.extend(drift_problems(&scan));
+    let drifts = drift_problems(&scan);
+    let merged = drifts.iter().any(|p| p.rule == "drift:merged");
+    problems.extend(drifts);
     problems.extend(conflicts(&scan));
-    problems.extend(index_problems(store, &scan)?);
+    problems.extend(index_problems(store, &scan, merged)?);
     match base {
         Some(base) => problems.extend(logs_since(store, base)?),
         None => problems.extend(logs_rewritten_since_head(store)?),
@@ -163,16 +165,19 @@ fn scope_problems(store: &Store) -> Vec<Problem> {
 }
 
 /// An error for each memory file that is not what replay says.
-fn drift_problems(scan: &Scan) -> impl Iterator<Item = Problem> {
-    scan.drifts().into_iter().map(|d| {
-        Problem::new(
-            Severity::Error,
-            &d.path,
-            None,
-            &format!("drift:{}", d.kind.as_str()),
-            drift_advice(d.kind).to_string(),
-        )
-    })
+fn drift_problems(scan: &Scan) -> Vec<Problem> {
+    scan.drifts()
+        .into_iter()
+        .map(|d| {
+            Problem::new(
+                Severity::Error,
+                &d.path,
+                None,
+                &format!("drift:{}", d.kind.as_str()),
+                drift_advice(d.kind).to_string(),
+            )
+        })
+        .collect()
 }
 
 /// What a drift of this kind is, and which command settles it.
@@ -207,8 +212,10 @@ fn conflicts(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
 }
 
 /// MEMORY.md's problems: a secret in it, missing or out of date with the
-/// memory files as scanned, memories beyond its budget.
-fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError> {
+/// memory files as scanned, memories beyond its budget. After git merged
+/// memory files as text (`merged`), the one step that settles both is
+/// `memoir rebuild`: reindexing alone would index git's text merge.
+fn index_problems(store: &Store, scan: &Scan, merged: bool) -> Result<Vec<Problem>, StoreError> {
     let budget = store.config.index_budget;
     let block = memory_md_block(scan, &Rewritten::new(budget), budget);
     let current = store.read(MEMORY_MD, None)?;
@@ -227,11 +234,16 @@ fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError
     }
     let error =
         |message: &str| Problem::new(Severity::Error, MEMORY_MD, None, "index", message.into());
+    let command = if merged {
+        "`memoir rebuild`"
+    } else {
+        "`memoir reindex`"
+    };
     match &current {
-        None => out.push(error("missing; `memoir reindex` writes it")),
-        Some(text) if *text != memory_md::splice(text, &block.text) => out.push(error(
-            "out of date with the memory files; `memoir reindex` regenerates it",
-        )),
+        None => out.push(error(&format!("missing; {command} writes it"))),
+        Some(text) if *text != memory_md::splice(text, &block.text) => out.push(error(&format!(
+            "out of date with the memory files; {command} regenerates it"
+        ))),
         _ => {}
     }
     if block.omitted > 0 {
