@@ -2,6 +2,7 @@
 
 use super::output::{columns, strings, Output};
 use super::{error::CliError, App};
+use memoir::change::drift::{foreign_advice, foreign_label, Foreign};
 use memoir::integration::merge::MergeInProgress;
 use memoir::ops::query::Status;
 use memoir::store::Store;
@@ -30,7 +31,9 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         None => 0,
     };
     let merge = app.merge_in_progress(&store)?;
+    let foreign = memoir::change::drift::foreign(&store);
     let mut j = to_json(&store, &st);
+    j["foreign"] = foreign_json(&foreign);
     j["merge"] = json!(merge.as_ref().map(|(m, step)| json!({
         "unmerged": m.unmerged, "settled": m.settled, "next_step": step,
     })));
@@ -81,8 +84,16 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
                 .line(format!("  {}", columns(&[&l.key, &l.summary.description])))?;
         }
     }
-    sections(&mut app.out, &st, merge.as_ref())?;
+    sections(&mut app.out, &st, merge.as_ref(), &foreign)?;
     Ok(0)
+}
+
+/// What `memory/` holds that is not memoir's, in JSON (`status`, `init`).
+pub fn foreign_json(foreign: &[Foreign]) -> Value {
+    json!(foreign
+        .iter()
+        .map(|f| json!({"path": f.path, "files": f.files, "openclaw": f.openclaw}))
+        .collect::<Vec<_>>())
 }
 
 /// The status in JSON.
@@ -109,6 +120,7 @@ fn sections(
     out: &mut Output,
     st: &Status,
     merge: Option<&(MergeInProgress, String)>,
+    foreign: &[Foreign],
 ) -> std::io::Result<()> {
     let unsettled = merge.filter(|(m, _)| !m.settled);
     if let Some((m, step)) = merge {
@@ -168,6 +180,13 @@ fn sections(
         })
         .collect();
     section(out, "Invalid files", &invalid, "fix them by hand")?;
+    let labels: Vec<String> = foreign.iter().map(foreign_label).collect();
+    section(
+        out,
+        "Not memoir's, in memory/",
+        &labels,
+        &foreign_advice(foreign),
+    )?;
     section(
         out,
         "Past review date",
@@ -194,7 +213,8 @@ fn sections(
         + st.drift.len()
         + st.invalid.len()
         + st.stale.len()
-        + st.expired.len();
+        + st.expired.len()
+        + foreign.len();
     if attention == 0 && !st.index_stale && merge.is_none() {
         out.line("Nothing needs attention.")?;
     }

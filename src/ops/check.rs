@@ -136,11 +136,38 @@ fn log_issues(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
 }
 
 /// An error for each file in a folder that is no configured scope; for
-/// the folder itself when it holds none (so that it is still said).
+/// the folder itself when it holds none (so that it is still said). A
+/// warning for each file directly in `memory/` that is not memoir's
+/// (another tool's, such as OpenClaw's daily notes): memoir never reads
+/// it, and `status` lists it too.
 fn scope_problems(store: &Store) -> Vec<Problem> {
     let mut out = Vec::new();
+    let foreign = crate::change::drift::foreign(store);
+    let loose: Vec<_> = foreign.iter().filter(|f| !f.path.ends_with('/')).collect();
+    for f in &loose {
+        let what = if f.openclaw {
+            "an OpenClaw daily note, not memoir's; "
+        } else {
+            "not memoir's; "
+        };
+        out.push(Problem::new(
+            Severity::Warning,
+            &f.path,
+            None,
+            "foreign",
+            format!(
+                "{what}{}",
+                crate::change::drift::foreign_advice(std::slice::from_ref(*f))
+            ),
+        ));
+    }
+    let folder_advice = foreign
+        .iter()
+        .find(|f| f.path.ends_with('/'))
+        .map(|f| crate::change::drift::foreign_advice(std::slice::from_ref(f)))
+        .unwrap_or_default();
     for (name, files) in unknown_scopes(store) {
-        let message = unknown_scope_message(store, &name);
+        let message = format!("{}; {folder_advice}", unknown_scope_message(store, &name));
         if files.is_empty() {
             let folder = format!("memory/{name}");
             out.push(Problem::new(

@@ -523,3 +523,42 @@ fn a_value_that_starts_with_a_hyphen_is_text_a_markdown_bullet() {
     assert_eq!(code, 3, "{err}");
     assert!(!out.contains(&token) && !err.contains(&token), "{err}");
 }
+
+#[test]
+fn init_over_another_tools_memory_folder_says_what_it_found_and_status_agrees_with_check() {
+    let env = Env::bare();
+    env.git(&["init", "-q"]);
+    std::fs::create_dir_all(env.path("memory/notes")).expect("notes");
+    std::fs::write(env.path("memory/2026-11-30.md"), "- we use pnpm\n").expect("daily note");
+    std::fs::write(env.path("memory/notes/a.md"), "hello\n").expect("a note");
+    let out = env.ok(&["init"]);
+    assert!(
+        out.contains("memory/2026-11-30.md (an OpenClaw daily note)"),
+        "{out}"
+    );
+    assert!(out.contains("memory/notes/ ("), "{out}");
+    assert!(out.contains("`memoir import openclaw .`"), "{out}");
+    assert!(out.contains("`memoir init <dir>`"), "{out}");
+    let j = json(&env.ok(&["--json", "init"]));
+    assert_eq!(j["foreign"][0]["path"], "memory/2026-11-30.md");
+    assert_eq!(j["foreign"][0]["openclaw"], true);
+    // check fails on the unknown folder and warns of the daily note;
+    // status lists both and does not say all is well.
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains("memory/notes/a.md: error[scope]"), "{err}");
+    assert!(
+        err.contains("memory/2026-11-30.md: warning[foreign]: an OpenClaw daily note"),
+        "{err}"
+    );
+    let status = env.ok(&["status"]);
+    assert!(!status.contains("Nothing needs attention"), "{status}");
+    assert!(status.contains("memory/notes/"), "{status}");
+    assert!(status.contains("memory/2026-11-30.md"), "{status}");
+    let j = json(&env.ok(&["--json", "status"]));
+    assert_eq!(j["foreign"].as_array().map(Vec::len), Some(2), "{j}");
+    // Once they are moved out, all three are quiet.
+    std::fs::remove_dir_all(env.path("memory/notes")).expect("rm");
+    std::fs::remove_file(env.path("memory/2026-11-30.md")).expect("rm");
+    env.ok(&["check"]);
+    assert!(env.ok(&["status"]).contains("Nothing needs attention"));
+}
