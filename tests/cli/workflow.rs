@@ -213,3 +213,85 @@ fn the_action_pins_memoir_by_branch_tag_or_commit_and_caches_by_the_commit() {
         "{log}"
     );
 }
+
+/// Runs the comment step's script (actions/github-script) under node with
+/// a stand-in for GitHub's API holding `comments`, the memory step's
+/// output `changed` and `memoir-diff.md` holding `diff`; returns the API
+/// calls it made, as `[kind, {comment_id?, body}]`.
+fn comment_step(changed: &str, comments: serde_json::Value, diff: &str) -> serde_json::Value {
+    let s = step("Post or update the comment");
+    let script = s["with"]["script"].as_str().expect("script");
+    assert!(
+        !script.contains("${{"),
+        "expressions go through env: {script}"
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("memoir-diff.md"), diff).expect("diff");
+    let harness = format!(
+        r#"const calls = [];
+const comments = {comments};
+const github = {{
+  paginate: async (list, args) => {{ if (list !== 'listComments') throw new Error('paginate ' + list); return comments; }},
+  rest: {{ issues: {{
+    listComments: 'listComments',
+    updateComment: async (a) => {{ calls.push(['update', {{ comment_id: a.comment_id, body: a.body }}]); }},
+    createComment: async (a) => {{ calls.push(['create', {{ issue_number: a.issue_number, body: a.body }}]); }},
+  }} }},
+}};
+const context = {{ repo: {{ owner: 'org', repo: 'app' }}, issue: {{ number: 7 }}, sha: '0123456789abcdef0123' }};
+(async () => {{
+{script}
+}})().then(() => console.log(JSON.stringify(calls)), (e) => {{ console.error(e); process.exit(1); }});
+"#
+    );
+    std::fs::write(tmp.path().join("step.js"), harness).expect("harness");
+    let out = Command::new("node")
+        .arg("step.js")
+        .current_dir(tmp.path())
+        .env("CHANGED", changed)
+        .output()
+        .expect("node (the runner of actions/github-script) must be installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("calls")
+}
+
+#[test]
+fn the_actions_comment_follows_the_latest_push_even_when_it_drops_every_memory_change() {
+    use serde_json::json;
+    // The step runs whatever the memory step found (only a fork is left out).
+    let s = step("Post or update the comment");
+    let condition = s["if"].as_str().expect("if");
+    assert!(!condition.contains("changed == 'true'"), "{condition}");
+    let marker = "<!-- memoir:diff -->";
+    let ours =
+        json!([{"id": 1, "body": "LGTM"}, {"id": 42, "body": format!("{marker}\nold diff")}]);
+    let theirs = json!([{"id": 1, "body": "LGTM"}]);
+    // A push that changes memory: the comment is posted, then updated.
+    let calls = comment_step("true", theirs.clone(), "project/db: changed\n");
+    assert_eq!(calls.as_array().map(Vec::len), Some(1), "{calls}");
+    assert_eq!(calls[0][0], "create");
+    assert_eq!(
+        calls[0][1]["body"],
+        format!("{marker}\nproject/db: changed\n")
+    );
+    let calls = comment_step("true", ours.clone(), "project/db: changed\n");
+    assert_eq!(calls[0][0], "update");
+    assert_eq!(calls[0][1]["comment_id"], 42);
+    // A later push drops every memory change: the comment says so.
+    let calls = comment_step("false", ours, "");
+    assert_eq!(calls.as_array().map(Vec::len), Some(1), "{calls}");
+    assert_eq!(calls[0][0], "update");
+    assert_eq!(calls[0][1]["comment_id"], 42);
+    let body = calls[0][1]["body"].as_str().expect("body");
+    assert!(body.starts_with(marker), "{body}");
+    assert!(body.contains("no longer changes memory"), "{body}");
+    assert!(!body.contains("old diff"), "{body}");
+    // No memory change and no comment yet: nothing is posted; and nothing
+    // when the memory step did not run.
+    assert_eq!(comment_step("false", theirs.clone(), ""), json!([]));
+    assert_eq!(comment_step("", theirs, ""), json!([]));
+}
