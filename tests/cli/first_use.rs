@@ -562,3 +562,33 @@ fn init_over_another_tools_memory_folder_says_what_it_found_and_status_agrees_wi
     env.ok(&["check"]);
     assert!(env.ok(&["status"]).contains("Nothing needs attention"));
 }
+
+/// `import -q` hides the summary and the items that went well, never an
+/// item that waits or failed.
+#[test]
+fn quiet_import_hides_its_summary_but_not_what_waits() {
+    let env = Env::new();
+    let ws = env.dir.path().join("claw");
+    std::fs::create_dir_all(ws.join("memory")).expect("workspace");
+    std::fs::write(ws.join("memory/2026-11-28.md"), "- the build uses pnpm\n").expect("note");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# Memory\n\n## Deploys\nDeploy with make release.\n",
+    )
+    .expect("MEMORY.md");
+    let dir = ws.to_str().expect("utf-8");
+    let (code, out, err) = env.run(&["-q", "import", "openclaw", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("proposed project/deploys"), "{out}");
+    assert!(!out.contains("imported "), "the summary is chatter: {out}");
+    assert!(!out.contains("added note"), "{out}");
+    // Without -q both are there.
+    let ws2 = env.dir.path().join("claw2");
+    std::fs::create_dir_all(ws2.join("memory")).expect("workspace");
+    std::fs::write(ws2.join("memory/2026-11-27.md"), "- lint with clippy\n").expect("note");
+    let out = env.ok(&["import", "openclaw", ws2.to_str().expect("utf-8")]);
+    assert!(
+        out.contains("added note") && out.contains("imported 1 item"),
+        "{out}"
+    );
+}
