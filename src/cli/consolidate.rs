@@ -483,6 +483,7 @@ fn plan_json(plan: &Plan, dry_run: bool) -> Value {
             "diff": s.diff(),
         })).collect::<Vec<_>>(),
         "stale": strings(&plan.stale),
+        "setup": plan.setup,
         "event": plan.event, "commit": plan.commit,
     })
 }
@@ -520,7 +521,16 @@ fn show_plan(app: &mut App, plan: &Plan, dry_run: bool) -> Result<usize, CliErro
         "{verb}: {added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
     ))?;
     if let Some(c) = &plan.commit {
-        app.out.line(format!("committed {}", short_id(c)))?;
+        if plan.setup.is_empty() {
+            app.out.line(format!("committed {}", short_id(c)))?;
+        } else {
+            // The counts alone say nothing was committed.
+            app.out.line(format!(
+                "committed {}: the store's first version, with its set-up ({})",
+                short_id(c),
+                plan.setup.join(", ")
+            ))?;
+        }
     }
     Ok(conflicts)
 }

@@ -870,3 +870,41 @@ fn a_replace_after_its_own_proposal_counts_as_changed() {
         "{message}"
     );
 }
+
+/// The first consolidation of a new store commits what `init` made: it
+/// says so, rather than only "0 added, 0 changed, 0 forgotten"; later
+/// ones do not.
+#[test]
+fn the_first_consolidation_says_it_commits_the_stores_set_up() {
+    let env = Env::new();
+    let out = env.ok(&["consolidate"]);
+    assert!(
+        out.contains(": the store's first version, with its set-up (.gitattributes, MEMORY.md, memory/log/.gitkeep"),
+        "{out}"
+    );
+    let subject = env.git(&["log", "-1", "--format=%s"]);
+    assert_eq!(
+        subject.trim(),
+        "memoir: the store's first version (0 added, 0 changed, 0 forgotten)"
+    );
+    let body = env.git(&["log", "-1", "--format=%b"]);
+    assert!(
+        body.contains("The store's set-up: .gitattributes, MEMORY.md"),
+        "{body}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "consolidate"])).expect("json");
+    assert_eq!(j["setup"], serde_json::json!([]), "nothing new: {j}");
+    let (code, _, err) = env.remember("project/db", "Postgres 16", &[]);
+    assert_eq!(code, 0, "{err}");
+    let out = env.ok(&["consolidate"]);
+    assert!(
+        out.contains("committed ") && !out.contains("first version"),
+        "{out}"
+    );
+    let subject = env.git(&["log", "-1", "--format=%s"]);
+    assert!(
+        subject.starts_with("memoir: consolidate (1 added"),
+        "{subject}"
+    );
+}
