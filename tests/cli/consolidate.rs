@@ -908,3 +908,31 @@ fn the_first_consolidation_says_it_commits_the_stores_set_up() {
         "{subject}"
     );
 }
+
+/// A rollback to a commit from before the store existed is a clear error
+/// (exit 1), whether the store holds memories or none, and changes nothing.
+#[test]
+fn rollback_to_before_the_store_existed_is_an_error() {
+    let env = rooted();
+    let root = env.git(&["rev-parse", "HEAD"]);
+    let root = root.trim();
+    env.ok(&["consolidate"]);
+    let err = env.fails(&["rollback", root], 1);
+    assert!(
+        err.contains(&format!(
+            "rollback: commit {} is from before this store existed",
+            &root[..12]
+        )),
+        "{err}"
+    );
+    let (code, _, err) = env.remember("project/db", "Postgres 16", &[]);
+    assert_eq!(code, 0, "{err}");
+    env.ok(&["consolidate"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    for args in [vec!["rollback", root], vec!["rollback", root, "--dry-run"]] {
+        let err = env.fails(&args, 1);
+        assert!(err.contains("from before this store existed"), "{err}");
+    }
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
+    assert!(env.ok(&["list"]).contains("project/db"));
+}
