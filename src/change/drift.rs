@@ -351,7 +351,9 @@ pub fn foreign_label(f: &Foreign) -> String {
 pub fn foreign_advice(found: &[Foreign]) -> String {
     let mut steps = Vec::new();
     if found.iter().any(|f| f.openclaw) {
-        steps.push("import OpenClaw's daily notes with `memoir import openclaw .`, then move them out of memory/");
+        // Not `import openclaw .`: that would also read memoir's own
+        // MEMORY.md as OpenClaw's and propose its headings as memories.
+        steps.push("move OpenClaw's daily notes into a workspace of their own (`mkdir -p openclaw/memory && mv memory/????-??-??*.md openclaw/memory/`) and import them as notes with `memoir import openclaw openclaw`");
     }
     if found.iter().any(|f| !f.openclaw) {
         steps.push("move other tools' files out of memory/ (memoir reads only its scope folders and memory/log/)");

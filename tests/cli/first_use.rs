@@ -537,7 +537,7 @@ fn init_over_another_tools_memory_folder_says_what_it_found_and_status_agrees_wi
         "{out}"
     );
     assert!(out.contains("memory/notes/ ("), "{out}");
-    assert!(out.contains("`memoir import openclaw .`"), "{out}");
+    assert!(out.contains("`memoir import openclaw openclaw`"), "{out}");
     assert!(out.contains("`memoir init <dir>`"), "{out}");
     let j = json(&env.ok(&["--json", "init"]));
     assert_eq!(j["foreign"][0]["path"], "memory/2026-11-30.md");
@@ -556,11 +556,26 @@ fn init_over_another_tools_memory_folder_says_what_it_found_and_status_agrees_wi
     assert!(status.contains("memory/2026-11-30.md"), "{status}");
     let j = json(&env.ok(&["--json", "status"]));
     assert_eq!(j["foreign"].as_array().map(Vec::len), Some(2), "{j}");
-    // Once they are moved out, all three are quiet.
-    std::fs::remove_dir_all(env.path("memory/notes")).expect("rm");
-    std::fs::remove_file(env.path("memory/2026-11-30.md")).expect("rm");
+    // The steps as said: the daily note moved and imported, the other
+    // tool's folder moved out; then all three are quiet.
+    let moved = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "mkdir -p openclaw/memory && mv memory/????-??-??*.md openclaw/memory/",
+        ])
+        .current_dir(env.root())
+        .status()
+        .expect("sh");
+    assert!(moved.success());
+    let out = env.ok(&["import", "openclaw", "openclaw"]);
+    assert!(out.contains("added note (memory/2026-11-30.md)"), "{out}");
+    assert!(out.contains(" 0 proposed"), "{out}");
+    std::fs::rename(env.path("memory/notes"), env.path("notes")).expect("mv");
     env.ok(&["check"]);
     assert!(env.ok(&["status"]).contains("Nothing needs attention"));
+    assert!(env
+        .ok(&["recall", "pnpm"])
+        .contains("imported from OpenClaw memory/2026-11-30.md"));
 }
 
 /// `import -q` hides the summary and the items that went well, never an
