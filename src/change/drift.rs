@@ -268,6 +268,100 @@ pub(crate) fn unknown_scope_message(store: &Store, name: &str) -> String {
     )
 }
 
+/// Something in the store's `memory/` folder that is not memoir's: another
+/// tool's files where memoir keeps its own (OpenClaw's daily notes, a
+/// `memory/notes/` folder), which memoir neither reads nor writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Foreign {
+    /// Store-relative path: `memory/<name>/` for a folder that is no
+    /// configured scope, `memory/<file>` for a file directly in `memory/`.
+    pub path: String,
+    /// The markdown files in the folder (1 for a file).
+    pub files: usize,
+    /// An OpenClaw daily note (`memory/YYYY-MM-DD.md` or
+    /// `memory/YYYY-MM-DD-<slug>.md`), which `memoir import openclaw`
+    /// imports as notes.
+    pub openclaw: bool,
+}
+
+/// Is `name` an OpenClaw daily note's file name (`YYYY-MM-DD.md`,
+/// `YYYY-MM-DD-<slug>.md`)?
+fn daily_note(name: &str) -> bool {
+    let Some(stem) = name.strip_suffix(".md") else {
+        return false;
+    };
+    let b = stem.as_bytes();
+    b.len() >= 10
+        && b[..10].iter().enumerate().all(|(i, c)| {
+            if i == 4 || i == 7 {
+                *c == b'-'
+            } else {
+                c.is_ascii_digit()
+            }
+        })
+        && (b.len() == 10 || b[10] == b'-')
+}
+
+/// What the store's `memory/` folder holds that is not memoir's: folders
+/// that are no configured scope (and not the logs), and files directly in
+/// it but memoir's `config.yaml`; sorted by path. Dot files (`.gitkeep`)
+/// are left out.
+pub fn foreign(store: &Store) -> Vec<Foreign> {
+    let mut out: Vec<Foreign> = unknown_scopes(store)
+        .into_iter()
+        .map(|(name, files)| Foreign {
+            path: format!("memory/{name}/"),
+            files: files.len(),
+            openclaw: false,
+        })
+        .collect();
+    let mut loose: Vec<String> = std::fs::read_dir(store.path("memory"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| !t.is_dir()))
+        .map(|e| e.file_name().to_string_lossy().to_string())
+        .filter(|n| !n.starts_with('.') && n != "config.yaml")
+        .collect();
+    loose.sort();
+    out.extend(loose.into_iter().map(|n| Foreign {
+        openclaw: daily_note(&n),
+        path: format!("memory/{n}"),
+        files: 1,
+    }));
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}
+
+/// What one [`foreign`] item is, for a list of them.
+pub fn foreign_label(f: &Foreign) -> String {
+    match (f.openclaw, f.path.ends_with('/')) {
+        (true, _) => format!("{} (an OpenClaw daily note)", f.path),
+        (false, true) => format!(
+            "{} (no configured scope: {}, each an error for `check`)",
+            f.path,
+            crate::model::text::count(f.files, "markdown file", "markdown files")
+        ),
+        (false, false) => f.path.clone(),
+    }
+}
+
+/// What to do about [`foreign`] files, the same wherever memoir says it
+/// (`init`, `status`, `check`): memoir does not read them.
+pub fn foreign_advice(found: &[Foreign]) -> String {
+    let mut steps = Vec::new();
+    if found.iter().any(|f| f.openclaw) {
+        // Not `import openclaw .`: that would also read memoir's own
+        // MEMORY.md as OpenClaw's and propose its headings as memories.
+        steps.push("move OpenClaw's daily notes into a workspace of their own (`mkdir -p openclaw/memory && mv memory/????-??-??*.md openclaw/memory/`) and import them as notes with `memoir import openclaw openclaw`");
+    }
+    if found.iter().any(|f| !f.openclaw) {
+        steps.push("move other tools' files out of memory/ (memoir reads only its scope folders and memory/log/)");
+    }
+    steps.push("or keep memoir's store in a folder of its own (`memoir init <dir>`, then `--store <dir>` or MEMOIR_STORE)");
+    format!("memoir does not read them: {}", steps.join("; "))
+}
+
 /// Every memory file that differs from what replaying the logs gives,
 /// with the replay itself: one read of the whole store.
 pub fn drifts(store: &Store) -> Result<(Replay, Vec<Drift>), StoreError> {

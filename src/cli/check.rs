@@ -27,8 +27,12 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let report = memoir::ops::check::check_against(&store, args.base.as_deref())?;
+    let merge = app.merge_in_progress(&store)?;
     app.out.json(&json!({
         "ok": !report.failed(),
+        "merge": merge.as_ref().map(|(m, step)| json!({
+            "unmerged": m.unmerged, "settled": m.settled, "next_step": step,
+        })),
         "memories": report.memories,
         "events": report.events,
         "problems": report.problems.iter().map(|p| json!({
@@ -40,6 +44,10 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         if p.severity == Severity::Error || !app.quiet() {
             diagnostic(&problem(p));
         }
+    }
+    // After the findings, the one step that settles those a merge left.
+    if let Some((_, step)) = &merge {
+        diagnostic(&format!("memoir: {step}"));
     }
     Ok(if report.failed() {
         code::ERROR

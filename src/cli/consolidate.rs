@@ -395,7 +395,22 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     if interactive {
         decide(app, &store, &ctx, &mut opts)?;
     }
-    let plan = memoir::ops::consolidate::consolidate(&store, &ctx, &opts)?;
+    let plan = match memoir::ops::consolidate::consolidate(&store, &ctx, &opts) {
+        Ok(p) => p,
+        // A merge's one next step, as `status` and `check` say it.
+        Err(memoir::ops::consolidate::ConsolidateError::Git(
+            memoir::git::CommitError::InProgress("merge"),
+        )) => {
+            let step = app
+                .merge_in_progress(&store)?
+                .map(|(_, step)| step)
+                .unwrap_or_else(|| "a merge is in progress: `git commit` finishes it".into());
+            return Err(CliError::Failed(format!(
+                "{step}; then run `memoir consolidate` again (or `git merge --abort` gives up the merge)"
+            )));
+        }
+        Err(e) => return Err(e.into()),
+    };
     app.out.json(&plan_json(&plan, args.dry_run))?;
     let conflicts = show_plan(app, &plan, args.dry_run)?;
     Ok(if conflicts > 0 {
@@ -468,6 +483,7 @@ fn plan_json(plan: &Plan, dry_run: bool) -> Value {
             "diff": s.diff(),
         })).collect::<Vec<_>>(),
         "stale": strings(&plan.stale),
+        "setup": plan.setup,
         "event": plan.event, "commit": plan.commit,
     })
 }
@@ -505,7 +521,16 @@ fn show_plan(app: &mut App, plan: &Plan, dry_run: bool) -> Result<usize, CliErro
         "{verb}: {added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
     ))?;
     if let Some(c) = &plan.commit {
-        app.out.line(format!("committed {}", short_id(c)))?;
+        if plan.setup.is_empty() {
+            app.out.line(format!("committed {}", short_id(c)))?;
+        } else {
+            // The counts alone say nothing was committed.
+            app.out.line(format!(
+                "committed {}: the store's first version, with its set-up ({})",
+                short_id(c),
+                plan.setup.join(", ")
+            ))?;
+        }
     }
     Ok(conflicts)
 }

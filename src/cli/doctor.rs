@@ -18,9 +18,12 @@ use serde_json::json;
 pub struct Args {}
 
 /// One finding: what was checked, whether it is fine, and what to do.
+/// A note is fine (exit 0) and still comes with a suggestion: it is marked
+/// `note`, never `ok`, so that an `ok` line never carries advice.
 struct Finding {
     what: &'static str,
     ok: bool,
+    note: bool,
     detail: String,
     fix: Option<String>,
 }
@@ -30,6 +33,7 @@ impl Finding {
         Finding {
             what,
             ok,
+            note: false,
             detail,
             fix: (!ok && !fix.is_empty()).then(|| fix.to_string()),
         }
@@ -42,16 +46,21 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let mut findings = git_setup(&store);
     findings.push(identity(app, &store));
+    findings.push(committer(&store));
     findings.push(on_path());
     findings.push(store_checks(&store)?);
     findings.push(personal(app, &store)?);
     findings.push(mcp_entry(&store));
     app.out.json(&json!({
         "ok": findings.iter().all(|f| f.ok),
-        "checks": findings.iter().map(|f| json!({ "what": f.what, "ok": f.ok, "detail": f.detail, "fix": f.fix })).collect::<Vec<_>>(),
+        "checks": findings.iter().map(|f| json!({ "what": f.what, "ok": f.ok, "note": f.note, "detail": f.detail, "fix": f.fix })).collect::<Vec<_>>(),
     }))?;
     for f in &findings {
-        let mark = if f.ok { "ok  " } else { "FIX " };
+        let mark = match (f.ok, f.note) {
+            (false, _) => "FIX ",
+            (true, true) => "note",
+            (true, false) => "ok  ",
+        };
         app.out.line(format!("{mark} {}: {}", f.what, f.detail))?;
         if let Some(fix) = &f.fix {
             app.out.line(format!("     run: {fix}"))?;
@@ -121,6 +130,32 @@ fn identity(app: &App, store: &Store) -> Finding {
         ok,
         detail,
         "git config --global user.email \"you@example.com\" && git config --global user.name \"Your Name\" (or set MEMOIR_ACTOR=\"Name <email>\")",
+    )
+}
+
+/// Who consolidate's and rollback's commits are by: MEMOIR_AUTHOR, else
+/// git's identity. MEMOIR_ACTOR names the writer of events only, so a
+/// clone with it and no git identity writes but cannot commit.
+fn committer(store: &Store) -> Finding {
+    let (ok, detail) = match super::consolidate::author() {
+        Ok(Some((name, email))) => (true, format!("{name} <{email}> (from MEMOIR_AUTHOR)")),
+        Ok(None) => match memoir::git::Repo::discover(&store.root)
+            .ok()
+            .and_then(|r| r.identity())
+        {
+            Some(who) => (true, format!("{who} (from git)")),
+            None => (
+                false,
+                "none: git has no user.name and user.email, and MEMOIR_AUTHOR is not set, so `consolidate` and `rollback` cannot commit".into(),
+            ),
+        },
+        Err(e) => (false, e.message()),
+    };
+    Finding::new(
+        "git identity (commits)",
+        ok,
+        detail,
+        "git config --global user.email \"you@example.com\" && git config --global user.name \"Your Name\" (or set MEMOIR_AUTHOR=\"Name <email>\")",
     )
 }
 
@@ -210,6 +245,7 @@ fn mcp_entry(store: &Store) -> Finding {
         "",
     );
     if !registered {
+        f.note = true;
         f.fix = Some("memoir setup claude-code (or register `memoir mcp` in your client)".into());
     }
     f

@@ -145,9 +145,11 @@ fn report(
         if i == 1 {
             continue;
         }
+        // What waits or failed is why it exits non-zero: shown even with
+        // -q, which still hides the rest (the summary too).
+        let quiet = app.out.quiet;
         if i >= 2 {
-            // What waits or failed is why it exits non-zero: shown even with -q.
-            app.out.show_data();
+            app.out.quiet = false;
         }
         let verb = if dry_run && i < 3 {
             format!("would be {name}")
@@ -166,6 +168,7 @@ fn report(
         };
         app.out
             .line(format!("{verb} {target}({}){place}{why}", item.what))?;
+        app.out.quiet = quiet;
     }
     let [added, unchanged, proposed, refused, invalid] = counts;
     app.out.json(&json!({

@@ -36,10 +36,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     // so `check` is clean right after.
     let store = app.open(&report.root)?;
     memoir::ops::reindex::reindex(&store)?;
+    // Another tool's files where memoir keeps its own: said now, not
+    // found later by a failing `check`.
+    let foreign = memoir::change::drift::foreign(&store);
     app.out.json(&json!({
         "root": report.root,
         "created_repo": report.created_repo,
         "created": report.created,
+        "foreign": super::status::foreign_json(&foreign),
     }))?;
     if report.created.is_empty() {
         app.out.line(format!(
@@ -56,6 +60,22 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
                 ""
             }
         ))?;
+    }
+    if !foreign.is_empty() {
+        app.out
+            .line("memory/ already holds files that are not memoir's:")?;
+        let labels: Vec<String> = foreign
+            .iter()
+            .map(memoir::change::drift::foreign_label)
+            .collect();
+        app.out.items("  ", &labels)?;
+        let advice = memoir::change::drift::foreign_advice(&foreign);
+        let mut chars = advice.chars();
+        let first = chars.next().map(|c| c.to_ascii_uppercase());
+        app.out
+            .line(format!("{}{}", first.unwrap_or_default(), chars.as_str()))?;
+    }
+    if !report.created.is_empty() {
         app.out.line(NEXT_STEPS)?;
     }
     Ok(0)

@@ -206,6 +206,27 @@ impl App {
         Ok(actor)
     }
 
+    /// The merge in progress in the store's repository and its next step,
+    /// said the same by every command that meets one; `None` when no merge
+    /// is in progress.
+    pub fn merge_in_progress(
+        &self,
+        store: &Store,
+    ) -> Result<Option<(memoir::integration::merge::MergeInProgress, String)>, CliError> {
+        let Some(merge) = memoir::integration::merge::in_progress(store)? else {
+            return Ok(None);
+        };
+        // `git add` takes paths from where the user is.
+        let here = self.cwd.clone().or_else(|| std::env::current_dir().ok());
+        let prefix = here
+            .and_then(|h| relative(&store.root, &h))
+            .filter(|p| !p.is_empty())
+            .map(|p| format!("{p}/"))
+            .unwrap_or_default();
+        let step = merge.next_step(&format!("{prefix}memory {prefix}MEMORY.md"));
+        Ok(Some((merge, step)))
+    }
+
     /// The time and the actor of a write. With no actor the write is
     /// refused (exit 2, with git's advice): a log entry keeps its actor
     /// for good, and `unknown` tells a reader of the history nothing.
@@ -432,6 +453,25 @@ pub fn parse_key(text: &str) -> Result<(memoir::model::key::Key, String), CliErr
 }
 
 /// clap's own consistency checks of the definition.
+/// `to` relative to `from`, with `/` separators (`..` where `from` is
+/// deeper); `None` when they share no root.
+fn relative(to: &std::path::Path, from: &std::path::Path) -> Option<String> {
+    use std::path::Component;
+    let to: Vec<Component<'_>> = to.components().collect();
+    let from: Vec<Component<'_>> = from.components().collect();
+    let common = to.iter().zip(&from).take_while(|(a, b)| a == b).count();
+    if common == 0 {
+        return None;
+    }
+    let mut parts: Vec<String> = vec!["..".to_string(); from.len() - common];
+    parts.extend(
+        to[common..]
+            .iter()
+            .map(|c| c.as_os_str().to_string_lossy().into_owned()),
+    );
+    Some(parts.join("/"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -24,7 +24,11 @@ pub struct Args {
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let r = memoir::change::rebuild::rebuild(&store, args.force, args.check)?;
+    // A merge's next step once rebuild settled it (or, with --check, the
+    // step still to take), as `status` and `check` say it.
+    let merge = app.merge_in_progress(&store)?;
     app.out.json(&json!({
+        "next_step": merge.as_ref().map(|(_, step)| step),
         "written": r.written, "removed": r.removed, "index_changed": r.index_changed,
         "refused": r.refused.iter().map(|d| json!({"path": d.path, "kind": d.kind.as_str()})).collect::<Vec<_>>(),
         "unreadable": r.unreadable.iter().map(|(path, error)| json!({"path": path, "error": error})).collect::<Vec<_>>(),
@@ -60,6 +64,9 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         diagnostic(&format!(
             "memoir: {why}; left alone (`--force` replaces it from the logs)"
         ));
+    }
+    if let Some((_, step)) = &merge {
+        diagnostic(&format!("memoir: {step}"));
     }
     let changes = !r.written.is_empty() || !r.removed.is_empty() || r.index_changed;
     let left = !r.refused.is_empty() || !r.unreadable.is_empty();

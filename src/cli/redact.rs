@@ -81,6 +81,39 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     app.out.items(&format!("{verb} "), &r.files)?;
     if r.entries.is_empty() && r.files.is_empty() {
         app.out.line("nothing to redact")?;
+        return Ok(0);
+    }
+    if !args.dry_run {
+        next_steps(app, &store, &r.files)?;
     }
     Ok(0)
+}
+
+/// What comes after a redaction: a redacted file that is a hand edit
+/// memoir never recorded (the usual way a secret gets past the policy)
+/// still fails `check` until it is recorded, and the rewrite is committed
+/// by the next version.
+fn next_steps(
+    app: &mut App,
+    store: &memoir::store::Store,
+    files: &[String],
+) -> Result<(), CliError> {
+    let (_, drifts) = memoir::change::drift::drifts(store)?;
+    let hand: Vec<String> = drifts
+        .iter()
+        .filter(|d| !d.kind.is_memoirs() && files.contains(&d.path))
+        .map(|d| d.path.clone())
+        .collect();
+    // Not chatter: without it `check` keeps failing on the file.
+    if !hand.is_empty() {
+        app.out.line(format!(
+            "next: `memoir record` records the redacted hand edit of {} (`memoir rebuild --force` discards it instead), then `memoir consolidate` commits the redaction; rotate the secret too",
+            hand.join(", ")
+        ))?;
+    } else {
+        app.out.line(
+            "next: `memoir consolidate` commits the redaction; rotate the secret too (it stays in git's history)",
+        )?;
+    }
+    Ok(())
 }

@@ -2,6 +2,8 @@
 
 use super::output::{columns, strings, Output};
 use super::{error::CliError, App};
+use memoir::change::drift::{foreign_advice, foreign_label, Foreign};
+use memoir::integration::merge::MergeInProgress;
 use memoir::ops::query::Status;
 use memoir::store::Store;
 use serde_json::{json, Value};
@@ -28,7 +30,13 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
             .len(),
         None => 0,
     };
+    let merge = app.merge_in_progress(&store)?;
+    let foreign = memoir::change::drift::foreign(&store);
     let mut j = to_json(&store, &st);
+    j["foreign"] = foreign_json(&foreign);
+    j["merge"] = json!(merge.as_ref().map(|(m, step)| json!({
+        "unmerged": m.unmerged, "settled": m.settled, "next_step": step,
+    })));
     j["personal_store"] = json!(personal
         .as_ref()
         .map(|p| json!({ "path": p.root, "memories": personal_count })));
@@ -76,8 +84,16 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
                 .line(format!("  {}", columns(&[&l.key, &l.summary.description])))?;
         }
     }
-    sections(&mut app.out, &st)?;
+    sections(&mut app.out, &st, merge.as_ref(), &foreign)?;
     Ok(0)
+}
+
+/// What `memory/` holds that is not memoir's, in JSON (`status`, `init`).
+pub fn foreign_json(foreign: &[Foreign]) -> Value {
+    json!(foreign
+        .iter()
+        .map(|f| json!({"path": f.path, "files": f.files, "openclaw": f.openclaw}))
+        .collect::<Vec<_>>())
 }
 
 /// The status in JSON.
@@ -96,14 +112,33 @@ fn to_json(store: &Store, st: &Status) -> Value {
     })
 }
 
-/// What needs attention, a section each, or that nothing does.
-fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
+/// What needs attention, a section each, or that nothing does. During a
+/// merge git left unsettled, what `memoir rebuild` settles (git's
+/// unmerged files, drift, an out-of-date MEMORY.md) is the merge's one
+/// next step, not advice of its own.
+fn sections(
+    out: &mut Output,
+    st: &Status,
+    merge: Option<&(MergeInProgress, String)>,
+    foreign: &[Foreign],
+) -> std::io::Result<()> {
+    let unsettled = merge.filter(|(m, _)| !m.settled);
+    if let Some((m, step)) = merge {
+        let mut chars = step.chars();
+        let first = chars.next().map(|c| c.to_ascii_uppercase());
+        out.line(format!("\n{}{}", first.unwrap_or_default(), chars.as_str()))?;
+        out.items("  unmerged ", &m.unmerged)?;
+    }
+    let settles = |path: &str| unsettled.is_some_and(|(m, _)| m.unmerged.iter().any(|u| u == path));
     let conflicts = strings(&st.conflicts);
     section(
         out,
         "Open conflicts",
         &conflicts,
-        "decide with `memoir resolve`",
+        match merge {
+            Some(_) => "decide with `memoir resolve` once the merge is committed",
+            None => "decide with `memoir resolve`",
+        },
     )?;
     let proposals: Vec<String> = st
         .proposals
@@ -120,15 +155,24 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
         &proposals,
         "consolidation decides them",
     )?;
+    let drift: Vec<String> = st
+        .drift
+        .iter()
+        // Rebuild settles a merge's drift, and says which hand edits it
+        // leaves; `record` now would record git's text merge.
+        .filter(|_| unsettled.is_none())
+        .cloned()
+        .collect();
     section(
         out,
         "Drift",
-        &st.drift,
+        &drift,
         "`memoir check` says which kind; `memoir record` or `memoir rebuild`",
     )?;
     let invalid: Vec<String> = st
         .invalid
         .iter()
+        .filter(|(p, _)| !settles(p))
         // An error may name its file already.
         .map(|(p, e)| match e.starts_with(p.as_str()) {
             true => e.clone(),
@@ -136,6 +180,13 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
         })
         .collect();
     section(out, "Invalid files", &invalid, "fix them by hand")?;
+    let labels: Vec<String> = foreign.iter().map(foreign_label).collect();
+    section(
+        out,
+        "Not memoir's, in memory/",
+        &labels,
+        &foreign_advice(foreign),
+    )?;
     section(
         out,
         "Past review date",
@@ -154,7 +205,7 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
             super::output::count(st.over_budget, "memory", "memories")
         ))?;
     }
-    if st.index_stale {
+    if st.index_stale && unsettled.is_none() {
         out.line("\nMEMORY.md is out of date: run `memoir reindex`")?;
     }
     let attention = st.conflicts.len()
@@ -162,8 +213,9 @@ fn sections(out: &mut Output, st: &Status) -> std::io::Result<()> {
         + st.drift.len()
         + st.invalid.len()
         + st.stale.len()
-        + st.expired.len();
-    if attention == 0 && !st.index_stale {
+        + st.expired.len()
+        + foreign.len();
+    if attention == 0 && !st.index_stale && merge.is_none() {
         out.line("Nothing needs attention.")?;
     }
     Ok(())

@@ -75,6 +75,28 @@ impl Repo {
         Ok(out)
     }
 
+    /// Is a merge in progress (`MERGE_HEAD`)? A rebase, cherry-pick or
+    /// revert stops for a conflict too, but only a merge is finished with
+    /// `git commit`, the step memoir tells the user.
+    pub fn merging(&self) -> bool {
+        self.repo.git_dir().join("MERGE_HEAD").exists()
+    }
+
+    /// Work-tree-relative paths git's index holds unmerged (a conflict git
+    /// left for `git add`), among `file` and the files under `dir`; sorted.
+    pub fn unmerged_paths(&self, file: &str, dir: &str) -> Result<Vec<String>, GitError> {
+        let index = self.index_or_empty()?;
+        let mut out: Vec<String> = index
+            .entries()
+            .iter()
+            .filter(|e| e.stage_raw() != 0)
+            .map(|e| e.path(&index).to_str_lossy().into_owned())
+            .filter(|p| p == file || p.starts_with(dir))
+            .collect();
+        out.dedup();
+        Ok(out)
+    }
+
     /// git's index; an empty one if there is none yet.
     fn index_or_empty(&self) -> Result<gix::index::File, GitError> {
         let path = self.repo.index_path();

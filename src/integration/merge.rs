@@ -189,6 +189,71 @@ fn merge_text(base: &str, ours: &str, theirs: &str) -> (String, bool) {
     (merged.to_string(), merged.is_conflicted())
 }
 
+/// A git merge in progress in the store's repository, as every command
+/// that meets one advises on it (`status`, `check`, `rebuild`,
+/// `consolidate`): one next step, said the same everywhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MergeInProgress {
+    /// Store files (store-relative) git's index holds unmerged: git merged
+    /// them as text, without memoir's merge drivers, and waits for
+    /// `git add`.
+    pub unmerged: Vec<String>,
+    /// The memory files and MEMORY.md are what the merged logs say
+    /// (`memoir rebuild` would change nothing).
+    pub settled: bool,
+}
+
+impl MergeInProgress {
+    /// What to do next, as one sentence. `paths` is how the user names the
+    /// store's `memory` folder and MEMORY.md for `git add` (`memory
+    /// MEMORY.md` from the store's root).
+    pub fn next_step(&self, paths: &str) -> String {
+        let finish = format!("`git add -A {paths} && git commit`");
+        match (self.settled, self.unmerged.is_empty()) {
+            (false, _) => format!(
+                "a merge is in progress and git merged memory files as text, without memoir's merge drivers: \
+                 run `memoir rebuild`, then {finish} to finish the merge"
+            ),
+            (true, false) => format!(
+                "a merge is in progress and the memory files are settled: {finish} finishes the merge"
+            ),
+            (true, true) => {
+                "a merge is in progress and memoir's files need nothing: `git commit` finishes the merge".into()
+            }
+        }
+    }
+}
+
+/// The merge in progress in the store's repository, if any: which store
+/// files git left unmerged, and whether the views already are what the
+/// merged logs say. Reads only.
+pub fn in_progress(
+    store: &crate::store::Store,
+) -> Result<Option<MergeInProgress>, crate::store::StoreError> {
+    let repo = match crate::git::Repo::discover(&store.root) {
+        Ok(r) => r,
+        // No repository: no merge.
+        Err(_) => return Ok(None),
+    };
+    if !repo.merging() {
+        return Ok(None);
+    }
+    let prefix = store.workdir_prefix(repo.workdir());
+    let unmerged = repo
+        .unmerged_paths(
+            &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
+            &format!("{prefix}memory/"),
+        )?
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .collect();
+    // Not under the store lock: a dry run writes nothing, and a write
+    // racing it only makes the advice one step early.
+    let r = crate::change::rebuild::rebuild_locked(store, false, true)?;
+    let settled = r.written.is_empty() && r.removed.is_empty() && !r.index_changed;
+    Ok(Some(MergeInProgress { unmerged, settled }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -61,9 +61,11 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
     problems.extend(log_issues(&scan));
     problems.extend(scope_problems(store));
     problems.append(&mut scan.problems);
-    problems.extend(drift_problems(&scan));
+    let drifts = drift_problems(&scan);
+    let merged = drifts.iter().any(|p| p.rule == "drift:merged");
+    problems.extend(drifts);
     problems.extend(conflicts(&scan));
-    problems.extend(index_problems(store, &scan)?);
+    problems.extend(index_problems(store, &scan, merged)?);
     match base {
         Some(base) => problems.extend(logs_since(store, base)?),
         None => problems.extend(logs_rewritten_since_head(store)?),
@@ -134,11 +136,38 @@ fn log_issues(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
 }
 
 /// An error for each file in a folder that is no configured scope; for
-/// the folder itself when it holds none (so that it is still said).
+/// the folder itself when it holds none (so that it is still said). A
+/// warning for each file directly in `memory/` that is not memoir's
+/// (another tool's, such as OpenClaw's daily notes): memoir never reads
+/// it, and `status` lists it too.
 fn scope_problems(store: &Store) -> Vec<Problem> {
     let mut out = Vec::new();
+    let foreign = crate::change::drift::foreign(store);
+    let loose: Vec<_> = foreign.iter().filter(|f| !f.path.ends_with('/')).collect();
+    for f in &loose {
+        let what = if f.openclaw {
+            "an OpenClaw daily note, not memoir's; "
+        } else {
+            "not memoir's; "
+        };
+        out.push(Problem::new(
+            Severity::Warning,
+            &f.path,
+            None,
+            "foreign",
+            format!(
+                "{what}{}",
+                crate::change::drift::foreign_advice(std::slice::from_ref(*f))
+            ),
+        ));
+    }
+    let folder_advice = foreign
+        .iter()
+        .find(|f| f.path.ends_with('/'))
+        .map(|f| crate::change::drift::foreign_advice(std::slice::from_ref(f)))
+        .unwrap_or_default();
     for (name, files) in unknown_scopes(store) {
-        let message = unknown_scope_message(store, &name);
+        let message = format!("{}; {folder_advice}", unknown_scope_message(store, &name));
         if files.is_empty() {
             let folder = format!("memory/{name}");
             out.push(Problem::new(
@@ -163,16 +192,19 @@ fn scope_problems(store: &Store) -> Vec<Problem> {
 }
 
 /// An error for each memory file that is not what replay says.
-fn drift_problems(scan: &Scan) -> impl Iterator<Item = Problem> {
-    scan.drifts().into_iter().map(|d| {
-        Problem::new(
-            Severity::Error,
-            &d.path,
-            None,
-            &format!("drift:{}", d.kind.as_str()),
-            drift_advice(d.kind).to_string(),
-        )
-    })
+fn drift_problems(scan: &Scan) -> Vec<Problem> {
+    scan.drifts()
+        .into_iter()
+        .map(|d| {
+            Problem::new(
+                Severity::Error,
+                &d.path,
+                None,
+                &format!("drift:{}", d.kind.as_str()),
+                drift_advice(d.kind).to_string(),
+            )
+        })
+        .collect()
 }
 
 /// What a drift of this kind is, and which command settles it.
@@ -207,8 +239,10 @@ fn conflicts(scan: &Scan) -> impl Iterator<Item = Problem> + '_ {
 }
 
 /// MEMORY.md's problems: a secret in it, missing or out of date with the
-/// memory files as scanned, memories beyond its budget.
-fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError> {
+/// memory files as scanned, memories beyond its budget. After git merged
+/// memory files as text (`merged`), the one step that settles both is
+/// `memoir rebuild`: reindexing alone would index git's text merge.
+fn index_problems(store: &Store, scan: &Scan, merged: bool) -> Result<Vec<Problem>, StoreError> {
     let budget = store.config.index_budget;
     let block = memory_md_block(scan, &Rewritten::new(budget), budget);
     let current = store.read(MEMORY_MD, None)?;
@@ -227,11 +261,16 @@ fn index_problems(store: &Store, scan: &Scan) -> Result<Vec<Problem>, StoreError
     }
     let error =
         |message: &str| Problem::new(Severity::Error, MEMORY_MD, None, "index", message.into());
+    let command = if merged {
+        "`memoir rebuild`"
+    } else {
+        "`memoir reindex`"
+    };
     match &current {
-        None => out.push(error("missing; `memoir reindex` writes it")),
-        Some(text) if *text != memory_md::splice(text, &block.text) => out.push(error(
-            "out of date with the memory files; `memoir reindex` regenerates it",
-        )),
+        None => out.push(error(&format!("missing; {command} writes it"))),
+        Some(text) if *text != memory_md::splice(text, &block.text) => out.push(error(&format!(
+            "out of date with the memory files; {command} regenerates it"
+        ))),
         _ => {}
     }
     if block.omitted > 0 {

@@ -870,3 +870,69 @@ fn a_replace_after_its_own_proposal_counts_as_changed() {
         "{message}"
     );
 }
+
+/// The first consolidation of a new store commits what `init` made: it
+/// says so, rather than only "0 added, 0 changed, 0 forgotten"; later
+/// ones do not.
+#[test]
+fn the_first_consolidation_says_it_commits_the_stores_set_up() {
+    let env = Env::new();
+    let out = env.ok(&["consolidate"]);
+    assert!(
+        out.contains(": the store's first version, with its set-up (.gitattributes, MEMORY.md, memory/log/.gitkeep"),
+        "{out}"
+    );
+    let subject = env.git(&["log", "-1", "--format=%s"]);
+    assert_eq!(
+        subject.trim(),
+        "memoir: the store's first version (0 added, 0 changed, 0 forgotten)"
+    );
+    let body = env.git(&["log", "-1", "--format=%b"]);
+    assert!(
+        body.contains("The store's set-up: .gitattributes, MEMORY.md"),
+        "{body}"
+    );
+    let j: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "consolidate"])).expect("json");
+    assert_eq!(j["setup"], serde_json::json!([]), "nothing new: {j}");
+    let (code, _, err) = env.remember("project/db", "Postgres 16", &[]);
+    assert_eq!(code, 0, "{err}");
+    let out = env.ok(&["consolidate"]);
+    assert!(
+        out.contains("committed ") && !out.contains("first version"),
+        "{out}"
+    );
+    let subject = env.git(&["log", "-1", "--format=%s"]);
+    assert!(
+        subject.starts_with("memoir: consolidate (1 added"),
+        "{subject}"
+    );
+}
+
+/// A rollback to a commit from before the store existed is a clear error
+/// (exit 1), whether the store holds memories or none, and changes nothing.
+#[test]
+fn rollback_to_before_the_store_existed_is_an_error() {
+    let env = rooted();
+    let root = env.git(&["rev-parse", "HEAD"]);
+    let root = root.trim();
+    env.ok(&["consolidate"]);
+    let err = env.fails(&["rollback", root], 1);
+    assert!(
+        err.contains(&format!(
+            "rollback: commit {} is from before this store existed",
+            &root[..12]
+        )),
+        "{err}"
+    );
+    let (code, _, err) = env.remember("project/db", "Postgres 16", &[]);
+    assert_eq!(code, 0, "{err}");
+    env.ok(&["consolidate"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    for args in [vec!["rollback", root], vec!["rollback", root, "--dry-run"]] {
+        let err = env.fails(&args, 1);
+        assert!(err.contains("from before this store existed"), "{err}");
+    }
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
+    assert!(env.ok(&["list"]).contains("project/db"));
+}

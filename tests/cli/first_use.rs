@@ -523,3 +523,87 @@ fn a_value_that_starts_with_a_hyphen_is_text_a_markdown_bullet() {
     assert_eq!(code, 3, "{err}");
     assert!(!out.contains(&token) && !err.contains(&token), "{err}");
 }
+
+#[test]
+fn init_over_another_tools_memory_folder_says_what_it_found_and_status_agrees_with_check() {
+    let env = Env::bare();
+    env.git(&["init", "-q"]);
+    std::fs::create_dir_all(env.path("memory/notes")).expect("notes");
+    std::fs::write(env.path("memory/2026-11-30.md"), "- we use pnpm\n").expect("daily note");
+    std::fs::write(env.path("memory/notes/a.md"), "hello\n").expect("a note");
+    let out = env.ok(&["init"]);
+    assert!(
+        out.contains("memory/2026-11-30.md (an OpenClaw daily note)"),
+        "{out}"
+    );
+    assert!(out.contains("memory/notes/ ("), "{out}");
+    assert!(out.contains("`memoir import openclaw openclaw`"), "{out}");
+    assert!(out.contains("`memoir init <dir>`"), "{out}");
+    let j = json(&env.ok(&["--json", "init"]));
+    assert_eq!(j["foreign"][0]["path"], "memory/2026-11-30.md");
+    assert_eq!(j["foreign"][0]["openclaw"], true);
+    // check fails on the unknown folder and warns of the daily note;
+    // status lists both and does not say all is well.
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains("memory/notes/a.md: error[scope]"), "{err}");
+    assert!(
+        err.contains("memory/2026-11-30.md: warning[foreign]: an OpenClaw daily note"),
+        "{err}"
+    );
+    let status = env.ok(&["status"]);
+    assert!(!status.contains("Nothing needs attention"), "{status}");
+    assert!(status.contains("memory/notes/"), "{status}");
+    assert!(status.contains("memory/2026-11-30.md"), "{status}");
+    let j = json(&env.ok(&["--json", "status"]));
+    assert_eq!(j["foreign"].as_array().map(Vec::len), Some(2), "{j}");
+    // The steps as said: the daily note moved and imported, the other
+    // tool's folder moved out; then all three are quiet.
+    let moved = std::process::Command::new("sh")
+        .args([
+            "-c",
+            "mkdir -p openclaw/memory && mv memory/????-??-??*.md openclaw/memory/",
+        ])
+        .current_dir(env.root())
+        .status()
+        .expect("sh");
+    assert!(moved.success());
+    let out = env.ok(&["import", "openclaw", "openclaw"]);
+    assert!(out.contains("added note (memory/2026-11-30.md)"), "{out}");
+    assert!(out.contains(" 0 proposed"), "{out}");
+    std::fs::rename(env.path("memory/notes"), env.path("notes")).expect("mv");
+    env.ok(&["check"]);
+    assert!(env.ok(&["status"]).contains("Nothing needs attention"));
+    assert!(env
+        .ok(&["recall", "pnpm"])
+        .contains("imported from OpenClaw memory/2026-11-30.md"));
+}
+
+/// `import -q` hides the summary and the items that went well, never an
+/// item that waits or failed.
+#[test]
+fn quiet_import_hides_its_summary_but_not_what_waits() {
+    let env = Env::new();
+    let ws = env.dir.path().join("claw");
+    std::fs::create_dir_all(ws.join("memory")).expect("workspace");
+    std::fs::write(ws.join("memory/2026-11-28.md"), "- the build uses pnpm\n").expect("note");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# Memory\n\n## Deploys\nDeploy with make release.\n",
+    )
+    .expect("MEMORY.md");
+    let dir = ws.to_str().expect("utf-8");
+    let (code, out, err) = env.run(&["-q", "import", "openclaw", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("proposed project/deploys"), "{out}");
+    assert!(!out.contains("imported "), "the summary is chatter: {out}");
+    assert!(!out.contains("added note"), "{out}");
+    // Without -q both are there.
+    let ws2 = env.dir.path().join("claw2");
+    std::fs::create_dir_all(ws2.join("memory")).expect("workspace");
+    std::fs::write(ws2.join("memory/2026-11-27.md"), "- lint with clippy\n").expect("note");
+    let out = env.ok(&["import", "openclaw", ws2.to_str().expect("utf-8")]);
+    assert!(
+        out.contains("added note") && out.contains("imported 1 item"),
+        "{out}"
+    );
+}

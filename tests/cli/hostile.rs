@@ -1785,3 +1785,49 @@ fn a_redaction_by_id_is_committed_once_the_team_accepts_it() {
     env.ok(&["consolidate"]);
     env.assert_store_committed("after the accepted redaction");
 }
+
+/// After redacting a secret from a hand edit memoir never recorded,
+/// `redact` says that `record` comes next (else `check` keeps failing on
+/// the file), then `consolidate`; and the steps it names settle it.
+#[test]
+fn redact_says_record_then_consolidate_come_next() {
+    let env = crate::util::Env::new();
+    env.ok(&[
+        "remember",
+        "project/deploy",
+        "--description=Deploy with make release",
+        "--source=stated by the user",
+    ]);
+    env.ok(&["consolidate", "--yes"]);
+    let token = ["ghp_", "aB3dE5fG7hI9jK1lM3nO5pQ7rS9tU1vW3xY5"].concat();
+    let rel = "memory/project/deploy.md";
+    let text = env.read(rel);
+    env.write(rel, format!("{text}\nThe token is {token}\n"));
+    env.fails(&["check"], 1);
+    let out = env.ok(&["redact"]);
+    assert!(
+        out.contains(&format!(
+            "next: `memoir record` records the redacted hand edit of {rel}"
+        )),
+        "{out}"
+    );
+    assert!(
+        out.contains("then `memoir consolidate` commits the redaction"),
+        "{out}"
+    );
+    env.ok(&["record"]);
+    env.ok(&["check"]);
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&["check"]);
+    // Nothing recorded by hand: consolidate alone comes next.
+    env.write(
+        "memory/log/2026-11-29/bob-0badc0de.md",
+        bob_note(&format!("deploy with {token} today")).render(),
+    );
+    let out = env.ok(&["redact"]);
+    assert!(
+        out.contains("next: `memoir consolidate` commits the redaction"),
+        "{out}"
+    );
+    assert!(!out.contains("memoir record"), "{out}");
+}

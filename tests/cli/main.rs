@@ -28,3 +28,4 @@ mod setup;
 mod team;
 mod trust_identity;
 mod trust_procs;
+mod workflow;

@@ -340,6 +340,59 @@ fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it
     assert!(err.contains("warning[conflict]"), "{err}");
 }
 
+#[test]
+fn a_merge_without_the_drivers_gets_one_next_step_from_every_command() {
+    let env = branches();
+    let home = env.dir.path().join("home");
+    let merge = std::process::Command::new("git")
+        .args(["merge", "-q", "--no-edit", "other"])
+        .current_dir(env.root())
+        .env("HOME", &home)
+        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+        .output()
+        .expect("git merge");
+    assert!(!merge.status.success(), "git's text merge should conflict");
+    let step = "run `memoir rebuild`, then `git add -A memory MEMORY.md && git commit` to finish the merge";
+    let finish = "the memory files are settled: `git add -A memory MEMORY.md && git commit` finishes the merge";
+    // Every command names the same step, and none another.
+    let status = env.ok(&["status"]);
+    assert!(status.contains(step), "{status}");
+    let contradicting = ["fix them by hand", "memoir reindex", "memoir record"];
+    for c in contradicting {
+        assert!(!status.contains(c), "status says {c}: {status}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert_eq!(json["merge"]["settled"], false);
+    assert_eq!(
+        json["merge"]["unmerged"],
+        serde_json::json!(["MEMORY.md", "memory/project/db.md"])
+    );
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains(step), "{err}");
+    assert!(!err.contains("memoir reindex"), "{err}");
+    let err = env.fails(&["consolidate"], 1);
+    assert!(err.contains(step), "{err}");
+    // rebuild settles it and says what comes next.
+    let (code, _, err) = env.run(&["rebuild"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(finish), "{err}");
+    let status = env.ok(&["status"]);
+    assert!(status.contains(finish), "{status}");
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(finish), "{err}");
+    assert!(env.fails(&["consolidate"], 1).contains(finish));
+    // The step as said finishes the merge.
+    env.git(&["add", "-A", "memory", "MEMORY.md"]);
+    env.git(&["commit", "-qm", "merge"]);
+    assert!(!env.path(".git/MERGE_HEAD").exists());
+    let status = env.ok(&["status"]);
+    assert!(!status.contains("merge is in progress"), "{status}");
+    env.ok(&["check"]);
+    env.ok(&["consolidate"]);
+}
+
 /// `git <args>` with memoir on PATH, so that installed hooks find it;
 /// returns (success, stdout + stderr).
 fn git_with_memoir(env: &Env, args: &[&str]) -> (bool, String) {

@@ -179,6 +179,56 @@ fn doctor_checks_the_identity() {
     gives_gits_advice(missing["fix"].as_str().unwrap_or(""));
 }
 
+/// `doctor` checks the git identity commits need apart from the writer:
+/// MEMOIR_ACTOR alone lets writes through, and consolidate still cannot
+/// commit. An advice-only finding (no MCP entry) is a `note`, never an
+/// `ok` line followed by `run:`.
+#[test]
+fn doctor_checks_the_git_identity_commits_need_and_notes_are_not_ok() {
+    let env = Env::new();
+    let out = env.run(&["doctor"]).1;
+    assert!(
+        out.contains("ok   git identity (commits): Ada <ada@example.com> (from git)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("note agents (MCP): no .mcp.json entry\n     run: memoir setup claude-code"),
+        "{out}"
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    for pair in lines.windows(2) {
+        assert!(
+            !(pair[0].starts_with("ok ") && pair[1].trim_start().starts_with("run:")),
+            "an ok line carries advice: {out}"
+        );
+    }
+    // The writer is known (MEMOIR_ACTOR), git's identity is not.
+    no_git_identity(&env);
+    let (code, out, _) = env.run(&["doctor"]);
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains("ok   identity: Ada <ada@example.com> (from MEMOIR_ACTOR)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("FIX  git identity (commits): none: git has no user.name and user.email, and MEMOIR_AUTHOR is not set"),
+        "{out}"
+    );
+    assert!(out.contains("MEMOIR_AUTHOR=\"Name <email>\""), "{out}");
+    // What doctor foresaw.
+    env.fails(&["consolidate"], 1);
+    let out = env
+        .cmd(&["doctor"])
+        .env("MEMOIR_AUTHOR", "CI <ci@example.com>")
+        .output()
+        .expect("run");
+    let out = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.contains("ok   git identity (commits): CI <ci@example.com> (from MEMOIR_AUTHOR)"),
+        "{out}"
+    );
+}
+
 /// The answers `memoir mcp` gives to one `remember` call with `tags`.
 fn mcp_remember(env: &Env, id: u64, name: &str, tags: Value) -> Value {
     let call = serde_json::json!({

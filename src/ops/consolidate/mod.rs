@@ -91,6 +91,11 @@ pub struct Plan {
     /// Memories written directly (remember, forget, resolve) since the last
     /// version that its commit carries: (added, changed, forgotten).
     pub direct: (usize, usize, usize),
+    /// The store's set-up files the commit carries (store-relative:
+    /// `.gitattributes`, MEMORY.md, the folders' `.gitkeep`,
+    /// `memory/config.yaml`)
+    /// when it is the store's first version; empty otherwise.
+    pub setup: Vec<String>,
 }
 
 impl Plan {
@@ -540,12 +545,42 @@ fn commit_consolidation(
     events.push(marker.clone());
     let written = crate::change::batch::apply_to(store, snap, &events)?;
     plan.event = Some(marker.id.clone());
+    let prefix = store.workdir_prefix(session.workdir());
+    paths.extend(written.into_iter().map(|rel| format!("{prefix}{rel}")));
+    paths.sort_unstable();
+    paths.dedup();
+    // The logs' folder new to HEAD: this is the store's first version,
+    // which carries what `init` made, said so rather than as "0 added".
+    if paths.contains(&format!("{prefix}memory/log/.gitkeep")) {
+        plan.setup = paths
+            .iter()
+            .filter_map(|p| p.strip_prefix(&prefix))
+            .filter(|r| {
+                *r == ".gitattributes"
+                    || *r == crate::render::memory_md::MEMORY_MD
+                    || *r == crate::model::config::CONFIG_PATH
+                    || r.ends_with("/.gitkeep")
+            })
+            .map(str::to_string)
+            .collect();
+    }
     // Commit every store path that differs from HEAD: the views and
     // MEMORY.md just written, and the logs (notes included).
     let mut message = opts.message.clone().unwrap_or_else(|| {
-        format!("memoir: consolidate ({added} added, {changed} changed, {forgotten} forgotten)")
+        let what = if plan.setup.is_empty() {
+            "consolidate"
+        } else {
+            "the store's first version"
+        };
+        format!("memoir: {what} ({added} added, {changed} changed, {forgotten} forgotten)")
     });
     message.push_str("\n\n");
+    if !plan.setup.is_empty() {
+        message.push_str(&format!(
+            "The store's set-up: {}\n\n",
+            plan.setup.join(", ")
+        ));
+    }
     for s in &plan.steps {
         let sign = match s.action {
             Action::Add => "+",
@@ -555,10 +590,6 @@ fn commit_consolidation(
         };
         message.push_str(&format!("{sign} {}\n", s.key));
     }
-    let prefix = store.workdir_prefix(session.workdir());
-    paths.extend(written.into_iter().map(|rel| format!("{prefix}{rel}")));
-    paths.sort_unstable();
-    paths.dedup();
     // Memories written directly (remember, forget, resolve) since the last version.
     for (k, what) in &direct {
         let sign = match what {
