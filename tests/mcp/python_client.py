@@ -48,6 +48,9 @@ async def main(binary, store):
                   "remember requires scope, name, description and source")
             check("project" in schema["properties"]["scope"]["enum"], "scope is an enum of the store's scopes")
             check(tools["recall"].annotations.read_only_hint is True, "recall is read-only")
+            # The SDK validates each result below against its tool's outputSchema (and fails the call if not).
+            check(all(t.output_schema and t.output_schema.get("type") == "object" for t in tools.values()),
+                  "every tool declares an outputSchema")
 
             r = await s.call_tool("remember", {
                 "scope": "project", "name": "test-command",
