@@ -165,7 +165,7 @@ fn say_when_nothing_is_relevant(done: &mut ToolOutcome, args: &Arguments) {
     } else if asked {
         "No memory is relevant to this task: nothing in the store matched it.".to_string()
     } else {
-        "No memory to show at a session's start: the store holds none yet.".to_string()
+        "No memory to show at a session's start: the store has none yet, or none fits the token budget.".to_string()
     };
     done.text = Some(line);
 }
