@@ -198,8 +198,23 @@ pub fn run_man(_args: ManArgs, app: &mut App) -> Result<u8, CliError> {
     out.extend_from_slice(closing().as_bytes());
     top.render_version_section(&mut out)?;
     app.out.show_data();
-    app.out.raw(&String::from_utf8_lossy(&out))?;
+    app.out.raw(&ascii(&String::from_utf8_lossy(&out)))?;
     Ok(0)
+}
+
+/// Roff with every character past ASCII as its `\[uXXXX]` escape: a
+/// help text's `…` or `—` reaches troff without `preconv` (groff, mandoc
+/// and `man -l` all read the escape).
+fn ascii(roff: &str) -> String {
+    let mut out = String::with_capacity(roff.len());
+    for c in roff.chars() {
+        if c.is_ascii() {
+            out.push(c);
+        } else {
+            out.push_str(&format!("\\[u{:04X}]", u32::from(c)));
+        }
+    }
+    out
 }
 
 /// A command's part of the page: a subsection with its synopsis,

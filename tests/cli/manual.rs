@@ -55,6 +55,11 @@ fn the_man_page_is_complete() {
         !man.contains("memoir merge\\-driver"),
         "an internal command"
     );
+    // A help text's `…` reaches troff escaped, as troff without preconv reads it.
+    assert!(
+        man.is_ascii() && man.contains("\\[u2026]"),
+        "non-ASCII roff"
+    );
 }
 
 /// bash completes a memory key after show, forget, history and resolve
