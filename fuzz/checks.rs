@@ -206,6 +206,7 @@ pub fn mcp(text: &str) {
         title: "T",
         description: "d",
         effect: memoir::mcp::Effect::ReadOnly,
+        output: serde_json::json!({ "type": "object" }),
         params: vec![
             param("q", Kind::Text { non_empty: true }, true),
             param("f", Kind::Flag, false),

@@ -18,6 +18,9 @@ pub struct Args {
     /// Only this type.
     #[arg(long = "type", value_name = "TYPE")]
     kind: Option<String>,
+    /// Only the keys, one a line (for scripts; shell completion uses it).
+    #[arg(long)]
+    keys: bool,
 }
 
 /// Lists the memories the filters let through.
@@ -48,6 +51,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             })
             .collect();
         app.out.json_list("memories", items)?;
+        return Ok(0);
+    }
+    if args.keys {
+        for (l, _) in &listed {
+            app.out.line(l.key.to_string())?;
+        }
         return Ok(0);
     }
     let width = listed

@@ -115,7 +115,13 @@ impl Handler for Commands {
         let document = serde_json::from_slice::<Value>(&printed).unwrap_or_else(|_| json!({}));
         match result {
             Err(e) => failure(&e, &given),
-            Ok(exit) => outcome(document, exit),
+            Ok(exit) => {
+                let mut done = outcome(document, exit);
+                if tool.name == "context" {
+                    say_when_nothing_is_relevant(&mut done, &args);
+                }
+                done
+            }
         }
     }
 }
@@ -140,6 +146,28 @@ fn outcome(document: Value, exit: u8) -> ToolOutcome {
         text: text.filter(|_| exit == code::OK),
         is_error: exit != code::OK,
     }
+}
+
+/// `context` with nothing to give: one line saying so, where the CLI
+/// prints nothing (a hook injects nothing), since an empty text block
+/// reads to a model as a broken call. The document stays as it is (its
+/// `memories` list is empty).
+fn say_when_nothing_is_relevant(done: &mut ToolOutcome, args: &Arguments) {
+    if done.is_error || done.text.as_deref().is_some_and(|t| !t.trim().is_empty()) {
+        return;
+    }
+    let omitted = done.document["omitted"].as_u64().unwrap_or(0);
+    let asked = args
+        .iter()
+        .any(|(n, a)| *n == "query" && matches!(a, Arg::Text(t) if !t.trim().is_empty()));
+    let line = if omitted > 0 {
+        format!("No memory fits the token budget ({omitted} left out): call context again with a larger budget.")
+    } else if asked {
+        "No memory is relevant to this task: nothing in the store matched it.".to_string()
+    } else {
+        "No memory to show at a session's start: the store has none yet, or none fits the token budget.".to_string()
+    };
+    done.text = Some(line);
 }
 
 /// An error as a tool error, masked as the command line masks its own
@@ -255,6 +283,15 @@ fn key() -> Param {
     )
 }
 
+/// How `remember` takes a name: the rule of `memoir remember <scope>/<name>`
+/// (the slug algorithm of docs/format.md), refusals and all.
+const NAME_RULE: &str = "The memory's name, kept in its file; its key is <scope>/<slug>, the slug \
+    being the name lowercased with each run of characters other than letters and digits made one \
+    dash, at most 64 characters (\"My Fact Name\" is key project/my-fact-name; the result gives \
+    both key and name). Refused (code \"refused\", as the CLI refuses it): a / or \\, a control, \
+    bidirectional or invisible character, no letter or digit, more than 200 characters, or a \
+    reserved device name (con, nul...). Best given as the slug itself, e.g. test-command.";
+
 /// The `remember` tool.
 fn remember_tool(scopes: &[String]) -> ToolSpec {
     ToolSpec {
@@ -266,9 +303,10 @@ fn remember_tool(scopes: &[String]) -> ToolSpec {
             memory, or a near-duplicate of one, is kept as a proposal for a human (isError, \
             code \"decision\") and overwrites nothing.",
         effect: Effect::Additive,
+        output: remember_output(),
         params: vec![
             scope(scopes, true, "Whose fact: user (the person), project (this repository), task (the work in hand)."),
-            text("name", true, "Its name, made a slug (lowercase letters, digits and dashes), e.g. test-command."),
+            text("name", true, NAME_RULE),
             text("description", true, "One line saying what the memory is; shown in the index."),
             text("source", true, "Why it can be trusted, e.g. \"stated by the user on 2026-11-29\"."),
             text("body", false, "The fact in a few lines of markdown, with why and how to apply it."),
@@ -294,6 +332,7 @@ fn recall_tool(scopes: &[String]) -> ToolSpec {
             weaker match shown for you to judge; `answered` is false when nothing reached the \
             store's threshold (then every hit is a weaker match).",
         effect: Effect::ReadOnly,
+        output: recall_output(),
         params: vec![
             text("query", true, "The question or topic, in natural language."),
             param(
@@ -331,6 +370,16 @@ fn context_tool() -> ToolSpec {
             memories relevant to what you are about to do, or without a query the hot memory \
             for a session's start.",
         effect: Effect::ReadOnly,
+        output: document(
+            json!({
+                "text": string(),
+                "tokens": count(),
+                "omitted": count(),
+                "memories": list_of(string()),
+                "personal": list_of(string()),
+            }),
+            &["text", "tokens", "omitted", "memories", "personal"],
+        ),
         params: vec![
             text("query", false, "What you are about to do."),
             param(
@@ -354,6 +403,7 @@ fn note_tool() -> ToolSpec {
         description: "Append a raw observation to today's log. Notes are never applied to \
             memories; recall and context find them, marked unconfirmed.",
         effect: Effect::Appends,
+        output: document(json!({ "id": string() }), &["id"]),
         params: vec![text("text", true, "The observation, one or a few lines.")],
     }
 }
@@ -366,6 +416,10 @@ fn forget_tool() -> ToolSpec {
         description: "Forget a memory the user says is wrong or obsolete. The log keeps it \
             (memoir history), so a rollback can bring it back.",
         effect: Effect::Destructive,
+        output: document(
+            json!({ "key": string(), "id": string(), "store": store() }),
+            &["key", "id", "store"],
+        ),
         params: vec![key(), text("reason", true, "Why it is forgotten.")],
     }
 }
@@ -377,6 +431,7 @@ fn show_tool() -> ToolSpec {
         title: "Show a memory",
         description: "One memory's fields and body, with its version ids (heads).",
         effect: Effect::ReadOnly,
+        output: show_output(),
         params: vec![key()],
     }
 }
@@ -388,6 +443,10 @@ fn list_tool(scopes: &[String]) -> ToolSpec {
         title: "List memories",
         description: "Every memory's key, type, description and date.",
         effect: Effect::ReadOnly,
+        output: document(
+            json!({ "memories": list_of(memory_summary()) }),
+            &["memories"],
+        ),
         params: vec![
             scope(scopes, false, "Only this scope."),
             memory_type("Only this type."),
@@ -403,8 +462,220 @@ fn conflicts_tool() -> ToolSpec {
         description: "What waits for a human decision: memories changed two ways, with each \
             candidate version.",
         effect: Effect::ReadOnly,
+        output: conflicts_output(),
         params: vec![],
     }
+}
+
+/// A JSON Schema of one JSON type.
+fn of_type(kind: &str) -> Value {
+    json!({ "type": kind })
+}
+
+/// A string.
+fn string() -> Value {
+    of_type("string")
+}
+
+/// A string or null (a field a memory may not have).
+fn string_or_null() -> Value {
+    json!({ "type": ["string", "null"] })
+}
+
+/// A whole number of zero or more.
+fn count() -> Value {
+    json!({ "type": "integer", "minimum": 0 })
+}
+
+/// A list of `items`.
+fn list_of(items: Value) -> Value {
+    json!({ "type": "array", "items": items })
+}
+
+/// Which store a result is from.
+fn store() -> Value {
+    json!({ "type": "string", "enum": ["repo", "personal"] })
+}
+
+/// An object with these `properties`, of which `required` are always there.
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({ "type": "object", "properties": properties, "required": required })
+}
+
+/// A command's JSON document (docs/cli.md): its `format` version first,
+/// then these fields.
+fn document(properties: Value, required: &[&str]) -> Value {
+    let mut properties = properties;
+    properties["format"] = json!({ "type": "integer", "const": super::output::JSON_FORMAT });
+    let required: Vec<&str> = std::iter::once("format")
+        .chain(required.iter().copied())
+        .collect();
+    object(properties, &required)
+}
+
+/// A memory as `list` and `recall` give it (`output::memory_json`).
+fn summary_fields() -> serde_json::Map<String, Value> {
+    let fields = json!({
+        "key": string(),
+        "scope": string(),
+        "name": string(),
+        "type": string(),
+        "description": string(),
+        "tags": list_of(string()),
+        "source": string_or_null(),
+        "confidence": of_type("number"),
+        "updated": string_or_null(),
+        "path": string(),
+        "conflict": of_type("boolean"),
+        "store": store(),
+    });
+    match fields {
+        Value::Object(m) => m,
+        _ => serde_json::Map::new(),
+    }
+}
+
+/// A memory as `list` gives it.
+fn memory_summary() -> Value {
+    let fields = summary_fields();
+    let required: Vec<&str> = fields.keys().map(String::as_str).collect();
+    object(json!(fields), &required)
+}
+
+/// What `remember` answers: written, unchanged, or proposed (asked for
+/// with `propose`; a collision's proposal is a tool error with the same
+/// fields and its `error`).
+fn remember_output() -> Value {
+    document(
+        json!({
+            "status": { "type": "string", "enum": ["written", "unchanged", "proposed", "moved"] },
+            "key": string(),
+            "name": string(),
+            "path": string(),
+            "id": string(),
+            "replaced": of_type("boolean"),
+            "superseded": list_of(string()),
+            "reason": { "type": "string", "enum": ["requested", "changed", "conflict", "near-duplicate"] },
+            "other": string_or_null(),
+            "diff": string(),
+            "expected": string(),
+            "heads": list_of(string()),
+            "store": store(),
+        }),
+        &["status", "key", "name", "store"],
+    )
+}
+
+/// What `recall` answers: whether the store holds an answer, and the
+/// hits, each a memory or a note.
+fn recall_output() -> Value {
+    let score = || of_type("number");
+    let mut memory = summary_fields();
+    for (name, schema) in [
+        ("score", score()),
+        ("rank", score()),
+        ("stale", of_type("boolean")),
+        ("relevant", of_type("boolean")),
+        ("similarity", json!({ "type": ["number", "null"] })),
+        ("mode", string()),
+    ] {
+        memory.insert(name.into(), schema);
+    }
+    let required: Vec<&str> = memory.keys().map(String::as_str).collect();
+    let memory = object(json!(memory), &required);
+    let note = object(
+        json!({
+            "key": of_type("null"),
+            "type": { "type": "string", "enum": ["note", "team-text"] },
+            "note": string(),
+            "time": string_or_null(),
+            "writer": string_or_null(),
+            "text": string(),
+            "score": score(),
+            "rank": score(),
+            "relevant": of_type("boolean"),
+            "mode": string(),
+            "store": store(),
+        }),
+        &[
+            "key", "type", "note", "time", "writer", "text", "score", "rank", "relevant", "mode",
+            "store",
+        ],
+    );
+    document(
+        json!({
+            "answered": of_type("boolean"),
+            "hits": list_of(json!({ "anyOf": [memory, note] })),
+        }),
+        &["answered", "hits"],
+    )
+}
+
+/// What `show` answers: the memory's fields, body and version ids.
+fn show_output() -> Value {
+    document(
+        json!({
+            "key": string(),
+            "path": string(),
+            "name": string(),
+            "description": string(),
+            "type": string(),
+            "tags": list_of(string()),
+            "source": string_or_null(),
+            "confidence": of_type("number"),
+            "created": string_or_null(),
+            "updated": string_or_null(),
+            "review_by": string_or_null(),
+            "expires": string_or_null(),
+            "body": string(),
+            "heads": list_of(string()),
+            "conflict": of_type("boolean"),
+            "store": store(),
+        }),
+        &[
+            "key",
+            "path",
+            "name",
+            "description",
+            "type",
+            "tags",
+            "source",
+            "confidence",
+            "created",
+            "updated",
+            "review_by",
+            "expires",
+            "body",
+            "heads",
+            "conflict",
+            "store",
+        ],
+    )
+}
+
+/// What `conflicts` answers: each memory waiting, with its candidates.
+fn conflicts_output() -> Value {
+    let candidate = object(
+        json!({
+            "id": string(),
+            "op": string(),
+            "actor": string(),
+            "time": string(),
+            "source": string_or_null(),
+            "content": string_or_null(),
+            "diff": string(),
+        }),
+        &["id", "op", "actor", "time", "source", "content", "diff"],
+    );
+    let conflict = object(
+        json!({
+            "key": string(),
+            "current": string_or_null(),
+            "candidates": list_of(candidate),
+        }),
+        &["key", "current", "candidates"],
+    );
+    document(json!({ "conflicts": list_of(conflict) }), &["conflicts"])
 }
 
 #[cfg(test)]

@@ -102,8 +102,12 @@ enum Command {
     Rollback(rollback::Args),
     History(history::Args),
     Diff(diff::Args),
+    // Internal: git runs it (docs/cli.md), so --help does not list it.
+    #[command(hide = true)]
     MergeDriver(merge_driver::Args),
     Hooks(hooks::Args),
+    // Internal: the hook shims run it (docs/cli.md), so --help does not list it.
+    #[command(hide = true)]
     Hook(hooks::HookArgs),
     Mcp(mcp::Args),
     Setup(setup::Args),

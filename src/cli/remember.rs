@@ -99,7 +99,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let req = request(args, key, name, kind, body)?;
     let ctx = app.ctx(&store)?;
     let outcome = memoir::ops::write::remember(&store, &ctx, &req)?;
-    render(app, outcome, origin)
+    render(app, outcome, origin, &req.name)
 }
 
 /// `--type`: one of the four types, else refused.
@@ -211,8 +211,31 @@ fn request(
 }
 
 /// Says what happened, in text and JSON; exit 4 when a human must decide.
-fn render(app: &mut App, outcome: RememberOutcome, origin: Origin) -> Result<u8, CliError> {
+///
+/// `name` is the name as given, kept in the file: when it is not its own
+/// slug (`My Fact Name`, key `project/my-fact-name`), the text says so and
+/// the JSON carries both, so no caller (a model over MCP least of all)
+/// takes the key for the name it sent.
+fn render(
+    app: &mut App,
+    outcome: RememberOutcome,
+    origin: Origin,
+    name: &str,
+) -> Result<u8, CliError> {
     let store = origin.as_str();
+    // A memory kept beside another (`--keep-both`) is named by its new slug.
+    let name_of = |key: &Key| match memoir::model::key::slugify(name) {
+        Ok(slug) if slug == key.slug => name.to_string(),
+        _ => key.slug.clone(),
+    };
+    let named = |key: &Key| {
+        let n = name_of(key);
+        if n == key.slug {
+            String::new()
+        } else {
+            format!(" (named \"{n}\"; the key is its slug)")
+        }
+    };
     let personal = if origin == Origin::Personal {
         " (in your personal store)"
     } else {
@@ -226,21 +249,22 @@ fn render(app: &mut App, outcome: RememberOutcome, origin: Origin) -> Result<u8,
             superseded,
         } => {
             app.out.json(&json!({
-                "status": "written", "key": key.to_string(), "path": key.rel_path(), "id": id,
+                "status": "written", "key": key.to_string(), "name": name_of(&key), "path": key.rel_path(), "id": id,
                 "replaced": replaced, "superseded": strings(&superseded), "store": store,
             }))?;
             for s in &superseded {
                 app.out.line(format!("forgot {s} (superseded by {key})"))?;
             }
             app.out.line(format!(
-                "{} {key}{personal}",
-                if replaced { "replaced" } else { "remembered" }
+                "{} {key}{personal}{}",
+                if replaced { "replaced" } else { "remembered" },
+                named(&key)
             ))?;
             Ok(code::OK)
         }
         RememberOutcome::Unchanged { key } => {
             app.out.json(
-                &json!({ "status": "unchanged", "key": key.to_string(), "path": key.rel_path(), "store": store }),
+                &json!({ "status": "unchanged", "key": key.to_string(), "name": name_of(&key), "path": key.rel_path(), "store": store }),
             )?;
             app.out.line(format!(
                 "{key} is already remembered as given; nothing changed"
@@ -252,7 +276,7 @@ fn render(app: &mut App, outcome: RememberOutcome, origin: Origin) -> Result<u8,
             id,
             reason,
             diff,
-        } => proposed(app, &key, &id, &reason, &diff, store),
+        } => proposed(app, &key, &name_of(&key), &id, &reason, &diff, store),
         RememberOutcome::Moved {
             key,
             expected,
@@ -273,6 +297,7 @@ fn render(app: &mut App, outcome: RememberOutcome, origin: Origin) -> Result<u8,
 fn proposed(
     app: &mut App,
     key: &Key,
+    name: &str,
     id: &str,
     reason: &ProposalReason,
     diff: &str,
@@ -293,7 +318,7 @@ fn proposed(
         ),
     };
     app.out.json(&json!({
-        "status": "proposed", "key": key.to_string(), "id": id, "reason": reason_json,
+        "status": "proposed", "key": key.to_string(), "name": name, "id": id, "reason": reason_json,
         "other": other, "diff": diff, "store": store,
     }))?;
     if *reason == ProposalReason::Requested {

@@ -271,6 +271,7 @@ mod tests {
             title: "Echo",
             description: "d",
             effect: Effect::ReadOnly,
+            output: json!({ "type": "object" }),
             params: vec![Param {
                 name: "x",
                 kind: Kind::Text { non_empty: false },

@@ -76,6 +76,11 @@ pub struct ToolSpec {
     pub params: Vec<Param>,
     /// What it does to the store.
     pub effect: Effect,
+    /// The JSON Schema of what a successful call returns as
+    /// `structuredContent`: an object schema (`properties`, `required`).
+    /// A failed call's document, with its `error`, is allowed beside it
+    /// (see [`ToolSpec::output_schema`]).
+    pub output: Value,
 }
 
 /// A checked argument's value.
@@ -131,6 +136,7 @@ impl ToolSpec {
                 "required": required,
                 "additionalProperties": false,
             },
+            "outputSchema": self.output_schema(),
             "annotations": {
                 "title": self.title,
                 "readOnlyHint": self.effect == Effect::ReadOnly,
@@ -138,6 +144,26 @@ impl ToolSpec {
                 "idempotentHint": matches!(self.effect, Effect::ReadOnly | Effect::Additive),
                 "openWorldHint": false,
             },
+        })
+    }
+
+    /// The tool's `outputSchema`: its success document, or a failed call's
+    /// (one with an `error`). A failed call is a result with `isError`
+    /// that still carries its document (a proposal's diff, a refusal's
+    /// rule), and some clients validate every `structuredContent` they
+    /// get, an error's too: a schema of the success alone would make them
+    /// reject the very answers a model must read.
+    pub fn output_schema(&self) -> Value {
+        let mut properties = match self.output.get("properties") {
+            Some(Value::Object(p)) => p.clone(),
+            _ => Map::new(),
+        };
+        properties.insert("error".into(), error_schema());
+        let required = self.output.get("required").cloned().unwrap_or(json!([]));
+        json!({
+            "type": "object",
+            "properties": properties,
+            "anyOf": [{ "required": required }, { "required": ["error"] }],
         })
     }
 
@@ -178,6 +204,24 @@ impl ToolSpec {
         }
         Ok(out)
     }
+}
+
+/// A failed call's `error`, as every memoir command gives it in JSON
+/// (`docs/cli.md`, exit codes): a code name, a message, the exit code,
+/// and for a refusal the rule and what was refused.
+fn error_schema() -> Value {
+    json!({
+        "type": "object",
+        "properties": {
+            "code": { "type": "string" },
+            "message": { "type": "string" },
+            "exit": { "type": "integer" },
+            "rule": { "type": "string" },
+            "path": { "type": "string" },
+            "line": { "type": "integer" },
+        },
+        "required": ["code", "message", "exit"],
+    })
 }
 
 /// One argument's value, if it is of the parameter's kind.
@@ -244,6 +288,11 @@ mod tests {
             title: "T",
             description: "d",
             effect: Effect::ReadOnly,
+            output: json!({
+                "type": "object",
+                "properties": { "hits": { "type": "array" } },
+                "required": ["hits"],
+            }),
             params: vec![
                 Param {
                     name: "query",
@@ -323,5 +372,22 @@ mod tests {
             json!(["user", "project"])
         );
         assert_eq!(j["annotations"]["readOnlyHint"], json!(true));
+    }
+
+    /// The output schema is the success document's, or a failure's.
+    #[test]
+    fn output_schema_allows_a_failure_beside_the_result() {
+        let j = spec().to_json();
+        let schema = &j["outputSchema"];
+        assert_eq!(schema["type"], "object");
+        assert_eq!(
+            schema["anyOf"],
+            json!([{ "required": ["hits"] }, { "required": ["error"] }])
+        );
+        assert_eq!(schema["properties"]["hits"]["type"], "array");
+        assert_eq!(
+            schema["properties"]["error"]["required"],
+            json!(["code", "message", "exit"])
+        );
     }
 }

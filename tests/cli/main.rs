@@ -15,6 +15,7 @@ mod hostile;
 mod interop;
 mod json_contract;
 mod lifecycle;
+mod manual;
 mod mcp;
 mod personal;
 mod recall;

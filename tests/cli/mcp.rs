@@ -354,3 +354,239 @@ fn no_error_quotes_back_a_secret_the_client_sent() {
         assert!(!all.contains(tail), "quoted back: {all}");
     }
 }
+
+/// Every object schema in `schema` made closed (`additionalProperties:
+/// false`): a field a result carries that its schema does not declare
+/// then fails, so the declared schema cannot fall behind the JSON.
+fn closed(schema: &Value) -> Value {
+    match schema {
+        Value::Object(m) => {
+            let mut m: serde_json::Map<String, Value> =
+                m.iter().map(|(k, v)| (k.clone(), closed(v))).collect();
+            if m.contains_key("properties") {
+                m.insert("additionalProperties".into(), json!(false));
+            }
+            Value::Object(m)
+        }
+        Value::Array(items) => Value::Array(items.iter().map(closed).collect()),
+        other => other.clone(),
+    }
+}
+
+/// Every tool declares an `outputSchema`, and every result, each kind a
+/// tool gives (a write, an unchanged write, a proposal asked for and one
+/// kept for a human, a refusal, bad arguments, a memory hit and a note
+/// hit, the hot memory and a task's, a conflict), is valid against it; a
+/// success carries no field its schema leaves out.
+#[test]
+fn every_result_matches_its_tools_output_schema() {
+    let env = Env::new();
+    let secret = concat!("ghp_", "0123456789abcdefghijABCDEFGHIJ012345");
+    let calls = [
+        (
+            "remember",
+            json!({ "scope": "project", "name": "test-command", "description": "Run the tests with `cargo test`",
+                    "source": "stated by the user", "tags": ["tests"], "body": "CI runs it.",
+                    "review_by": "2030-01-01", "expires": "2031-01-01", "confidence": 0.9 }),
+        ),
+        (
+            "remember",
+            json!({ "scope": "project", "name": "test-command", "description": "Run the tests with `cargo test`",
+                    "source": "stated by the user", "tags": ["tests"], "body": "CI runs it.",
+                    "review_by": "2030-01-01", "expires": "2031-01-01", "confidence": 0.9 }),
+        ),
+        (
+            "remember",
+            json!({ "scope": "project", "name": "test-command", "description": "Run the tests with nextest",
+                    "source": "a guess" }),
+        ),
+        (
+            "remember",
+            json!({ "scope": "user", "name": "editor", "description": "Uses vim", "source": "stated by the user",
+                    "propose": true }),
+        ),
+        (
+            "remember",
+            json!({ "scope": "project", "name": "token", "description": format!("the token is {secret}"),
+                    "source": "pasted" }),
+        ),
+        ("remember", json!({ "scope": "project", "name": "x" })),
+        (
+            "note",
+            json!({ "text": "the flaky benchmark needs a warm cache" }),
+        ),
+        ("recall", json!({ "query": "which command runs the tests" })),
+        ("recall", json!({ "query": "flaky benchmark warm cache" })),
+        ("recall", json!({ "query": "the capital of Peru" })),
+        ("context", json!({ "query": "run the tests" })),
+        ("context", json!({})),
+        ("context", json!({ "query": "the capital of Peru" })),
+        ("show", json!({ "key": "project/test-command" })),
+        ("show", json!({ "key": "project/none" })),
+        ("list", json!({})),
+        ("conflicts", json!({})),
+        (
+            "forget",
+            json!({ "key": "project/test-command", "reason": "moved to nextest" }),
+        ),
+    ];
+    let mut messages = vec![request(0, "tools/list", json!({}))];
+    for (i, (tool, arguments)) in calls.iter().enumerate() {
+        messages.push(call(i as u64 + 1, tool, arguments.clone()));
+    }
+    let got = session(&env, &messages);
+    assert_eq!(got.len(), calls.len() + 1, "{got:?}");
+    let tools = got[0]["result"]["tools"].as_array().expect("tools");
+    let schema_of = |name: &str| {
+        tools
+            .iter()
+            .find(|t| t["name"] == name)
+            .map(|t| t["outputSchema"].clone())
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    };
+    for tool in tools {
+        let schema = &tool["outputSchema"];
+        assert_eq!(schema["type"], "object", "{tool}");
+        assert!(
+            jsonschema::meta::is_valid(schema),
+            "{}: not a JSON Schema: {schema}",
+            tool["name"]
+        );
+    }
+    let mut seen_errors = 0;
+    for (answer, (tool, arguments)) in got[1..].iter().zip(&calls) {
+        let result = &answer["result"];
+        let content = &result["structuredContent"];
+        assert!(content.is_object(), "{tool} {arguments}: {answer}");
+        let schema = schema_of(tool);
+        let validator = jsonschema::validator_for(&schema).expect("schema");
+        let errors: Vec<String> = validator
+            .iter_errors(content)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{tool} {arguments}: {errors:?}\n{content}"
+        );
+        if result["isError"] == true {
+            seen_errors += 1;
+            continue;
+        }
+        let strict = closed(&schema);
+        let validator = jsonschema::validator_for(&strict).expect("schema");
+        let errors: Vec<String> = validator
+            .iter_errors(content)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "{tool} {arguments}: undeclared: {errors:?}\n{content}"
+        );
+    }
+    // The proposal kept for a human, the refusal, the usage error, the missing memory.
+    assert_eq!(seen_errors, 4, "{got:?}");
+    // The note was a hit of its own kind, and a conflict was listed.
+    let recall_note = &got[9]["result"]["structuredContent"]["hits"];
+    assert!(
+        recall_note
+            .as_array()
+            .is_some_and(|h| h.iter().any(|h| h["type"] == "note")),
+        "{recall_note}"
+    );
+    let conflicts = &got[17]["result"]["structuredContent"]["conflicts"];
+    assert_eq!(conflicts.as_array().map(Vec::len), Some(1), "{conflicts}");
+}
+
+/// `context` with nothing to give says so in one line (an empty text
+/// block reads as a broken call); its document stays, `memories` empty.
+#[test]
+fn context_with_nothing_relevant_says_so() {
+    let env = Env::new();
+    let got = session(
+        &env,
+        &[
+            call(1, "context", json!({ "query": "deploy to kubernetes" })),
+            call(2, "context", json!({})),
+        ],
+    );
+    for (answer, expected) in got.iter().zip([
+        "No memory is relevant to this task",
+        "No memory to show at a session's start",
+    ]) {
+        let result = &answer["result"];
+        assert_eq!(result["isError"], false, "{answer}");
+        let text = result["content"][0]["text"].as_str().unwrap_or("");
+        assert!(text.starts_with(expected), "{answer}");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        assert_eq!(result["structuredContent"]["memories"], json!([]));
+        assert_eq!(result["structuredContent"]["text"], "");
+    }
+    // The CLI still prints nothing: a hook injects nothing.
+    assert_eq!(env.ok(&["context", "deploy to kubernetes"]), "");
+}
+
+/// One rule for a name over MCP and on the command line: `My Fact Name`
+/// is key project/my-fact-name either way, and both say so; a name with a
+/// path separator is refused by both with the same message; the tool's
+/// schema states the rule.
+#[test]
+fn remember_takes_a_name_as_the_cli_does_and_says_so() {
+    let env = Env::new();
+    let got = session(
+        &env,
+        &[
+            request(1, "tools/list", json!({})),
+            call(
+                2,
+                "remember",
+                json!({ "scope": "project", "name": "My Fact Name", "description": "A fact", "source": "stated by the user" }),
+            ),
+            call(
+                3,
+                "remember",
+                json!({ "scope": "project", "name": "ops/db", "description": "Postgres", "source": "stated by the user" }),
+            ),
+        ],
+    );
+    let rule = got[0]["result"]["tools"]
+        .as_array()
+        .and_then(|t| t.iter().find(|t| t["name"] == "remember"))
+        .map(|t| t["inputSchema"]["properties"]["name"]["description"].clone())
+        .expect("remember");
+    let rule = rule.as_str().unwrap_or("");
+    assert!(
+        rule.contains("project/my-fact-name") && rule.contains("Refused"),
+        "{rule}"
+    );
+    let written = &got[1]["result"]["structuredContent"];
+    assert_eq!(written["key"], "project/my-fact-name", "{written}");
+    assert_eq!(written["name"], "My Fact Name", "{written}");
+    assert!(env
+        .read("memory/project/my-fact-name.md")
+        .contains("name: My Fact Name\n"));
+    let refused = &got[2]["result"];
+    assert_eq!(refused["isError"], true);
+    assert_eq!(refused["structuredContent"]["error"]["code"], "refused");
+    let message = refused["structuredContent"]["error"]["message"]
+        .as_str()
+        .unwrap_or("");
+    let (_, _, cli) = env.run(&[
+        "remember",
+        "project/ops/db",
+        "-d",
+        "Postgres",
+        "-s",
+        "stated by the user",
+    ]);
+    assert!(
+        !message.is_empty() && cli.contains(message),
+        "MCP: {message}\nCLI: {cli}"
+    );
+    // The command line says the key is the name's slug, too.
+    let (code, out, err) = env.remember("project/Another Fact", "Another fact", &[]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("remembered project/another-fact (named \"Another Fact\""),
+        "{out}"
+    );
+}

@@ -48,6 +48,9 @@ async def main(binary, store):
                   "remember requires scope, name, description and source")
             check("project" in schema["properties"]["scope"]["enum"], "scope is an enum of the store's scopes")
             check(tools["recall"].annotations.read_only_hint is True, "recall is read-only")
+            # The SDK validates each result below against its tool's outputSchema (and fails the call if not).
+            check(all(t.output_schema and t.output_schema.get("type") == "object" for t in tools.values()),
+                  "every tool declares an outputSchema")
 
             r = await s.call_tool("remember", {
                 "scope": "project", "name": "test-command",
@@ -93,6 +96,9 @@ async def main(binary, store):
                   and r.content[0].text.startswith("<"), "context gives the memory block as text")
             r = await s.call_tool("context", {})
             check(not r.is_error, "context without a query gives hot memory")
+            r = await s.call_tool("context", {"query": "what is the capital of Peru"})
+            check(not r.is_error and r.content[0].text.startswith("No memory is relevant")
+                  and data(r)["memories"] == [], "context with nothing relevant says so in one line")
 
             r = await s.call_tool("note", {"text": "the CI cache misses on Mondays"})
             check(not r.is_error and data(r)["id"], "note appends an observation")
