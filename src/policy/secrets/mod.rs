@@ -70,10 +70,12 @@ impl Keywords {
         // Longest first: the alternation prefers earlier branches.
         words.sort_by_key(|w| std::cmp::Reverse(w.len()));
         // Built in a fraction of a regex alternation's time: this runs once
-        // in every process that scans (every note, recall, context).
+        // in every process that scans (every note, recall, context), most
+        // of which scan a few hundred bytes, so a contiguous NFA (built in
+        // 2.7 ms) beats a DFA (4.3 ms, at most 20% faster on 256 KiB).
         let search = aho_corasick::AhoCorasick::builder()
             .match_kind(aho_corasick::MatchKind::LeftmostFirst)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
+            .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .build(&words)
             .ok()?;
         // Each key made once (not once per word and rule).
