@@ -99,7 +99,8 @@ fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Resul
         }
         let asked = memoir::ops::seen::Asked {
             query,
-            budget: share,
+            budget,
+            share,
             hook,
             now,
         };

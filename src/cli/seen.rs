@@ -66,14 +66,19 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     Ok(0)
 }
 
-/// A receipt's first line: `time  kind  query  used/budget tokens  [hook]`.
+/// A receipt's first line: `time  kind  query  used/budget tokens  [hook]`;
+/// a store that shared the budget with the person's own shows
+/// `used/share of budget tokens`.
 fn heading(r: &Receipt) -> String {
     let query = match (&r.query, &r.query_hash) {
         (Some(q), _) => format!("\"{}\"", one_line(q, 80)),
         (None, Some(h)) => format!("#{h}"),
         (None, None) => "-".into(),
     };
-    let tokens = format!("{}/{} tokens", r.tokens, r.budget);
+    let tokens = match r.share {
+        Some(share) => format!("{}/{} of {} tokens", r.tokens, share, r.budget),
+        None => format!("{}/{} tokens", r.tokens, r.budget),
+    };
     let mut line = columns(&[&r.time.seconds(), &r.kind.as_str(), &query, &tokens]);
     if r.hook {
         line.push_str("  hook");
@@ -103,6 +108,7 @@ fn receipt_json(r: &Receipt) -> serde_json::Value {
     json!({
         "time": r.time.millis(), "kind": r.kind.as_str(), "query": r.query,
         "query_hash": r.query_hash, "tokens": r.tokens, "budget": r.budget,
+        "share": r.share.unwrap_or(r.budget),
         "omitted": r.omitted, "hook": r.hook,
         "memories": r.memories.iter().map(|m| json!({"key": m.key, "versions": m.versions})).collect::<Vec<_>>(),
         "notes": r.notes,

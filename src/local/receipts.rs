@@ -80,8 +80,13 @@ pub struct Receipt {
     /// The event ids of the notes injected (unconfirmed observations).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
-    /// The token budget.
+    /// The token budget as set (`--budget`).
     pub budget: usize,
+    /// The part of the budget this store had, when it shared the budget
+    /// with the person's own store (which speaks first, within a third);
+    /// none when it had the whole budget.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub share: Option<usize>,
     /// The tokens the block used.
     pub tokens: usize,
     /// Memories relevant (or indexed) but left out by the budget.
@@ -235,6 +240,7 @@ mod tests {
             }],
             notes: Vec::new(),
             budget: 1500,
+            share: None,
             tokens: 40 + i,
             omitted: 0,
             hook: i % 2 == 0,

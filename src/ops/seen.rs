@@ -30,8 +30,11 @@ const LOCK_WAIT: Duration = Duration::from_secs(1);
 pub struct Asked<'a> {
     /// The query; none for the hot memory.
     pub query: Option<&'a str>,
-    /// The token budget.
+    /// The token budget as set.
     pub budget: usize,
+    /// The part of it this store had (the whole budget unless the
+    /// person's own store shared it).
+    pub share: usize,
     /// A Claude Code hook asked.
     pub hook: bool,
     /// When.
@@ -168,6 +171,7 @@ fn receipt(asked: &Asked<'_>, ctx: &Context, keep: Receipts) -> Receipt {
             .collect(),
         notes: ctx.notes.clone(),
         budget: asked.budget,
+        share: (asked.share != asked.budget).then_some(asked.share),
         tokens: ctx.tokens,
         omitted: ctx.omitted,
         hook: asked.hook,
@@ -227,6 +231,7 @@ mod tests {
         Asked {
             query,
             budget: 1500,
+            share: 1500,
             hook,
             now: Timestamp::parse("2026-11-29T10:41:07Z").expect("a time"),
         }

@@ -305,3 +305,29 @@ fn the_hot_memory_s_receipt_lists_its_notes() {
         "{text}"
     );
 }
+
+#[test]
+fn a_budget_shared_with_the_personal_store_shows_as_set_and_as_shared() {
+    // The person's own store speaks first, within a third of the budget;
+    // the repository's receipt said "n/1320 tokens" for a --budget 1500,
+    // a budget nobody set.
+    let env = store();
+    let (code, _, err) = env.remember(
+        "user/test-style",
+        "Ada wants the tests run before every commit",
+        &["--type", "user"],
+    );
+    assert_eq!(code, 0, "{err}");
+    let printed = json(&env.ok(&[
+        "--json", "context", "--budget", "1500", "run", "the", "tests",
+    ]));
+    assert_eq!(printed["personal"][0], "user/test-style", "{printed}");
+    let receipts = seen(&env, &[]);
+    assert_eq!(receipts.len(), 1, "{receipts:?}");
+    let r = &receipts[0];
+    assert_eq!(r["budget"], 1500, "{r}");
+    let share = r["share"].as_u64().expect("a share");
+    assert!(share < 1500, "{r}");
+    let text = env.ok(&["seen"]);
+    assert!(text.contains(&format!("/{share} of 1500 tokens")), "{text}");
+}
