@@ -596,3 +596,160 @@ fn the_merge_job_reports_a_conflict_memoir_does_not_merge_and_the_memorys_too() 
         "{commands}"
     );
 }
+
+/// Runs the github-script step `name` of memoir-merge.yml under node with
+/// `env`, `memoir-merge.md` holding `report`, and a stand-in for GitHub's
+/// API holding the open pull requests `pulls` and `comments`; returns the
+/// calls it made (`[kind, args]`) and the outputs it set.
+fn merge_script(
+    name: &str,
+    env: &[(&str, &str)],
+    report: &str,
+    pulls: serde_json::Value,
+    comments: serde_json::Value,
+) -> (serde_json::Value, serde_json::Value) {
+    let s = step_in(MERGE_WORKFLOW, "merge", name);
+    assert_eq!(s["uses"].as_str(), Some("actions/github-script@v7"));
+    let script = s["with"]["script"].as_str().expect("script");
+    assert!(
+        !script.contains("${{"),
+        "expressions go through env: {script}"
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("memoir-merge.md"), report).expect("report");
+    let harness = format!(
+        r#"const calls = [];
+const outputs = {{}};
+const pulls = {pulls};
+const comments = {comments};
+const core = {{ setOutput: (k, v) => {{ outputs[k] = v; }}, notice: () => {{}} }};
+const github = {{
+  paginate: async (list, args) => {{ if (list !== 'listComments') throw new Error('paginate ' + list); calls.push(['list', args]); return comments; }},
+  rest: {{
+    pulls: {{ list: async (a) => {{ calls.push(['pulls', a]); return {{ data: pulls.filter(p => a.state === 'open' && a.head === 'org:' + p.head) }}; }} }},
+    issues: {{
+      listComments: 'listComments',
+      updateComment: async (a) => {{ calls.push(['update', {{ comment_id: a.comment_id, body: a.body }}]); }},
+      createComment: async (a) => {{ calls.push(['create', {{ issue_number: a.issue_number, body: a.body }}]); }},
+    }},
+  }},
+}};
+const context = {{ repo: {{ owner: 'org', repo: 'app' }}, ref: 'refs/heads/feature', sha: '0123456789abcdef0123' }};
+(async () => {{
+{script}
+}})().then(() => console.log(JSON.stringify([calls, outputs])), (e) => {{ console.error(e); process.exit(1); }});
+"#
+    );
+    std::fs::write(tmp.path().join("step.js"), harness).expect("harness");
+    let mut cmd = Command::new("node");
+    cmd.arg("step.js").current_dir(tmp.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .expect("node (the runner of actions/github-script) must be installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("calls");
+    (v[0].clone(), v[1].clone())
+}
+
+#[test]
+fn the_merge_job_finds_the_branchs_pull_request_and_comments_only_what_needs_the_author() {
+    use serde_json::json;
+    // The pull request is looked up by this repository's branch; the job
+    // runs on push, so a branch with none (main itself) does nothing.
+    let pulls = json!([{"number": 7, "head": "feature", "base": {"ref": "release"}}]);
+    let (calls, outputs) = merge_script("Find the pull request", &[], "", pulls, json!([]));
+    assert_eq!(calls[0][1]["head"], "org:feature", "{calls}");
+    assert_eq!(
+        outputs,
+        json!({"number": "7", "base": "release", "branch": "feature"})
+    );
+    let other = json!([{"number": 8, "head": "other", "base": {"ref": "main"}}]);
+    let (_, outputs) = merge_script("Find the pull request", &[], "", other, json!([]));
+    assert_eq!(outputs, json!({}));
+    // Every step after it is skipped then; and it triggers on push.
+    let doc: serde_yaml::Value = serde_yaml::from_str(MERGE_WORKFLOW).expect("YAML");
+    assert!(doc["on"]["push"].is_mapping(), "{:?}", doc["on"]);
+    assert!(doc["on"]["pull_request_target"].is_null());
+    for s in doc["jobs"]["merge"]["steps"]
+        .as_sequence()
+        .expect("steps")
+        .iter()
+        .skip(1)
+    {
+        let condition = s["if"].as_str().unwrap_or("");
+        assert!(
+            condition.contains("steps.pr.outputs.number != ''")
+                || condition.contains("steps.memory.outputs.changed == 'true'")
+                || condition.contains("steps.merge.outputs.result != ''"),
+            "{s:?}"
+        );
+    }
+
+    let comment = |result: &str, changed: &str, comments: serde_json::Value| {
+        merge_script(
+            "Post or update the comment",
+            &[("CHANGED", changed), ("RESULT", result), ("NUMBER", "7")],
+            "the report\n",
+            json!([]),
+            comments,
+        )
+        .0
+    };
+    let marker = "<!-- memoir:merge -->";
+    let diff = json!([{"id": 1, "body": "<!-- memoir:diff -->\nthe diff"}]);
+    let ours = json!([{"id": 1, "body": "<!-- memoir:diff -->\nthe diff"}, {"id": 42, "body": format!("{marker}\nold")}]);
+    // What needs the author opens a comment of its own (not the diff's),
+    // then updates it.
+    for result in ["memory", "git"] {
+        let calls = comment(result, "true", diff.clone());
+        assert_eq!(calls[0][1]["issue_number"], 7, "{calls}");
+        assert_eq!(calls[1][0], "create", "{calls}");
+        assert_eq!(calls[1][1]["body"], format!("{marker}\nthe report\n"));
+        let calls = comment(result, "true", ours.clone());
+        assert_eq!(calls[1][0], "update", "{calls}");
+        assert_eq!(calls[1][1]["comment_id"], 42);
+    }
+    // Clean: nothing new, but an earlier comment says so.
+    assert_eq!(
+        comment("clean", "true", diff.clone())
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    let calls = comment("clean", "true", ours.clone());
+    assert_eq!(calls[1][1]["body"], format!("{marker}\nthe report\n"));
+    // No memory change any more: an earlier comment says that.
+    let calls = comment("", "false", ours);
+    assert_eq!(calls[1][0], "update", "{calls}");
+    let body = calls[1][1]["body"].as_str().expect("body");
+    assert!(body.contains("no longer changes memory"), "{body}");
+    assert_eq!(
+        comment("", "false", diff.clone()).as_array().map(Vec::len),
+        Some(1)
+    );
+    // A step before the merge failed: nothing is said.
+    assert_eq!(comment("", "true", diff), json!([]));
+}
+
+#[test]
+fn the_merge_job_installs_memoir_as_memoir_yml_does() {
+    // Copies, so that one of them cannot drift (each workflow file is
+    // copied on its own): same commands, same cache key.
+    for name in [
+        "Resolve memoir's version",
+        "Cache the memoir binary",
+        "Install memoir",
+    ] {
+        let (ours, theirs) = (step_in(MERGE_WORKFLOW, "merge", name), step(name));
+        for field in ["run", "with", "env", "id", "uses"] {
+            assert_eq!(ours[field], theirs[field], "{name}: {field}");
+        }
+    }
+}
