@@ -468,7 +468,7 @@ impl Forge {
             "b",
             &format!(
                 "{}
-                 memoir remember project/db --replace --description 'Postgres 16 on main' --source 'stated by Bob'
+                 memoir remember project/db --replace --description 'Postgres 16: on main' --source 'stated by Bob'
                  memoir consolidate >/dev/null && git push -q origin main",
                 if code { "echo main > app.txt && git commit -qam app" } else { "" }
             ),
@@ -513,7 +513,7 @@ fn a_pull_request_that_conflicts_on_the_forge_gets_memoirs_merge_and_the_authors
         "{report}"
     );
     assert!(
-        report.contains("  - main: Postgres 16 on main (remember `"),
+        report.contains("  - main: Postgres 16: on main (remember `"),
         "{report}"
     );
     assert!(!report.contains("merges cleanly"), "{report}");
