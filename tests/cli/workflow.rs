@@ -753,3 +753,29 @@ fn the_merge_job_installs_memoir_as_memoir_yml_does() {
         }
     }
 }
+
+#[test]
+fn the_merge_job_skips_a_branch_that_changes_no_memory_even_when_main_did() {
+    let f = Forge::diverged(false);
+    // Left main before Bob's change, changes only code: main's change of
+    // project/db cannot conflict with it.
+    f.sh(
+        "a",
+        "git fetch -q origin && git switch -q -c code-only origin/main~1 && echo code > app.txt && git add app.txt \
+         && git commit -qm code && git push -q origin code-only",
+        "",
+        "",
+    );
+    f.sh(".", "git clone -q -b code-only server.git ci", "", "");
+    let home = f.path("home");
+    let env = [
+        ("HOME", home.to_str().expect("utf-8")),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("BASE_REF", "main"),
+    ];
+    let name = "Did this branch change memory?";
+    let changed = script_of(&step_in(MERGE_WORKFLOW, "merge", name), name);
+    let (ok, log, out) = run_step_at(&f.path("ci"), &f.path("scratch"), &changed, &env);
+    assert!(ok, "{log}");
+    assert_eq!(output(&out, "changed"), "false");
+}
