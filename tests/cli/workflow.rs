@@ -8,10 +8,18 @@ use std::process::Command;
 /// The workflow as shipped.
 const WORKFLOW: &str = include_str!("../../examples/github-actions/memoir.yml");
 
+/// The workflow that merges a pull request's base with memoir's drivers.
+const MERGE_WORKFLOW: &str = include_str!("../../examples/github-actions/memoir-merge.yml");
+
 /// The workflow's step named `name`.
 fn step(name: &str) -> serde_yaml::Value {
-    let doc: serde_yaml::Value = serde_yaml::from_str(WORKFLOW).expect("the workflow is YAML");
-    doc["jobs"]["memory"]["steps"]
+    step_in(WORKFLOW, "memory", name)
+}
+
+/// The step named `name` of `job` in `workflow`.
+fn step_in(workflow: &str, job: &str, name: &str) -> serde_yaml::Value {
+    let doc: serde_yaml::Value = serde_yaml::from_str(workflow).expect("the workflow is YAML");
+    doc["jobs"][job]["steps"]
         .as_sequence()
         .expect("steps")
         .iter()
@@ -23,7 +31,12 @@ fn step(name: &str) -> serde_yaml::Value {
 /// The shell of the step `name`, which must use no `${{ }}` expression
 /// (the runner's environment is given as variables instead).
 fn script(name: &str) -> String {
-    let run = step(name)["run"].as_str().expect("run").to_string();
+    script_of(&step(name), name)
+}
+
+/// The shell of `step` (named `name`), as [`script`].
+fn script_of(step: &serde_yaml::Value, name: &str) -> String {
+    let run = step["run"].as_str().expect("run").to_string();
     assert!(
         !run.contains("${{"),
         "{name}: expressions go through env: {run}"
@@ -34,14 +47,25 @@ fn script(name: &str) -> String {
 /// Runs `script` as GitHub's runner does (`bash -e`), with `env`; returns
 /// (success, stdout + stderr, what it wrote to GITHUB_OUTPUT).
 fn run_step(dir: &Path, script: &str, env: &[(&str, &str)]) -> (bool, String, String) {
-    let file = dir.join("step.sh");
+    run_step_at(dir, dir, script, env)
+}
+
+/// [`run_step`] in `cwd`, with the script and GITHUB_OUTPUT in `scratch`
+/// (a clone's work tree gets nothing the runner would not put there).
+fn run_step_at(
+    cwd: &Path,
+    scratch: &Path,
+    script: &str,
+    env: &[(&str, &str)],
+) -> (bool, String, String) {
+    let file = scratch.join("step.sh");
     std::fs::write(&file, script).expect("script");
-    let output = dir.join("github-output");
+    let output = scratch.join("github-output");
     std::fs::write(&output, "").expect("output");
     let mut cmd = Command::new("bash");
     cmd.args(["--noprofile", "--norc", "-eo", "pipefail"])
         .arg(&file)
-        .current_dir(dir)
+        .current_dir(cwd)
         .env("GITHUB_OUTPUT", &output)
         // A target folder shared by two installs of different commits
         // would hand the second the first's binary: the runner has none.
@@ -294,4 +318,464 @@ fn the_actions_comment_follows_the_latest_push_even_when_it_drops_every_memory_c
     // when the memory step did not run.
     assert_eq!(comment_step("false", theirs.clone(), ""), json!([]));
     assert_eq!(comment_step("", theirs, ""), json!([]));
+}
+
+/// A team on a forge: a bare repository and the clones of its members,
+/// with git and memoir pinned (one home, Ada's git identity; who writes a
+/// memory is MEMOIR_ACTOR).
+struct Forge {
+    tmp: tempfile::TempDir,
+}
+
+impl Forge {
+    fn new() -> Forge {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("home")).expect("home");
+        std::fs::write(
+            tmp.path().join("home/gitconfig"),
+            "[user]\n\tname = Ada\n\temail = ada@example.com\n[init]\n\tdefaultBranch = main\n",
+        )
+        .expect("gitconfig");
+        // The runner's: no identity, no memoir drivers.
+        std::fs::write(tmp.path().join("home/runner-gitconfig"), "").expect("gitconfig");
+        std::fs::create_dir_all(tmp.path().join("scratch")).expect("scratch");
+        let forge = Forge { tmp };
+        forge.sh(".", "git init -q --bare server.git", "", "");
+        forge
+    }
+
+    fn path(&self, rel: &str) -> PathBuf {
+        self.tmp.path().join(rel)
+    }
+
+    /// PATH with the memoir under test first.
+    fn path_var() -> String {
+        let bin = assert_cmd::cargo::cargo_bin("memoir");
+        format!(
+            "{}:{}",
+            bin.parent().expect("memoir's folder").display(),
+            std::env::var("PATH").unwrap_or_default()
+        )
+    }
+
+    /// `script` under bash in `dir` (relative to the forge), as `actor`
+    /// (empty: git's identity) at `now`; must succeed; returns its output.
+    fn sh(&self, dir: &str, script: &str, actor: &str, now: &str) -> String {
+        let (ok, log) = self.try_sh(dir, script, actor, now);
+        assert!(ok, "{script}: {log}");
+        log
+    }
+
+    fn try_sh(&self, dir: &str, script: &str, actor: &str, now: &str) -> (bool, String) {
+        let home = self.path("home");
+        let mut cmd = Command::new("bash");
+        cmd.args(["--noprofile", "--norc", "-eo", "pipefail", "-c", script])
+            .current_dir(self.path(dir))
+            .env_clear()
+            .env("PATH", Self::path_var())
+            .env("HOME", &home)
+            .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env(
+                "MEMOIR_NOW",
+                if now.is_empty() {
+                    "2026-11-29T10:41:07Z"
+                } else {
+                    now
+                },
+            );
+        if !actor.is_empty() {
+            cmd.env("MEMOIR_ACTOR", actor);
+        }
+        let out = cmd.output().expect("bash");
+        (
+            out.status.success(),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        )
+    }
+
+    /// Runs memoir-merge.yml's shell steps as the runner would, in a fresh
+    /// clone of `branch` whose pull request is into main; returns the
+    /// merge step's (success, result, report).
+    fn merge_job(&self, clone: &str, branch: &str) -> (bool, String, String) {
+        self.sh(
+            ".",
+            &format!("git clone -q -b {branch} server.git {clone}"),
+            "",
+            "",
+        );
+        let home = self.path("home");
+        let gitconfig = home.join("runner-gitconfig");
+        let path = Self::path_var();
+        let env = [
+            ("PATH", path.as_str()),
+            ("HOME", home.to_str().expect("utf-8")),
+            ("GIT_CONFIG_GLOBAL", gitconfig.to_str().expect("utf-8")),
+            ("GIT_CONFIG_NOSYSTEM", "1"),
+            ("MEMOIR_NOW", "2026-12-01T09:00:00Z"),
+            ("BASE_REF", "main"),
+            ("BRANCH", branch),
+        ];
+        let cwd = self.path(clone);
+        let scratch = self.path("scratch");
+        let name = "Did this branch change memory?";
+        let changed = script_of(&step_in(MERGE_WORKFLOW, "merge", name), name);
+        let (ok, log, out) = run_step_at(&cwd, &scratch, &changed, &env);
+        assert!(ok, "{log}");
+        assert_eq!(output(&out, "changed"), "true");
+        let name = "Merge the base with memoir's drivers";
+        let merge = script_of(&step_in(MERGE_WORKFLOW, "merge", name), name);
+        let (ok, log, out) = run_step_at(&cwd, &scratch, &merge, &env);
+        let report = std::fs::read_to_string(cwd.join("memoir-merge.md"))
+            .unwrap_or_else(|e| panic!("no report ({e}): {log}"));
+        assert!(!log.contains("line "), "a shell error: {log}");
+        (ok, output(&out, "result"), report)
+    }
+
+    /// The clones: A (Ada) opens `feature`, which changes project/db; B
+    /// (Bob) changes project/db differently on main and pushes after.
+    /// `code`: both also change app.txt, differently.
+    fn diverged(code: bool) -> Forge {
+        let f = Forge::new();
+        f.sh(".", "git clone -q server.git a 2>/dev/null", "", "");
+        f.sh(
+            "a",
+            "echo one > app.txt && git add app.txt && git commit -qm app
+             memoir init >/dev/null
+             memoir remember project/db --description 'Postgres 15' --source 'stated by the user'
+             memoir consolidate >/dev/null && git push -q origin main",
+            "Ada <ada@example.com>",
+            "2026-11-29T10:00:00Z",
+        );
+        f.sh(".", "git clone -q server.git b", "", "");
+        f.sh(
+            "a",
+            &format!(
+                "git switch -q -c feature
+                 {}
+                 memoir remember project/db --replace --description 'SQLite on the branch' --source 'stated by Ada'
+                 memoir consolidate >/dev/null && git push -q origin feature",
+                if code { "echo branch > app.txt && git commit -qam app" } else { "" }
+            ),
+            "Ada <ada@example.com>",
+            "2026-11-30T11:00:00Z",
+        );
+        f.sh(
+            "b",
+            &format!(
+                "{}
+                 memoir remember project/db --replace --description 'Postgres 16: on main' --source 'stated by Bob'
+                 memoir consolidate >/dev/null && git push -q origin main",
+                if code { "echo main > app.txt && git commit -qam app" } else { "" }
+            ),
+            "Bob <bob@example.com>",
+            "2026-11-30T12:00:00Z",
+        );
+        f
+    }
+}
+
+/// The commands of the report's `sh` block.
+fn commands(report: &str) -> String {
+    let start = report.find("```sh\n").expect("a sh block") + 6;
+    let len = report[start..].find("```").expect("the block's end");
+    report[start..start + len].to_string()
+}
+
+#[test]
+fn a_pull_request_that_conflicts_on_the_forge_gets_memoirs_merge_and_the_authors_commands() {
+    let f = Forge::diverged(false);
+    // GitHub's merge, with no memoir drivers: a text conflict.
+    f.sh(".", "git clone -q server.git github", "", "");
+    let (clean, log) = f.try_sh("github", "git merge --no-edit origin/feature", "", "");
+    assert!(!clean, "{log}");
+    assert!(
+        log.contains("CONFLICT (content): Merge conflict in memory/project/db.md"),
+        "{log}"
+    );
+
+    // The job, in a fresh clone of the branch: the conflict, each side's
+    // description and who wrote it, and the author's commands.
+    let (ok, result, report) = f.merge_job("ci1", "feature");
+    assert!(!ok, "a merge that needs the author fails the job: {report}");
+    assert_eq!(result, "memory", "{report}");
+    assert!(report.contains("- `project/db`"), "{report}");
+    assert!(
+        report.contains("  - feature: SQLite on the branch (remember `"),
+        "{report}"
+    );
+    assert!(
+        report.contains("by Ada &lt;ada@example.com&gt;)"),
+        "{report}"
+    );
+    assert!(
+        report.contains("  - main: Postgres 16: on main (remember `"),
+        "{report}"
+    );
+    assert!(!report.contains("merges cleanly"), "{report}");
+    let commands = commands(&report);
+    for line in [
+        "git fetch origin\n",
+        "git switch feature\n",
+        "memoir hooks install",
+        "git merge --no-edit origin/main\n",
+        "memoir conflicts\n",
+        "memoir resolve project/db --take ",
+        "#   or: memoir resolve project/db --both",
+        "memoir consolidate",
+        "git push origin feature\n",
+    ] {
+        assert!(commands.contains(line), "no `{line}` in:\n{commands}");
+    }
+    // The job did not commit the merge, nor push anything.
+    let before = f.sh("ci1", "git rev-parse origin/feature", "", "");
+    assert_eq!(f.sh("ci1", "git rev-parse HEAD", "", ""), before);
+
+    // The author runs them as printed, in clone A.
+    let log = f.sh(
+        "a",
+        &commands,
+        "Ada <ada@example.com>",
+        "2026-12-01T10:00:00Z",
+    );
+    assert!(log.contains("resolved project/db"), "{log}");
+    f.sh("a", "memoir check", "", "2026-12-01T10:00:00Z");
+    assert_eq!(f.sh("a", "git status --porcelain", "", ""), "");
+    let db = std::fs::read_to_string(f.path("a/memory/project/db.md")).expect("db");
+    assert!(db.contains("description: SQLite on the branch"), "{db}");
+    // The push carried it: the forge's branch is A's, with main merged.
+    f.sh(
+        "a",
+        "git fetch -q origin && test \"$(git rev-parse HEAD)\" = \"$(git rev-parse origin/feature)\" \
+         && git merge-base --is-ancestor origin/main origin/feature",
+        "",
+        "",
+    );
+
+    // The job on the new push: a clean merge.
+    let (ok, result, report) = f.merge_job("ci2", "feature");
+    assert!(ok, "{report}");
+    assert_eq!(result, "clean", "{report}");
+    assert!(
+        report.contains("`feature` (") && report.contains("merges cleanly with `main` ("),
+        "{report}"
+    );
+    // And GitHub's merge has nothing left to conflict on.
+    f.sh(
+        "github",
+        "git merge --abort && git pull -q --no-edit origin feature",
+        "",
+        "",
+    );
+}
+
+#[test]
+fn the_merge_job_reports_a_conflict_memoir_does_not_merge_and_the_memorys_too() {
+    let f = Forge::diverged(true);
+    let (ok, result, report) = f.merge_job("ci", "feature");
+    assert!(!ok, "{report}");
+    assert_eq!(result, "git", "{report}");
+    assert!(
+        report.contains("git stops on files memoir does not merge")
+            && report.contains("- `app.txt`"),
+        "{report}"
+    );
+    assert!(
+        !report.contains("`memory/project/db.md`"),
+        "memoir merged it: {report}"
+    );
+    assert!(report.contains("- `project/db`"), "{report}");
+    let commands = commands(&report);
+    assert!(commands.contains("# git stops on: app.txt"), "{commands}");
+    assert!(
+        commands.contains("git add <those files> && git commit --no-edit"),
+        "{commands}"
+    );
+}
+
+/// Runs the github-script step `name` of memoir-merge.yml under node with
+/// `env`, `memoir-merge.md` holding `report`, and a stand-in for GitHub's
+/// API holding the open pull requests `pulls` and `comments`; returns the
+/// calls it made (`[kind, args]`) and the outputs it set.
+fn merge_script(
+    name: &str,
+    env: &[(&str, &str)],
+    report: &str,
+    pulls: serde_json::Value,
+    comments: serde_json::Value,
+) -> (serde_json::Value, serde_json::Value) {
+    let s = step_in(MERGE_WORKFLOW, "merge", name);
+    assert_eq!(s["uses"].as_str(), Some("actions/github-script@v7"));
+    let script = s["with"]["script"].as_str().expect("script");
+    assert!(
+        !script.contains("${{"),
+        "expressions go through env: {script}"
+    );
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("memoir-merge.md"), report).expect("report");
+    let harness = format!(
+        r#"const calls = [];
+const outputs = {{}};
+const pulls = {pulls};
+const comments = {comments};
+const core = {{ setOutput: (k, v) => {{ outputs[k] = v; }}, notice: () => {{}} }};
+const github = {{
+  paginate: async (list, args) => {{ if (list !== 'listComments') throw new Error('paginate ' + list); calls.push(['list', args]); return comments; }},
+  rest: {{
+    pulls: {{ list: async (a) => {{ calls.push(['pulls', a]); return {{ data: pulls.filter(p => a.state === 'open' && a.head === 'org:' + p.head) }}; }} }},
+    issues: {{
+      listComments: 'listComments',
+      updateComment: async (a) => {{ calls.push(['update', {{ comment_id: a.comment_id, body: a.body }}]); }},
+      createComment: async (a) => {{ calls.push(['create', {{ issue_number: a.issue_number, body: a.body }}]); }},
+    }},
+  }},
+}};
+const context = {{ repo: {{ owner: 'org', repo: 'app' }}, ref: 'refs/heads/feature', sha: '0123456789abcdef0123' }};
+(async () => {{
+{script}
+}})().then(() => console.log(JSON.stringify([calls, outputs])), (e) => {{ console.error(e); process.exit(1); }});
+"#
+    );
+    std::fs::write(tmp.path().join("step.js"), harness).expect("harness");
+    let mut cmd = Command::new("node");
+    cmd.arg("step.js").current_dir(tmp.path());
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = cmd
+        .output()
+        .expect("node (the runner of actions/github-script) must be installed");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("calls");
+    (v[0].clone(), v[1].clone())
+}
+
+#[test]
+fn the_merge_job_finds_the_branchs_pull_request_and_comments_only_what_needs_the_author() {
+    use serde_json::json;
+    // The pull request is looked up by this repository's branch; the job
+    // runs on push, so a branch with none (main itself) does nothing.
+    let pulls = json!([{"number": 7, "head": "feature", "base": {"ref": "release"}}]);
+    let (calls, outputs) = merge_script("Find the pull request", &[], "", pulls, json!([]));
+    assert_eq!(calls[0][1]["head"], "org:feature", "{calls}");
+    assert_eq!(
+        outputs,
+        json!({"number": "7", "base": "release", "branch": "feature"})
+    );
+    let other = json!([{"number": 8, "head": "other", "base": {"ref": "main"}}]);
+    let (_, outputs) = merge_script("Find the pull request", &[], "", other, json!([]));
+    assert_eq!(outputs, json!({}));
+    // Every step after it is skipped then; and it triggers on push.
+    let doc: serde_yaml::Value = serde_yaml::from_str(MERGE_WORKFLOW).expect("YAML");
+    assert!(doc["on"]["push"].is_mapping(), "{:?}", doc["on"]);
+    assert!(doc["on"]["pull_request_target"].is_null());
+    for s in doc["jobs"]["merge"]["steps"]
+        .as_sequence()
+        .expect("steps")
+        .iter()
+        .skip(1)
+    {
+        let condition = s["if"].as_str().unwrap_or("");
+        assert!(
+            condition.contains("steps.pr.outputs.number != ''")
+                || condition.contains("steps.memory.outputs.changed == 'true'")
+                || condition.contains("steps.merge.outputs.result != ''"),
+            "{s:?}"
+        );
+    }
+
+    let comment = |result: &str, changed: &str, comments: serde_json::Value| {
+        merge_script(
+            "Post or update the comment",
+            &[("CHANGED", changed), ("RESULT", result), ("NUMBER", "7")],
+            "the report\n",
+            json!([]),
+            comments,
+        )
+        .0
+    };
+    let marker = "<!-- memoir:merge -->";
+    let diff = json!([{"id": 1, "body": "<!-- memoir:diff -->\nthe diff"}]);
+    let ours = json!([{"id": 1, "body": "<!-- memoir:diff -->\nthe diff"}, {"id": 42, "body": format!("{marker}\nold")}]);
+    // What needs the author opens a comment of its own (not the diff's),
+    // then updates it.
+    for result in ["memory", "git"] {
+        let calls = comment(result, "true", diff.clone());
+        assert_eq!(calls[0][1]["issue_number"], 7, "{calls}");
+        assert_eq!(calls[1][0], "create", "{calls}");
+        assert_eq!(calls[1][1]["body"], format!("{marker}\nthe report\n"));
+        let calls = comment(result, "true", ours.clone());
+        assert_eq!(calls[1][0], "update", "{calls}");
+        assert_eq!(calls[1][1]["comment_id"], 42);
+    }
+    // Clean: nothing new, but an earlier comment says so.
+    assert_eq!(
+        comment("clean", "true", diff.clone())
+            .as_array()
+            .map(Vec::len),
+        Some(1)
+    );
+    let calls = comment("clean", "true", ours.clone());
+    assert_eq!(calls[1][1]["body"], format!("{marker}\nthe report\n"));
+    // No memory change any more: an earlier comment says that.
+    let calls = comment("", "false", ours);
+    assert_eq!(calls[1][0], "update", "{calls}");
+    let body = calls[1][1]["body"].as_str().expect("body");
+    assert!(body.contains("no longer changes memory"), "{body}");
+    assert_eq!(
+        comment("", "false", diff.clone()).as_array().map(Vec::len),
+        Some(1)
+    );
+    // A step before the merge failed: nothing is said.
+    assert_eq!(comment("", "true", diff), json!([]));
+}
+
+#[test]
+fn the_merge_job_installs_memoir_as_memoir_yml_does() {
+    // Copies, so that one of them cannot drift (each workflow file is
+    // copied on its own): same commands, same cache key.
+    for name in [
+        "Resolve memoir's version",
+        "Cache the memoir binary",
+        "Install memoir",
+    ] {
+        let (ours, theirs) = (step_in(MERGE_WORKFLOW, "merge", name), step(name));
+        for field in ["run", "with", "env", "id", "uses"] {
+            assert_eq!(ours[field], theirs[field], "{name}: {field}");
+        }
+    }
+}
+
+#[test]
+fn the_merge_job_skips_a_branch_that_changes_no_memory_even_when_main_did() {
+    let f = Forge::diverged(false);
+    // Left main before Bob's change, changes only code: main's change of
+    // project/db cannot conflict with it.
+    f.sh(
+        "a",
+        "git fetch -q origin && git switch -q -c code-only origin/main~1 && echo code > app.txt && git add app.txt \
+         && git commit -qm code && git push -q origin code-only",
+        "",
+        "",
+    );
+    f.sh(".", "git clone -q -b code-only server.git ci", "", "");
+    let home = f.path("home");
+    let env = [
+        ("HOME", home.to_str().expect("utf-8")),
+        ("GIT_CONFIG_NOSYSTEM", "1"),
+        ("BASE_REF", "main"),
+    ];
+    let name = "Did this branch change memory?";
+    let changed = script_of(&step_in(MERGE_WORKFLOW, "merge", name), name);
+    let (ok, log, out) = run_step_at(&f.path("ci"), &f.path("scratch"), &changed, &env);
+    assert!(ok, "{log}");
+    assert_eq!(output(&out, "changed"), "false");
 }
