@@ -4,6 +4,7 @@
 
 use super::error::{failed, GitError};
 use super::Repo;
+use crate::model::version_message::{Made, VersionMessage};
 use std::collections::HashMap;
 
 /// A commit memoir made of the store: a consolidation or a rollback.
@@ -26,14 +27,6 @@ pub struct Version {
     /// (`added`, `changed`, `forgotten`, `conflicts`; a rollback's
     /// `restored`, `forgotten`).
     pub counts: Vec<(String, u64)>,
-}
-
-/// The value of the last `name` line (`Memoir-Counts:`) of a message.
-fn trailer(message: &str, name: &str) -> Option<String> {
-    message
-        .lines()
-        .rev()
-        .find_map(|l| l.strip_prefix(name).map(|v| v.trim().to_string()))
 }
 
 impl Repo {
@@ -65,11 +58,13 @@ impl Repo {
                 .find_commit(id)
                 .map_err(failed("reading a commit"))?;
             let message = commit.message_raw_sloppy().to_string();
-            let event = trailer(&message, "Memoir-Consolidation:");
-            let rollback = trailer(&message, "Memoir-Rollback:");
-            if event.is_none() && rollback.is_none() {
+            let Some(parsed) = VersionMessage::parse(&message) else {
                 continue;
-            }
+            };
+            let (event, rollback) = match parsed.made {
+                Made::Consolidation { event } => (Some(event), None),
+                Made::Rollback { target } => (None, Some(target)),
+            };
             let author = commit
                 .author()
                 .map_err(failed("reading a commit's author"))?;
@@ -80,17 +75,10 @@ impl Repo {
                     .map_err(failed("reading a commit's time"))?
                     .seconds,
                 author: format!("{} <{}>", author.name, author.email),
-                summary: message.lines().next().unwrap_or("").to_string(),
+                summary: parsed.summary,
                 event,
                 rollback,
-                counts: trailer(&message, "Memoir-Counts:")
-                    .unwrap_or_default()
-                    .split_whitespace()
-                    .filter_map(|pair| {
-                        let (name, n) = pair.split_once('=')?;
-                        Some((name.to_string(), n.parse().ok()?))
-                    })
-                    .collect(),
+                counts: parsed.counts,
             });
         }
         Ok(out)
@@ -151,10 +139,7 @@ impl Repo {
         let id = gix::ObjectId::from_hex(reverted.as_bytes()).ok()?;
         let commit = self.repo.find_commit(id).ok()?;
         let text = commit.message_raw_sloppy().to_string();
-        let is_version = text
-            .lines()
-            .any(|l| l.starts_with("Memoir-Consolidation:") || l.starts_with("Memoir-Rollback:"));
-        is_version.then_some(reverted)
+        VersionMessage::parse(&text).map(|_| reverted)
     }
 
     /// The merge base of two revisions (any revspec), as `git diff A...B`

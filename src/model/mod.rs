@@ -11,4 +11,5 @@ pub mod memory;
 pub mod stamp;
 pub mod text;
 pub mod time;
+pub mod version_message;
 pub mod yaml_bounds;

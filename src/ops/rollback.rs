@@ -4,6 +4,7 @@
 
 use crate::model::event::Op;
 use crate::model::key::Key;
+use crate::model::version_message::{Change, Made, Sign, VersionMessage};
 use crate::ops::consolidate::ConsolidateError;
 use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Ctx, Store, StoreError};
@@ -208,22 +209,30 @@ fn back_to(
 
 /// The rollback commit's message: what it restored and forgot.
 fn commit_message(report: &Report, short: &str) -> String {
-    let mut message = format!(
-        "memoir: rollback to {short} ({} restored, {} forgotten)\n\n",
-        report.restored.len(),
-        report.forgotten.len()
-    );
-    for k in &report.restored {
-        message.push_str(&format!("~ {k}\n"));
+    fn listed(keys: &[Key], sign: Sign) -> impl Iterator<Item = Change> + '_ {
+        keys.iter().map(move |k| Change {
+            sign,
+            key: k.to_string(),
+            direct: false,
+        })
     }
-    for k in &report.forgotten {
-        message.push_str(&format!("- {k}\n"));
+    VersionMessage {
+        summary: format!(
+            "memoir: rollback to {short} ({} restored, {} forgotten)",
+            report.restored.len(),
+            report.forgotten.len()
+        ),
+        prose: None,
+        changes: listed(&report.restored, Sign::Changed)
+            .chain(listed(&report.forgotten, Sign::Forgotten))
+            .collect(),
+        made: Made::Rollback {
+            target: report.target.clone(),
+        },
+        counts: vec![
+            ("restored".into(), report.restored.len() as u64),
+            ("forgotten".into(), report.forgotten.len() as u64),
+        ],
     }
-    message.push_str(&format!(
-        "\nMemoir-Rollback: {}\nMemoir-Counts: restored={} forgotten={}\n",
-        report.target,
-        report.restored.len(),
-        report.forgotten.len()
-    ));
-    message
+    .render()
 }
