@@ -35,38 +35,97 @@ pub fn daily_note_date(name: &str) -> Option<Date> {
     Date::parse(date).ok()
 }
 
-/// A daily note's text as notes: the whole file, or parts of it cut at
-/// paragraphs when it is longer than one note may be; each says where it
-/// came from.
-pub fn daily_notes(what: &str, text: &str) -> Vec<String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Vec::new();
+/// One entry of a daily note, as a note: the line of the file it starts
+/// at (1-based) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DailyEntry {
+    /// The file's line the entry starts at.
+    pub line: usize,
+    /// The note's text.
+    pub text: String,
+}
+
+/// Whether a line starts a top-level list item (`- `, `* `, `+ `, `1. `).
+fn starts_item(line: &str) -> bool {
+    if line.starts_with("- ") || line.starts_with("* ") || line.starts_with("+ ") {
+        return true;
     }
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && (line[digits..].starts_with(". ") || line[digits..].starts_with(") "))
+}
+
+/// A daily note's entries, each a note: every top-level list item (with
+/// the lines under it), paragraph and heading (but a title that is only
+/// the day's date) on its own, so that one entry the write policy refuses
+/// leaves the others to import, and a note that grows during the day adds
+/// only what is new. A fenced code block stays in the entry it is in; an
+/// entry longer than one note may be is cut at lines, then at characters.
+/// Each says where it came from (`what`, the file).
+pub fn daily_notes(what: &str, text: &str) -> Vec<DailyEntry> {
     let head = format!("imported from OpenClaw {what}:\n");
-    let mut notes = Vec::new();
-    let mut current = String::new();
-    for paragraph in text.split("\n\n") {
-        if !current.is_empty() && current.len() + paragraph.len() + 2 > NOTE_BYTES {
-            notes.push(format!("{head}{}", current.trim_end()));
-            current.clear();
+    let mut blocks: Vec<(usize, Vec<&str>)> = Vec::new();
+    let mut current: Option<(usize, Vec<&str>)> = None;
+    let mut fence: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(marker) = fence {
+            if trimmed.starts_with(marker) {
+                fence = None;
+            }
+            if let Some((_, lines)) = current.as_mut() {
+                lines.push(line);
+            }
+            continue;
         }
-        // A paragraph longer than a note is cut at lines, then at characters.
-        let mut rest = paragraph;
+        let opens = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        let heading = line.starts_with('#') && line.trim_start_matches('#').starts_with(' ');
+        let starts = trimmed.is_empty() || heading || starts_item(line);
+        if starts {
+            blocks.extend(current.take());
+        }
+        if trimmed.is_empty() {
+            continue;
+        }
+        if heading {
+            let title = line.trim_start_matches('#').trim();
+            // The note's own title (`# 2026-11-28`) says nothing the date does not.
+            if Date::parse(title).is_err() {
+                blocks.push((i + 1, vec![line]));
+            }
+            continue;
+        }
+        fence = opens;
+        current
+            .get_or_insert_with(|| (i + 1, Vec::new()))
+            .1
+            .push(line);
+    }
+    blocks.extend(current);
+    let mut notes = Vec::new();
+    for (mut line, lines) in blocks {
+        let entry = lines.join("\n");
+        let mut rest = entry.trim_end();
+        // An entry longer than a note is cut at lines, then at characters.
         while rest.len() > NOTE_BYTES {
             let mut cut = NOTE_BYTES;
             while !rest.is_char_boundary(cut) {
                 cut -= 1;
             }
             let cut = rest[..cut].rfind('\n').filter(|&i| i > 0).unwrap_or(cut);
-            notes.push(format!("{head}{}", &rest[..cut]));
-            rest = rest[cut..].trim_start_matches('\n');
+            notes.push(DailyEntry {
+                line,
+                text: format!("{head}{}", &rest[..cut]),
+            });
+            let next = rest[cut..].trim_start_matches('\n');
+            line += rest[..rest.len() - next.len()].matches('\n').count();
+            rest = next;
         }
-        current.push_str(rest);
-        current.push_str("\n\n");
-    }
-    if !current.trim().is_empty() {
-        notes.push(format!("{head}{}", current.trim_end()));
+        if !rest.trim().is_empty() {
+            notes.push(DailyEntry {
+                line,
+                text: format!("{head}{rest}"),
+            });
+        }
     }
     notes
 }
@@ -176,18 +235,44 @@ mod tests {
         assert_eq!(daily_note_date("notes.md"), None);
     }
 
-    /// A long daily note becomes several notes, none over the limit, nothing lost.
+    /// A daily note is its entries, each a note with the line it starts
+    /// at: list items, paragraphs and headings, but the date title.
     #[test]
-    fn long_daily_notes_are_cut_at_paragraphs() {
+    fn daily_notes_are_their_entries() {
+        let text = "# 2026-11-28\n\n- one\n  more of one\n- two\n\n## 14:30 deploy\nA paragraph\nof two lines.\n\n```\n- not an item\n\n```\n";
+        let notes = daily_notes("memory/2026-11-28.md", text);
+        let head = "imported from OpenClaw memory/2026-11-28.md:\n";
+        let got: Vec<(usize, &str)> = notes
+            .iter()
+            .map(|n| (n.line, n.text.strip_prefix(head).unwrap_or("?")))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (3, "- one\n  more of one"),
+                (5, "- two"),
+                (7, "## 14:30 deploy"),
+                (8, "A paragraph\nof two lines."),
+                (11, "```\n- not an item\n\n```"),
+            ]
+        );
+        assert_eq!(daily_notes("x", " \n\n "), Vec::new());
+    }
+
+    /// An entry longer than a note is cut at lines, none over the limit,
+    /// nothing lost, each part with the line it starts at.
+    #[test]
+    fn a_long_entry_is_cut_at_lines() {
         let text: String = (0..3000)
-            .map(|i| format!("paragraph {i} {}\n\n", "word ".repeat(10)))
+            .map(|i| format!("line {i} {}\n", "word ".repeat(10)))
             .collect();
         let notes = daily_notes("memory/2026-11-28.md", &text);
         assert!(notes.len() > 1);
-        assert!(notes.iter().all(|n| n.len() <= NOTE_BYTES + 100
-            && n.starts_with("imported from OpenClaw memory/2026-11-28.md:\n")));
-        assert!(notes.concat().contains("paragraph 2999 "));
-        assert_eq!(daily_notes("x", " \n\n "), Vec::<String>::new());
+        assert!(notes.iter().all(|n| n.text.len() <= NOTE_BYTES + 100));
+        assert!(notes.iter().any(|n| n.text.contains("line 2999 ")));
+        let second = &notes[1];
+        let first_line = second.text.lines().nth(1).unwrap_or("");
+        assert_eq!(first_line, text.lines().nth(second.line - 1).unwrap_or(""));
     }
 
     #[test]

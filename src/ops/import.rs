@@ -3,8 +3,8 @@
 //! the same files adds nothing).
 //!
 //! Claude Code's topic files become memories (a change to an existing one
-//! a proposal, as for `remember`); OpenClaw's daily notes become notes at
-//! their dates, and its curated `MEMORY.md` sections and `USER.md`
+//! a proposal, as for `remember`); each entry of OpenClaw's daily notes
+//! becomes a note at its date (one refused leaves the others to import), and its curated `MEMORY.md` sections and `USER.md`
 //! directives proposals for consolidation to review. Every file that
 //! cannot be read is reported; the others are imported all the same.
 //!
@@ -367,12 +367,18 @@ fn openclaw_daily_notes(
                 continue;
             }
         };
-        for (i, note) in openclaw::daily_notes(&what, &text).into_iter().enumerate() {
+        for (i, entry) in openclaw::daily_notes(&what, &text).into_iter().enumerate() {
             // Noon of its day, a second apart: in the order of the file.
             let when = Timestamp(day.0 * DAY_MS + DAY_MS / 2 + i as i64 * 1000);
-            let outcome = add_note(store, known, &at(ctx, when), &note, dry_run)?;
+            let (outcome, line) = add_note(store, known, &at(ctx, when), &entry.text, dry_run)?;
+            // The file's line: the entry's, or the one the policy refused
+            // in it (the note's first line says where it came from).
+            let line = match line {
+                Some(l) if l > 1 => entry.line + l - 2,
+                _ => entry.line,
+            };
             items.push(Item {
-                what: what.clone(),
+                what: format!("{what}:{line}"),
                 key: None,
                 outcome,
             });
@@ -467,25 +473,30 @@ fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, Stri
     })
 }
 
-/// A note, unless one of the same text is in the logs already.
+/// A note, unless one of the same text is in the logs already; a refusal
+/// with the line of the note it refused.
 fn add_note(
     store: &Store,
     known: &mut HashSet<String>,
     ctx: &Ctx,
     text: &str,
     dry_run: bool,
-) -> Result<Outcome, StoreError> {
+) -> Result<(Outcome, Option<usize>), StoreError> {
     if known.contains(text) {
-        return Ok(Outcome::Unchanged);
+        return Ok((Outcome::Unchanged, None));
     }
     if let Err(e) = crate::policy::free_text::check_note(text) {
-        return refused(e);
+        let line = match &e {
+            StoreError::Refused { line, .. } => *line,
+            _ => None,
+        };
+        return Ok((refused(e)?, line));
     }
     if !dry_run {
         write::note(store, ctx, text)?;
     }
     known.insert(text.to_string());
-    Ok(Outcome::Added)
+    Ok((Outcome::Added, None))
 }
 
 /// A proposal, unless the memory or a pending proposal already says it.

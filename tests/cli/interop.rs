@@ -281,7 +281,7 @@ fn an_openclaw_workspace_imports_notes_and_proposals_once() {
     let dir = dir.to_str().expect("utf-8");
     let out = env.ok(&["import", "openclaw", dir]);
     assert!(
-        out.ends_with(": 2 added, 0 unchanged, 4 proposed, 0 refused, 0 invalid\n"),
+        out.ends_with(": 3 added, 0 unchanged, 4 proposed, 0 refused, 0 invalid\n"),
         "{out}"
     );
     assert!(
@@ -308,9 +308,66 @@ fn an_openclaw_workspace_imports_notes_and_proposals_once() {
     let before = env.snapshot();
     let again = env.ok(&["import", "openclaw", dir]);
     assert!(
-        again.ends_with(": 0 added, 6 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        again.ends_with(": 0 added, 7 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
         "{again}"
     );
+    assert_eq!(env.snapshot(), before);
+}
+
+/// One secret line in a daily note refuses that entry only: the day's
+/// other entries are imported, the refusal names the file, line and rule
+/// (never the key), exits 3, and a second import adds nothing, refuses the
+/// same entry again and leaves the imported ones alone.
+#[test]
+fn a_secret_in_a_daily_note_refuses_only_its_entry() {
+    let env = Env::new();
+    let key = ["AKIA", "QZ7XK2MPL4RT6WVB"].concat();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("memory/2026-11-27.md"),
+        format!(
+            "# 2026-11-27\n\n- The checkout test flakes when the mock clock advances.\n- The deploy bot uses {key} for S3.\n- Payment tests use fake timers.\n"
+        ),
+    )
+    .expect("write");
+    let ws = ws.to_str().expect("utf-8");
+    let (code, out, err) = env.run(&["import", "openclaw", ws]);
+    assert_eq!(code, 3, "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(!all.contains(&key[4..]), "{all}");
+    assert!(
+        out.contains("refused (memory/2026-11-27.md:4): secret:aws-access-key-id: "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(": 2 added, 0 unchanged, 0 proposed, 1 refused, 0 invalid\n"),
+        "{out}"
+    );
+    let log = env.log_text();
+    assert!(log.contains("The checkout test flakes when the mock clock advances."));
+    assert!(log.contains("Payment tests use fake timers."));
+    assert!(!log.contains(&key[4..]));
+    let found = json(&env, &["recall", "fake timers payment tests"]);
+    assert_eq!(found["hits"][0]["type"], "note", "{found}");
+
+    // A scheduled sync: nothing new, the same refusal again, the rest untouched.
+    let before = env.snapshot();
+    let (code, out, err) = env.run(&["--json", "import", "openclaw", ws]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(!format!("{out}{err}").contains(&key[4..]));
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["counts"]["added"], 0, "{v}");
+    assert_eq!(v["counts"]["unchanged"], 2, "{v}");
+    let refused: Vec<&Value> = v["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|i| i["outcome"] == "refused")
+        .collect();
+    assert_eq!(refused.len(), 1, "{v}");
+    assert_eq!(refused[0]["what"], "memory/2026-11-27.md:4");
+    assert_eq!(refused[0]["rule"], "secret:aws-access-key-id");
     assert_eq!(env.snapshot(), before);
 }
 
@@ -487,7 +544,7 @@ fn export_leaves_what_memoir_did_not_change_byte_for_byte() {
     let state = memoir_state(&env);
     let again = env.ok(&["import", "claude-code", ccs]);
     assert!(
-        again.ends_with(": 0 added, 6 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        again.ends_with(": 0 added, 7 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
         "{again}"
     );
     assert_eq!(memoir_state(&env), state);
