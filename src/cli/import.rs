@@ -18,8 +18,10 @@ use std::path::{Path, PathBuf};
 /// as a proposal (exit 4). openclaw: each entry of the daily notes
 /// memory/YYYY-MM-DD*.md (a list item, a paragraph) becomes a note at its
 /// date, one the policy refuses (a secret) reported by file and line and
-/// left out; MEMORY.md sections and USER.md directives
-/// become proposals for consolidation. user/ memories (and USER.md's
+/// left out; MEMORY.md sections and USER.md directives become proposals
+/// (confidence 0.8) that consolidate holds until you accept them
+/// (consolidate --accept KEY, --accept-all), but questions and to-dos
+/// (## Open questions, ## TODO), which become notes. user/ memories (and USER.md's
 /// proposals) go to your personal store, as `remember user/…` does, never
 /// to the repository. Every bad file is reported; exit 3 if one was
 /// refused, else 1 if one could not be read.

@@ -22,6 +22,29 @@ pub struct Proposal {
     pub body: String,
     /// When OpenClaw observed it.
     pub observed: Option<Date>,
+    /// Open questions or to-dos (a section such as `## Open questions` or
+    /// `## TODO`): not facts, so imported as a note, never a memory.
+    pub open: bool,
+}
+
+/// Whether a section's heading names questions or to-dos rather than facts.
+fn is_open(title: &str) -> bool {
+    let t: String = title
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    let words: Vec<&str> = t.split_whitespace().collect();
+    matches!(
+        words.as_slice(),
+        ["todo" | "todos" | "questions" | "question" | "tasks" | "backlog"]
+            | ["to", "do" | "dos"]
+            | [
+                "open" | "unanswered",
+                "questions" | "question" | "items" | "issues"
+            ]
+            | ["next", "steps"]
+    )
 }
 
 /// The date a daily note's file name gives: `2026-11-28.md`, `2026-11-28-standup.md`.
@@ -156,6 +179,7 @@ pub fn curated(text: &str) -> Vec<Proposal> {
             description,
             body,
             observed: None,
+            open: is_open(title),
         });
     };
     for line in text.lines() {
@@ -212,6 +236,7 @@ pub fn directives(text: &str) -> Vec<Proposal> {
             description: directive.chars().take(300).collect(),
             body: String::new(),
             observed,
+            open: false,
         });
     }
     out
@@ -277,11 +302,18 @@ mod tests {
 
     #[test]
     fn sections_and_directives() {
-        let memory = "# MEMORY\n\n## Deploys\n- Deploys go out on Tuesdays\n- Never on Fridays\n\n## Empty\n\n## Stack\nPostgres 16.\n";
+        let memory = "# MEMORY\n\n## Deploys\n- Deploys go out on Tuesdays\n- Never on Fridays\n\n## Empty\n\n## Stack\nPostgres 16.\n\n## Open questions\n- Why?\n\n## TODO\n- this\n";
         let c = curated(memory);
         assert_eq!(
-            c.iter().map(|p| p.title.as_str()).collect::<Vec<_>>(),
-            ["Deploys", "Stack"]
+            c.iter()
+                .map(|p| (p.title.as_str(), p.open))
+                .collect::<Vec<_>>(),
+            [
+                ("Deploys", false),
+                ("Stack", false),
+                ("Open questions", true),
+                ("TODO", true)
+            ]
         );
         assert_eq!(c[0].description, "Deploys go out on Tuesdays");
         let user = "# USER\n\n<!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers in chat\n\n<!-- observed: 2026-10-01 | status: superseded -->\n- Prefer long answers\n\n- Call me Ada\n";

@@ -307,7 +307,7 @@ pub fn openclaw<R: Route>(
     // Notes already in the logs, by text: what a second import must not add again.
     let mut known: HashSet<String> = replay.note_events().into_iter().map(|e| e.body).collect();
     let notes = openclaw_daily_notes(repo, ctx, dir, &mut known, dry_run)?;
-    let (mut items, planned) = openclaw_curated(dir, notes.len(), ctx.now)?;
+    let (mut items, planned) = openclaw_curated(repo, ctx, dir, notes.len(), &mut known, dry_run)?;
     items.extend(notes.into_iter().enumerate());
     write_planned(repo, route, ctx, items, planned, dry_run)
 }
@@ -388,13 +388,18 @@ fn openclaw_daily_notes(
 }
 
 /// The sections of `MEMORY.md` (curated memory) and `USER.md` (the user's
-/// directives), each a proposal for a human (undated: `now`), placed from
-/// `first` on; and the entries that could not be read.
+/// directives), each a proposal for a human to review (undated: now),
+/// placed from `first` on, but open questions and to-dos, which are notes
+/// (added here); and the entries that could not be read.
 fn openclaw_curated(
+    store: &Store,
+    ctx: &Ctx,
     dir: &Path,
     first: usize,
-    now: Timestamp,
+    known: &mut HashSet<String>,
+    dry_run: bool,
 ) -> Result<(Vec<Placed>, Vec<Planned>), StoreError> {
+    let now = ctx.now;
     let mut items = Vec::new();
     let mut planned = Vec::new();
     let mut at = first;
@@ -430,6 +435,15 @@ fn openclaw_curated(
                 continue;
             }
             let what = format!("{file} § {}", p.title);
+            if p.open {
+                // Questions and to-dos are not facts: a note, never a memory.
+                let text = format!("imported from OpenClaw {what}:\n{}", p.body);
+                let (outcome, _) = add_note(store, known, ctx, &text, dry_run)?;
+                let key = None;
+                items.push((at, Item { what, key, outcome }));
+                at += 1;
+                continue;
+            }
             match proposal_request(&p, &what) {
                 Ok(req) => planned.push(Planned {
                     at,
@@ -446,6 +460,10 @@ fn openclaw_curated(
     }
     Ok((items, planned))
 }
+
+/// The confidence of an OpenClaw curated entry: text another tool curated,
+/// not a fact a person stated (1.0), as an extractor's candidate (0.8).
+const IMPORTED_CONFIDENCE: f64 = 0.8;
 
 /// Milliseconds in a day.
 const DAY_MS: i64 = 86_400_000;
@@ -464,11 +482,12 @@ fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, Stri
         },
         tags: Vec::new(),
         source: format!("imported from OpenClaw {what}"),
-        confidence: 1.0,
+        confidence: IMPORTED_CONFIDENCE,
         body: p.body.clone(),
         review_by: None,
         expires: None,
-        collision: Collision::Propose,
+        // Curated by another tool, not stated to memoir: a person accepts it.
+        collision: Collision::Review,
         expect: None,
     })
 }

@@ -30,7 +30,15 @@ pub enum Collision {
     KeepBoth,
     /// Only propose, whatever happens.
     Propose,
+    /// Only propose, for a person to review: consolidation holds the
+    /// proposal until it is accepted (imported curated text, which no one
+    /// stated to memoir).
+    Review,
 }
+
+/// The `reason` of a proposal a person must accept before consolidation
+/// adds it ([`Collision::Review`]).
+pub const REVIEW: &str = "review: imported, a person accepts it";
 
 /// A memory to remember.
 #[derive(Debug, Clone)]
@@ -492,14 +500,18 @@ fn propose(
     draft: &Draft,
     reason: ProposalReason,
     diff: String,
+    review: bool,
 ) -> Result<RememberOutcome, StoreError> {
-    let e = event(
+    let mut e = event(
         ctx,
         Op::Propose,
         Some(draft.key.clone()),
         draft.prev.clone(),
         draft.content.clone(),
     )?;
+    if review {
+        e.reason = Some(REVIEW.to_string());
+    }
     crate::log::files::append(store, std::slice::from_ref(&e))?;
     Ok(RememberOutcome::Proposed {
         key: draft.key.clone(),
@@ -522,9 +534,10 @@ fn settle_same_key(
 ) -> Result<Option<RememberOutcome>, StoreError> {
     let old = existing.content.as_deref().unwrap_or("");
     let old_label = format!("a/{}", draft.key.rel_path());
-    if req.collision == Collision::Propose {
+    if matches!(req.collision, Collision::Propose | Collision::Review) {
         let diff = draft.diff_from(old, &old_label);
-        return propose(store, ctx, draft, ProposalReason::Requested, diff).map(Some);
+        let review = req.collision == Collision::Review;
+        return propose(store, ctx, draft, ProposalReason::Requested, diff, review).map(Some);
     }
     if !existing.collides() {
         return Ok(None);
@@ -533,18 +546,18 @@ fn settle_same_key(
         Collision::Ask if existing.conflict => {
             // No one version is the old one: the diff is from nothing.
             let diff = draft.diff_from(old, "/dev/null");
-            propose(store, ctx, draft, ProposalReason::Conflict, diff).map(Some)
+            propose(store, ctx, draft, ProposalReason::Conflict, diff, false).map(Some)
         }
         Collision::Ask => {
             let diff = draft.diff_from(old, &old_label);
-            propose(store, ctx, draft, ProposalReason::Changed, diff).map(Some)
+            propose(store, ctx, draft, ProposalReason::Changed, diff, false).map(Some)
         }
         Collision::KeepBoth => {
             let key = free_key(store, snap, &draft.key)?;
             draft.move_to(key, ctx.now);
             Ok(None)
         }
-        Collision::Replace | Collision::Propose => Ok(None),
+        Collision::Replace | Collision::Propose | Collision::Review => Ok(None),
     }
 }
 
@@ -584,13 +597,13 @@ fn settle_near_duplicate(
             let old = store.read_memory_file(&orel)?.unwrap_or_default();
             let diff = draft.diff_from(&old, &format!("a/{orel}"));
             let reason = ProposalReason::NearDuplicate { other, similarity };
-            propose(store, ctx, draft, reason, diff).map(Beside::Proposed)
+            propose(store, ctx, draft, reason, diff, false).map(Beside::Proposed)
         }
         Collision::Replace => {
             let forget = supersede(store, ctx, snap, &other, &draft.key)?;
             Ok(Beside::Superseded(other, forget))
         }
-        Collision::KeepBoth | Collision::Propose => Ok(Beside::Nothing),
+        Collision::KeepBoth | Collision::Propose | Collision::Review => Ok(Beside::Nothing),
     }
 }
 

@@ -371,6 +371,73 @@ fn a_secret_in_a_daily_note_refuses_only_its_entry() {
     assert_eq!(env.snapshot(), before);
 }
 
+/// OpenClaw's curated MEMORY.md is for a person to review: its sections are
+/// proposals at a confidence below a stated fact's, which a plain
+/// `consolidate` lists and holds (exit 4) and `--accept`/`--accept-all`
+/// add; `## Open questions` and `## TODO` become notes, never memories.
+#[test]
+fn openclaw_curated_memory_waits_for_a_person_to_accept_it() {
+    let env = Env::new();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# MEMORY\n\n## Deploys\n- Deploys go out on weekdays only\n\n## Stack\nPostgres 16 and Redis 7.\n\n## Open questions\n- Should we move to Postgres 17?\n\n## TODO\n- Rotate the staging keys\n",
+    )
+    .expect("write");
+    let ws = ws.to_str().expect("utf-8");
+    let out = env.ok(&["import", "openclaw", ws]);
+    assert!(
+        out.contains("proposed project/deploys (MEMORY.md § Deploys)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("added note (MEMORY.md § Open questions)"),
+        "{out}"
+    );
+    assert!(out.contains("added note (MEMORY.md § TODO)"), "{out}");
+    assert!(
+        out.ends_with(": 2 added, 0 unchanged, 2 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    assert_eq!(env.pending_proposals(), 2);
+
+    // A plain consolidation adds none of it: it lists each for a decision.
+    let (code, out, err) = env.run(&["consolidate"]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        out.contains(
+            "conflict project/deploys: imported, for a person to review (accept: memoir consolidate --accept project/deploys)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("conflict project/stack: imported"), "{out}");
+    assert!(!env.path("memory/project/deploys.md").exists());
+    assert!(!env.path("memory/project/open-questions.md").exists());
+    assert!(!env.path("memory/project/todo.md").exists());
+    assert_eq!(env.pending_proposals(), 2);
+
+    // Accepted one by one, or all at once.
+    let (code, out, err) = env.run(&["consolidate", "--accept", "project/deploys"]);
+    assert_eq!(code, 4, "project/stack still waits: {out}{err}");
+    assert!(out.contains("add project/deploys"), "{out}");
+    let deploys = std::fs::read_to_string(env.path("memory/project/deploys.md")).expect("added");
+    assert!(deploys.contains("confidence: 0.8"), "{deploys}");
+    assert!(
+        deploys.contains("source: imported from OpenClaw MEMORY.md § Deploys"),
+        "{deploys}"
+    );
+    assert!(!env.path("memory/project/stack.md").exists());
+    let out = env.ok(&["consolidate", "--accept-all"]);
+    assert!(out.contains("add project/stack"), "{out}");
+    assert_eq!(env.pending_proposals(), 0);
+    let listed = env.ok(&["list"]);
+    assert!(
+        !listed.contains("open-questions") && !listed.contains("todo"),
+        "{listed}"
+    );
+}
+
 #[test]
 fn a_name_that_holds_a_secret_is_refused_without_a_trace_of_it() {
     let env = Env::new();
