@@ -155,10 +155,7 @@ pub fn interop(text: &str) {
         assert_eq!(again.kind, expected.kind);
         assert_eq!(again.memoir_key, expected.memoir_key);
     }
-    for note in openclaw::daily_notes("memory/2026-11-28.md", text)
-        .into_iter()
-        .map(|e| e.text)
-    {
+    for note in openclaw::daily_notes(text).into_iter().map(|e| e.text) {
         assert!(
             note.len() <= memoir::policy::MAX_NOTE_BYTES,
             "a note of {} bytes",

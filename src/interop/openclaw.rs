@@ -14,7 +14,8 @@ const NOTE_BYTES: usize = 60 * 1024;
 pub struct Proposal {
     /// `project` (MEMORY.md) or `user` (USER.md).
     pub scope: &'static str,
-    /// What names it (a section's heading, a directive's first words).
+    /// What names it (a section's heading, a directive's first clause or
+    /// words that fit a slug: [`phrase_name`](crate::model::key::phrase_name)).
     pub title: String,
     /// One line.
     pub description: String,
@@ -83,9 +84,9 @@ fn starts_item(line: &str) -> bool {
 /// leaves the others to import, and a note that grows during the day adds
 /// only what is new. A fenced code block stays in the entry it is in; an
 /// entry longer than one note may be is cut at lines, then at characters.
-/// Each says where it came from (`what`, the file).
-pub fn daily_notes(what: &str, text: &str) -> Vec<DailyEntry> {
-    let head = format!("imported from OpenClaw {what}:\n");
+/// The text is the entry's own: where it came from is the caller's to
+/// keep beside it.
+pub fn daily_notes(text: &str) -> Vec<DailyEntry> {
     let mut blocks: Vec<(usize, Vec<&str>)> = Vec::new();
     let mut current: Option<(usize, Vec<&str>)> = None;
     let mut fence: Option<&str> = None;
@@ -137,7 +138,7 @@ pub fn daily_notes(what: &str, text: &str) -> Vec<DailyEntry> {
             let cut = rest[..cut].rfind('\n').filter(|&i| i > 0).unwrap_or(cut);
             notes.push(DailyEntry {
                 line,
-                text: format!("{head}{}", &rest[..cut]),
+                text: rest[..cut].to_string(),
             });
             let next = rest[cut..].trim_start_matches('\n');
             line += rest[..rest.len() - next.len()].matches('\n').count();
@@ -146,7 +147,7 @@ pub fn daily_notes(what: &str, text: &str) -> Vec<DailyEntry> {
         if !rest.trim().is_empty() {
             notes.push(DailyEntry {
                 line,
-                text: format!("{head}{rest}"),
+                text: rest.to_string(),
             });
         }
     }
@@ -229,10 +230,11 @@ pub fn directives(text: &str) -> Vec<Proposal> {
         if directive.is_empty() || !active {
             continue;
         }
-        let title: Vec<&str> = directive.split_whitespace().take(8).collect();
         out.push(Proposal {
             scope: "user",
-            title: title.join(" "),
+            // Named by its words, never cut inside a word or mid-clause
+            // where a clause fits.
+            title: crate::model::key::phrase_name(directive).to_string(),
             description: directive.chars().take(300).collect(),
             body: String::new(),
             observed,
@@ -265,12 +267,8 @@ mod tests {
     #[test]
     fn daily_notes_are_their_entries() {
         let text = "# 2026-11-28\n\n- one\n  more of one\n- two\n\n## 14:30 deploy\nA paragraph\nof two lines.\n\n```\n- not an item\n\n```\n";
-        let notes = daily_notes("memory/2026-11-28.md", text);
-        let head = "imported from OpenClaw memory/2026-11-28.md:\n";
-        let got: Vec<(usize, &str)> = notes
-            .iter()
-            .map(|n| (n.line, n.text.strip_prefix(head).unwrap_or("?")))
-            .collect();
+        let notes = daily_notes(text);
+        let got: Vec<(usize, &str)> = notes.iter().map(|n| (n.line, n.text.as_str())).collect();
         assert_eq!(
             got,
             [
@@ -281,7 +279,7 @@ mod tests {
                 (11, "```\n- not an item\n\n```"),
             ]
         );
-        assert_eq!(daily_notes("x", " \n\n "), Vec::new());
+        assert_eq!(daily_notes(" \n\n "), Vec::new());
     }
 
     /// An entry longer than a note is cut at lines, none over the limit,
@@ -291,12 +289,12 @@ mod tests {
         let text: String = (0..3000)
             .map(|i| format!("line {i} {}\n", "word ".repeat(10)))
             .collect();
-        let notes = daily_notes("memory/2026-11-28.md", &text);
+        let notes = daily_notes(&text);
         assert!(notes.len() > 1);
-        assert!(notes.iter().all(|n| n.text.len() <= NOTE_BYTES + 100));
+        assert!(notes.iter().all(|n| n.text.len() <= NOTE_BYTES));
         assert!(notes.iter().any(|n| n.text.contains("line 2999 ")));
         let second = &notes[1];
-        let first_line = second.text.lines().nth(1).unwrap_or("");
+        let first_line = second.text.lines().next().unwrap_or("");
         assert_eq!(first_line, text.lines().nth(second.line - 1).unwrap_or(""));
     }
 

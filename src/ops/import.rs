@@ -262,7 +262,7 @@ pub(crate) fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> 
     let key = match exported {
         Some((key, _)) => key,
         None => {
-            Key::parse(&format!("{scope}/{stem}"))
+            Key::parse(&format!("{scope}/{}", crate::model::key::phrase_name(stem)))
                 .map_err(|e| format!("{}: {e}", t.file))?
                 .0
         }
@@ -304,8 +304,13 @@ pub fn openclaw<R: Route>(
     dry_run: bool,
 ) -> Result<Vec<Item>, R::Error> {
     let (replay, _) = crate::log::read::replay(repo)?;
-    // Notes already in the logs, by text: what a second import must not add again.
-    let mut known: HashSet<String> = replay.note_events().into_iter().map(|e| e.body).collect();
+    // Notes already in the logs, by file and text: what a second import
+    // must not add again.
+    let mut known: HashSet<String> = replay
+        .note_events()
+        .into_iter()
+        .map(|e| known_note(e.reason.as_deref(), &e.body))
+        .collect();
     let notes = openclaw_daily_notes(repo, ctx, dir, &mut known, dry_run)?;
     let (mut items, planned) = openclaw_curated(repo, ctx, dir, notes.len(), &mut known, dry_run)?;
     items.extend(notes.into_iter().enumerate());
@@ -367,16 +372,20 @@ fn openclaw_daily_notes(
                 continue;
             }
         };
-        for (i, entry) in openclaw::daily_notes(&what, &text).into_iter().enumerate() {
+        let source = format!("imported from OpenClaw {what}");
+        for (i, entry) in openclaw::daily_notes(&text).into_iter().enumerate() {
             // Noon of its day, a second apart: in the order of the file.
             let when = Timestamp(day.0 * DAY_MS + DAY_MS / 2 + i as i64 * 1000);
-            let (outcome, line) = add_note(store, known, &at(ctx, when), &entry.text, dry_run)?;
-            // The file's line: the entry's, or the one the policy refused
-            // in it (the note's first line says where it came from).
-            let line = match line {
-                Some(l) if l > 1 => entry.line + l - 2,
-                _ => entry.line,
+            let ctx = at(ctx, when);
+            let at_line = format!("{source}:{}", entry.line);
+            let note = Note {
+                file: &source,
+                source: &at_line,
+                text: &entry.text,
             };
+            let (outcome, line) = add_note(store, known, &ctx, &note, dry_run)?;
+            // The file's line: the entry's, or the one the policy refused in it.
+            let line = entry.line + line.unwrap_or(1) - 1;
             items.push(Item {
                 what: format!("{what}:{line}"),
                 key: None,
@@ -437,8 +446,13 @@ fn openclaw_curated(
             let what = format!("{file} § {}", p.title);
             if p.open {
                 // Questions and to-dos are not facts: a note, never a memory.
-                let text = format!("imported from OpenClaw {what}:\n{}", p.body);
-                let (outcome, _) = add_note(store, known, ctx, &text, dry_run)?;
+                let source = format!("imported from OpenClaw {what}");
+                let note = Note {
+                    file: &source,
+                    source: &source,
+                    text: &p.body,
+                };
+                let (outcome, _) = add_note(store, known, ctx, &note, dry_run)?;
                 let key = None;
                 items.push((at, Item { what, key, outcome }));
                 at += 1;
@@ -470,7 +484,8 @@ const DAY_MS: i64 = 86_400_000;
 
 /// The proposal an OpenClaw entry stands for, at `<scope>/<its title as a slug>`.
 fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, String> {
-    let (key, _) = Key::parse(&format!("{}/{}", p.scope, p.title)).map_err(|e| e.to_string())?;
+    let name = crate::model::key::phrase_name(&p.title);
+    let (key, _) = Key::parse(&format!("{}/{name}", p.scope)).map_err(|e| e.to_string())?;
     Ok(Remember {
         name: key.slug.clone(),
         key,
@@ -492,19 +507,49 @@ fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, Stri
     })
 }
 
-/// A note, unless one of the same text is in the logs already; a refusal
-/// with the line of the note it refused.
+/// A note an import makes: its text, and where it came from.
+struct Note<'a> {
+    /// The file (`imported from OpenClaw memory/2026-11-27.md`): a note of
+    /// the same text from it is the same note, wherever in it.
+    file: &'a str,
+    /// Its place in it (`…:3`), kept in the event's `reason`.
+    source: &'a str,
+    /// What it says.
+    text: &'a str,
+}
+
+/// What identifies an imported note: its file and text. The line is left
+/// out (an entry above it may come or go); a note made before sources
+/// were kept apart says both in its text (`imported from OpenClaw
+/// <file>:` then the text).
+fn known_note(source: Option<&str>, body: &str) -> String {
+    let (file, text) = match source {
+        Some(s) => {
+            let file = match s.rsplit_once(':') {
+                Some((file, line)) if line.bytes().all(|b| b.is_ascii_digit()) => file,
+                _ => s,
+            };
+            (file, body)
+        }
+        None => body.split_once(":\n").unwrap_or(("", body)),
+    };
+    format!("{file}\n{text}")
+}
+
+/// A note, unless one of the same file and text is in the logs already; a
+/// refusal with the line of the note it refused.
 fn add_note(
     store: &Store,
     known: &mut HashSet<String>,
     ctx: &Ctx,
-    text: &str,
+    note: &Note<'_>,
     dry_run: bool,
 ) -> Result<(Outcome, Option<usize>), StoreError> {
-    if known.contains(text) {
+    let id = known_note(Some(note.file), note.text);
+    if known.contains(&id) {
         return Ok((Outcome::Unchanged, None));
     }
-    if let Err(e) = crate::policy::free_text::check_note(text) {
+    if let Err(e) = crate::policy::free_text::check_note(note.text) {
         let line = match &e {
             StoreError::Refused { line, .. } => *line,
             _ => None,
@@ -512,9 +557,11 @@ fn add_note(
         return Ok((refused(e)?, line));
     }
     if !dry_run {
-        write::note(store, ctx, text)?;
+        if let Err(e) = write::note_from(store, ctx, note.text, Some(note.source)) {
+            return Ok((refused(e)?, None));
+        }
     }
-    known.insert(text.to_string());
+    known.insert(id);
     Ok((Outcome::Added, None))
 }
 

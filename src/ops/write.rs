@@ -150,8 +150,24 @@ impl Remember {
 
 /// Appends a note to this writer's log for today.
 pub fn note(store: &Store, ctx: &Ctx, text: &str) -> Result<String, StoreError> {
+    note_from(store, ctx, text, None)
+}
+
+/// A note with where it came from (`imported from OpenClaw
+/// memory/2026-11-27.md:3`) in its event's `reason`, not in its text: a
+/// recall shows what the note says. The source passes the policy too.
+pub fn note_from(
+    store: &Store,
+    ctx: &Ctx,
+    text: &str,
+    source: Option<&str>,
+) -> Result<String, StoreError> {
     policy::free_text::check_note(text)?;
-    let event = event(ctx, Op::Note, None, Vec::new(), text.to_string())?;
+    if let Some(source) = source {
+        policy::check_secrets(source, "note source")?;
+    }
+    let mut event = event(ctx, Op::Note, None, Vec::new(), text.to_string())?;
+    event.reason = source.map(str::to_string);
     let _lock = store.lock()?;
     crate::log::files::append(store, std::slice::from_ref(&event))?;
     Ok(event.id)

@@ -215,7 +215,7 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
     assert_eq!(lines.len(), 5, "{index}");
     assert!(lines.contains(&"- [Commit style](feedback_commits.md) — Small commits, imperative subjects, no WIP on main"), "{index}");
     assert!(
-        lines.contains(&"- [deploy-day](project_deploy-day.md) — Deploys go out on weekdays only"),
+        lines.contains(&"- [deploy-day](project_deploy_day.md) — Deploys go out on weekdays only"),
         "{index}"
     );
     assert_eq!(
@@ -230,15 +230,15 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
         "moved to Wednesdays",
     ]);
     let out2 = env.ok(&["export", "claude-code", out]);
-    assert!(out2.contains("remove project_deploy-day.md"), "{out2}");
+    assert!(out2.contains("remove project_deploy_day.md"), "{out2}");
     assert!(out_dir.join("project_own.md").exists());
-    assert!(!out_dir.join("project_deploy-day.md").exists());
+    assert!(!out_dir.join("project_deploy_day.md").exists());
     // Its line alone leaves the index; the others stay in their order.
     let after = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
     let expected: Vec<&str> = lines
         .iter()
         .copied()
-        .filter(|l| !l.contains("(project_deploy-day.md)"))
+        .filter(|l| !l.contains("(project_deploy_day.md)"))
         .collect();
     assert_eq!(after.lines().collect::<Vec<_>>(), expected, "{after}");
 }
@@ -296,14 +296,29 @@ fn an_openclaw_workspace_imports_notes_and_proposals_once() {
         .expect("the note's own day")
         .collect();
     assert_eq!(day.len(), 1);
+    // Where a note came from is its event's, not its text's first line.
     assert!(env
         .log_text()
-        .contains("imported from OpenClaw memory/2026-11-27.md:"));
+        .contains(r#""reason":"imported from OpenClaw memory/2026-11-27.md:3""#));
+    assert!(!env
+        .log_text()
+        .contains("imported from OpenClaw memory/2026-11-27.md:\n"));
     // The repository's two; USER.md's wait in the personal store.
     assert_eq!(env.pending_proposals(), 2);
     env.ok(&["check"]);
     let found = json(&env, &["recall", "why did the checkout test flake on CI"]);
     assert_eq!(found["hits"][0]["type"], "note", "{found}");
+    assert_eq!(
+        found["hits"][0]["text"],
+        "- The checkout test flaked twice on CI; both times the mock clock advanced during a retry.",
+        "the note's text, no importer's line: {found}"
+    );
+    let shown = env.ok(&["recall", "why did the checkout test flake on CI"]);
+    assert!(
+        shown.contains("- The checkout test flaked twice"),
+        "{shown}"
+    );
+    assert!(!shown.contains("imported from"), "{shown}");
 
     let before = env.snapshot();
     let again = env.ok(&["import", "openclaw", dir]);
@@ -435,6 +450,51 @@ fn openclaw_curated_memory_waits_for_a_person_to_accept_it() {
     assert!(
         !listed.contains("open-questions") && !listed.contains("todo"),
         "{listed}"
+    );
+}
+
+/// An imported name too long for a slug is cut at a clause, else between
+/// words, never inside a word: OpenClaw's directives and headings and
+/// Claude Code's file names alike.
+#[test]
+fn imported_names_are_cut_at_words() {
+    let env = Env::new();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    std::fs::write(
+        ws.join("USER.md"),
+        "# USER\n\n<!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers in chat, with the command first and the explanation after it\n",
+    )
+    .expect("user");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# MEMORY\n\n## Always run the formatter and linter before pushing anything upstream\nSo CI stays green.\n",
+    )
+    .expect("memory");
+    let out = env.ok(&["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(
+        out.contains("proposed user/prefer-short-answers-in-chat ("),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "proposed project/always-run-the-formatter-and-linter-before-pushing-anything ("
+        ),
+        "{out}"
+    );
+    let cc = env.dir.path().join("cc");
+    std::fs::create_dir_all(&cc).expect("cc");
+    std::fs::write(
+        cc.join("feedback_run_the_formatter_and_linter_before_pushing_anything_upstream.md"),
+        "---\nname: Lint first\ndescription: Run the formatter and linter before pushing\ntype: feedback\n---\nSo CI stays green.\n",
+    )
+    .expect("topic");
+    let out = env.ok(&["import", "claude-code", cc.to_str().expect("utf-8")]);
+    assert!(
+        out.contains(
+            "added project/feedback-run-the-formatter-and-linter-before-pushing-anything ("
+        ),
+        "{out}"
     );
 }
 
@@ -605,7 +665,7 @@ fn export_leaves_what_memoir_did_not_change_byte_for_byte() {
     let grown = std::fs::read_to_string(cc.join("MEMORY.md")).expect("index");
     assert_eq!(
         grown,
-        format!("{index}- [deploy-day](project_deploy-day.md) — Deploys go out on weekdays only\n")
+        format!("{index}- [deploy-day](project_deploy_day.md) — Deploys go out on weekdays only\n")
     );
     // And back: the changed file imports as the memory it is.
     let state = memoir_state(&env);
@@ -691,7 +751,7 @@ fn export_import_changes_nothing() {
     let ccs = cc.to_str().expect("utf-8");
     env.now = "2026-11-30T08:00:00Z".into();
     env.ok(&["export", "claude-code", ccs]);
-    let exported = std::fs::read_to_string(cc.join("project_test-command.md")).expect("read");
+    let exported = std::fs::read_to_string(cc.join("project_test_command.md")).expect("read");
     assert!(
         exported.contains("modified: 2026-11-29T10:41:07Z\n"),
         "the time, not only the date: {exported}"
@@ -776,7 +836,7 @@ fn a_store_in_a_subfolder_uses_the_git_roots_claude_code_folder() {
     ]);
     let out = in_pkg(&["export", "claude-code"]);
     assert!(out.contains(&folder.display().to_string()), "{out}");
-    assert!(folder.join("project_deploy-day.md").is_file());
+    assert!(folder.join("project_deploy_day.md").is_file());
     let wrong = env
         .dir
         .path()
