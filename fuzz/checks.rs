@@ -165,7 +165,9 @@ pub fn interop(text: &str) {
     let _ = openclaw::curated(text);
     let _ = openclaw::directives(text);
     let _ = openclaw::daily_note_date(text);
-    if let Some(note) = memoir::integration::claude_code::session_note(text, "s", "r") {
+    if let Some(note) =
+        memoir::integration::claude_code::session_note(text, "s", "r").map(|n| n.text)
+    {
         assert!(note.len() <= memoir::policy::MAX_NOTE_BYTES);
     }
     mcp(text);

@@ -114,7 +114,7 @@ fn extract(
     let mut input = String::new();
     for n in &notes {
         input.push_str(
-            &json!({"id": n.id, "time": n.time.millis(), "actor": n.actor, "text": n.body})
+            &json!({"id": n.id, "time": n.time.millis(), "actor": n.actor, "source": n.reason, "text": n.body})
                 .to_string(),
         );
         input.push('\n');
