@@ -4,9 +4,11 @@
 //!
 //! Claude Code's topic files become memories (a change to an existing one
 //! a proposal, as for `remember`); each entry of OpenClaw's daily notes
-//! becomes a note at its date (one refused leaves the others to import), and its curated `MEMORY.md` sections and `USER.md`
-//! directives proposals for consolidation to review. Every file that
-//! cannot be read is reported; the others are imported all the same.
+//! becomes a note at its date (one refused leaves the others to import),
+//! and its curated `MEMORY.md` sections and `USER.md` directives proposals
+//! that consolidation holds until a person accepts them (questions and
+//! to-dos are notes). Every file that cannot be read is reported; the
+//! others are imported all the same.
 //!
 //! Each memory goes where the caller's [`Route`] says: the CLI sends the
 //! person's own (`user/`) to their personal store, never to the
@@ -293,9 +295,10 @@ pub(crate) fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> 
     })
 }
 
-/// Imports an OpenClaw workspace into `repo`: daily notes as notes at
-/// their dates, `MEMORY.md` sections and active `USER.md` directives as
-/// proposals (each where `route` says).
+/// Imports an OpenClaw workspace into `repo`: each daily-note entry as a
+/// note at its date, `MEMORY.md` sections and active `USER.md` directives
+/// as proposals held for review (each where `route` says), but sections of
+/// questions or to-dos, as notes.
 pub fn openclaw<R: Route>(
     repo: &Store,
     route: &mut R,
