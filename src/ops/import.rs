@@ -22,7 +22,7 @@ use crate::model::memory::{Memory, MemoryType};
 use crate::model::time::{Date, Timestamp};
 use crate::ops::write::{self, Collision, Preview, Remember, RememberOutcome};
 use crate::store::{Ctx, Store, StoreError};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// The largest file an import reads (a topic file is a few lines; a daily
@@ -309,12 +309,20 @@ pub fn openclaw<R: Route>(
     let (replay, _) = crate::log::read::replay(repo)?;
     // Notes already in the logs, by file and text: what a second import
     // must not add again.
-    let mut known: HashSet<String> = replay
-        .note_events()
-        .into_iter()
+    let notes = replay.note_events();
+    let mut known: HashSet<String> = notes
+        .iter()
         .map(|e| known_note(e.reason.as_deref(), &e.body))
         .collect();
-    let notes = openclaw_daily_notes(repo, ctx, dir, &mut known, dry_run)?;
+    // An older memoir made one note of a whole daily note, its file in its
+    // first line: an entry it holds is imported already.
+    let mut whole: HashMap<&str, Vec<&str>> = HashMap::new();
+    for e in notes.iter().filter(|e| e.reason.is_none()) {
+        if let Some((file, text)) = e.body.split_once(":\n") {
+            whole.entry(file).or_default().push(text);
+        }
+    }
+    let notes = openclaw_daily_notes(repo, ctx, dir, &mut known, &whole, dry_run)?;
     let (mut items, planned) = openclaw_curated(repo, ctx, dir, notes.len(), &mut known, dry_run)?;
     items.extend(notes.into_iter().enumerate());
     write_planned(repo, route, ctx, items, planned, dry_run)
@@ -356,6 +364,7 @@ fn openclaw_daily_notes(
     ctx: &Ctx,
     dir: &Path,
     known: &mut HashSet<String>,
+    whole: &HashMap<&str, Vec<&str>>,
     dry_run: bool,
 ) -> Result<Vec<Item>, StoreError> {
     let daily = dir.join("memory");
@@ -386,7 +395,13 @@ fn openclaw_daily_notes(
                 source: &at_line,
                 text: &entry.text,
             };
-            let (outcome, line) = add_note(store, known, &ctx, &note, dry_run)?;
+            let imported_whole = whole
+                .get(source.as_str())
+                .is_some_and(|texts| texts.iter().any(|t| t.contains(entry.text.as_str())));
+            let (outcome, line) = match imported_whole {
+                true => (Outcome::Unchanged, None),
+                false => add_note(store, known, &ctx, &note, dry_run)?,
+            };
             // The file's line: the entry's, or the one the policy refused in it.
             let line = entry.line + line.unwrap_or(1) - 1;
             items.push(Item {

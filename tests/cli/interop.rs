@@ -498,6 +498,31 @@ fn imported_names_are_cut_at_words() {
     );
 }
 
+/// A daily note an older memoir imported whole (one note, its file on the
+/// first line) is not imported again entry by entry: only what was added
+/// to the file since is new.
+#[test]
+fn a_daily_note_imported_whole_before_adds_only_its_new_entries() {
+    let env = Env::new();
+    env.cmd(&["note"])
+        .write_stdin("imported from OpenClaw memory/2026-11-27.md:\n# 2026-11-27\n\n- The checkout test flakes.\n- Payment tests use fake timers.")
+        .assert()
+        .success();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("memory/2026-11-27.md"),
+        "# 2026-11-27\n\n- The checkout test flakes.\n- Payment tests use fake timers.\n- Deploys moved to Wednesdays.\n",
+    )
+    .expect("write");
+    let out = env.ok(&["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(
+        out.ends_with(": 1 added, 2 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    assert!(out.contains("added note (memory/2026-11-27.md:5)"), "{out}");
+}
+
 #[test]
 fn a_name_that_holds_a_secret_is_refused_without_a_trace_of_it() {
     let env = Env::new();
