@@ -451,6 +451,22 @@ fn openclaw_curated_memory_waits_for_a_person_to_accept_it() {
         !listed.contains("open-questions") && !listed.contains("todo"),
         "{listed}"
     );
+
+    // A proposal an older memoir imported (no review mark, its source
+    // says OpenClaw) waits too.
+    env.ok(&[
+        "remember",
+        "project/cache",
+        "-d",
+        "Redis caches sessions",
+        "-s",
+        "imported from OpenClaw MEMORY.md § Cache",
+        "--propose",
+    ]);
+    let (code, out, err) = env.run(&["consolidate"]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(out.contains("conflict project/cache: imported"), "{out}");
+    assert!(!env.path("memory/project/cache.md").exists());
 }
 
 /// An imported name too long for a slug is cut at a clause, else between

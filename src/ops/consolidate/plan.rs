@@ -250,8 +250,14 @@ impl<'a> Planner<'a> {
             memory,
         };
         // Imported curated text waits for a person to accept it: never
-        // added by a plain consolidation.
-        if e.reason.as_deref() == Some(crate::ops::write::REVIEW) && !self.opts.accepts(&p.key) {
+        // added by a plain consolidation. (An older memoir marked none:
+        // its OpenClaw proposals are known by their source.)
+        let imported = e.reason.as_deref() == Some(crate::ops::write::REVIEW)
+            || p.memory
+                .source
+                .as_deref()
+                .is_some_and(|s| s.starts_with("imported from OpenClaw "));
+        if imported && !self.opts.accepts(&p.key) {
             let step = p.conflict(format!(
                 "imported, for a person to review (accept: memoir consolidate --accept {})",
                 p.key
