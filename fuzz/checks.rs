@@ -155,7 +155,7 @@ pub fn interop(text: &str) {
         assert_eq!(again.kind, expected.kind);
         assert_eq!(again.memoir_key, expected.memoir_key);
     }
-    for note in openclaw::daily_notes("memory/2026-11-28.md", text) {
+    for note in openclaw::daily_notes(text).into_iter().map(|e| e.text) {
         assert!(
             note.len() <= memoir::policy::MAX_NOTE_BYTES,
             "a note of {} bytes",
@@ -165,7 +165,9 @@ pub fn interop(text: &str) {
     let _ = openclaw::curated(text);
     let _ = openclaw::directives(text);
     let _ = openclaw::daily_note_date(text);
-    if let Some(note) = memoir::integration::claude_code::session_note(text, "s", "r") {
+    if let Some(note) =
+        memoir::integration::claude_code::session_note(text, "s", "r").map(|n| n.text)
+    {
         assert!(note.len() <= memoir::policy::MAX_NOTE_BYTES);
     }
     mcp(text);

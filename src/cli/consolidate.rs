@@ -20,7 +20,8 @@ use std::time::Duration;
 /// A proposal for a new memory is added; one that repeats its memory is
 /// merged into it (sources and tags joined); one that differs from its memory
 /// or nearly duplicates another is a conflict, left pending for a human (exit
-/// 4); memories past `expires` are forgotten. Shows every change as a diff,
+/// 4); so is imported curated text (OpenClaw's MEMORY.md), until accepted
+/// with --accept KEY or --accept-all; memories past `expires` are forgotten. Shows every change as a diff,
 /// then commits exactly the store's paths (your other staged and unstaged
 /// changes stay as they are).
 #[derive(Debug, clap::Args)]
@@ -47,6 +48,13 @@ pub struct Args {
     /// the write policy and are consolidated like proposals.
     #[arg(long, value_name = "CMD")]
     extract_cmd: Option<String>,
+    /// Add this imported proposal (held for review: imported curated text,
+    /// e.g. OpenClaw's MEMORY.md sections); repeatable.
+    #[arg(long, value_name = "KEY")]
+    accept: Vec<String>,
+    /// Add every imported proposal held for review.
+    #[arg(long)]
+    accept_all: bool,
 }
 
 /// One line of an extractor's output: a candidate memory, or the notes it
@@ -106,7 +114,7 @@ fn extract(
     let mut input = String::new();
     for n in &notes {
         input.push_str(
-            &json!({"id": n.id, "time": n.time.millis(), "actor": n.actor, "text": n.body})
+            &json!({"id": n.id, "time": n.time.millis(), "actor": n.actor, "source": n.reason, "text": n.body})
                 .to_string(),
         );
         input.push('\n');
@@ -385,6 +393,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         extracted,
         notes,
         decisions: Default::default(),
+        accept: args
+            .accept
+            .iter()
+            .map(|k| parse_key(k).map(|(key, _)| key))
+            .collect::<Result<_, _>>()?,
+        accept_all: args.accept_all,
     };
     // On a terminal, ask about each conflict first; otherwise they wait.
     let interactive = !args.dry_run

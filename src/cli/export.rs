@@ -8,7 +8,8 @@ use std::path::PathBuf;
 /// Export the memories as Claude Code's auto memory, so its own memory reads memoir's.
 ///
 /// Writes only what changed: a topic file per memory (the file it was
-/// imported from, else <scope>_<slug>.md, with its key and source in
+/// imported from, else <scope>_<slug>.md with _ between words, as Claude
+/// Code names its own: project_deploy_day.md; with its key and source in
 /// `metadata`), a file that already says what the memory says left byte
 /// for byte, a changed one keeping Claude Code's title, originSessionId and
 /// other fields; and in MEMORY.md, the index Claude Code loads, only the

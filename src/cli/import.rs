@@ -15,9 +15,13 @@ use std::path::{Path, PathBuf};
 /// import of the same files adds nothing. claude-code: each topic file
 /// becomes a memory (user type in the user scope, the others in project;
 /// the file named in its source); one that would change a memory is kept
-/// as a proposal (exit 4). openclaw: daily notes memory/YYYY-MM-DD*.md
-/// become notes at their dates; MEMORY.md sections and USER.md directives
-/// become proposals for consolidation. user/ memories (and USER.md's
+/// as a proposal (exit 4). openclaw: each entry of the daily notes
+/// memory/YYYY-MM-DD*.md (a list item, a paragraph) becomes a note at its
+/// date, one the policy refuses (a secret) reported by file and line and
+/// left out; MEMORY.md sections and USER.md directives become proposals
+/// (confidence 0.8) that consolidate holds until you accept them
+/// (consolidate --accept KEY, --accept-all), but questions and to-dos
+/// (## Open questions, ## TODO), which become notes. user/ memories (and USER.md's
 /// proposals) go to your personal store, as `remember user/…` does, never
 /// to the repository. Every bad file is reported; exit 3 if one was
 /// refused, else 1 if one could not be read.
@@ -141,7 +145,12 @@ fn report(
         counts[i] += 1;
         let key = item.key.as_ref().map(ToString::to_string);
         let store = origin.map(Origin::as_str);
-        rows.push(json!({ "what": item.what, "key": key, "outcome": name, "message": message, "store": store }));
+        // A refusal's rule (`secret:aws-access-key-id`), for a script to act on.
+        let rule = match &item.outcome {
+            Outcome::Refused(m) => m.split_once(": ").map(|(rule, _)| rule),
+            _ => None,
+        };
+        rows.push(json!({ "what": item.what, "key": key, "outcome": name, "rule": rule, "message": message, "store": store }));
         if i == 1 {
             continue;
         }

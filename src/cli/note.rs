@@ -102,13 +102,13 @@ fn from_hook(app: &mut App) -> Result<(), CliError> {
     let transcript = String::from_utf8_lossy(&bytes);
     let session = hook.session_id.unwrap_or_default();
     let reason = hook.reason.unwrap_or_default();
-    let Some(text) = memoir::integration::claude_code::session_note(&transcript, &session, &reason)
+    let Some(note) = memoir::integration::claude_code::session_note(&transcript, &session, &reason)
     else {
         return Ok(());
     };
     let store = app.store()?;
     let ctx = app.ctx(&store)?;
-    let id = memoir::ops::write::note(&store, &ctx, &text)?;
+    let id = memoir::ops::write::note_from(&store, &ctx, &note.text, Some(&note.source))?;
     app.out.json(&json!({ "id": id }))?;
     Ok(())
 }

@@ -362,11 +362,22 @@ const REQUEST_CHARS: usize = 400;
 /// The most requests a session note lists (the first and the last ones).
 const REQUESTS: usize = 40;
 
+/// The note of a Claude Code session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionNote {
+    /// Where it came from (`Claude Code session 8f0c2a4e ended
+    /// (prompt_input_exit)`), kept beside the text (the event's `reason`),
+    /// not as its first line: a recall shows what was asked.
+    pub source: String,
+    /// What the user asked, a `- ` line each.
+    pub text: String,
+}
+
 /// The note of a Claude Code session: what the user asked, from its
 /// transcript (JSONL), bounded and with secrets redacted; `None` when the
 /// user asked nothing. Lines that are not JSON, tool results, slash
 /// commands and Claude Code's own meta messages are skipped.
-pub fn session_note(transcript: &str, session: &str, reason: &str) -> Option<String> {
+pub fn session_note(transcript: &str, session: &str, reason: &str) -> Option<SessionNote> {
     let mut requests: Vec<String> = transcript
         .lines()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
@@ -397,8 +408,8 @@ pub fn session_note(transcript: &str, session: &str, reason: &str) -> Option<Str
         .filter(|c| c.is_ascii_alphanumeric() || *c == '_')
         .take(40)
         .collect();
-    let mut note = format!(
-        "Claude Code session {}ended{}; the user asked:",
+    let source = format!(
+        "Claude Code session {}ended{}",
         if session.is_empty() {
             String::new()
         } else {
@@ -410,12 +421,12 @@ pub fn session_note(transcript: &str, session: &str, reason: &str) -> Option<Str
             format!(" ({reason})")
         }
     );
-    for r in requests {
-        note.push_str("\n- ");
-        note.push_str(&r);
-    }
-    let note = crate::policy::secrets::redact(&note);
-    Some(cut(&note, crate::policy::MAX_NOTE_BYTES - 64))
+    let lines: Vec<String> = requests.iter().map(|r| format!("- {r}")).collect();
+    let note = crate::policy::secrets::redact(&lines.join("\n"));
+    Some(SessionNote {
+        source,
+        text: cut(&note, crate::policy::MAX_NOTE_BYTES - 64),
+    })
 }
 
 /// A user message's text: a string, or its text blocks (none if it only
@@ -581,12 +592,14 @@ mod tests {
             "not json".into(),
         ]
         .join("\n");
-        let note = session_note(&transcript, "8f0c2a4e-demo", "prompt_input_exit").unwrap();
+        let SessionNote { source, text: note } =
+            session_note(&transcript, "8f0c2a4e-demo", "prompt_input_exit").unwrap();
         assert_eq!(
-            note.lines().next().unwrap(),
-            "Claude Code session 8f0c2a4e ended (prompt_input_exit); the user asked:"
+            source,
+            "Claude Code session 8f0c2a4e ended (prompt_input_exit)"
         );
-        assert_eq!(note.lines().count(), 3, "{note}");
+        assert_eq!(note.lines().next().unwrap(), "- Fix the flaky payment test");
+        assert_eq!(note.lines().count(), 2, "{note}");
         assert!(note.contains("- Fix the flaky payment test"));
         assert!(
             !note.contains(secret) && note.contains("then push"),
@@ -601,7 +614,7 @@ mod tests {
                 )
             })
             .collect();
-        let note = session_note(&long, "s", "other").unwrap();
+        let note = session_note(&long, "s", "other").unwrap().text;
         assert!(note.len() < crate::policy::MAX_NOTE_BYTES);
         assert!(
             note.contains("request 0 ")

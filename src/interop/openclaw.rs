@@ -14,7 +14,8 @@ const NOTE_BYTES: usize = 60 * 1024;
 pub struct Proposal {
     /// `project` (MEMORY.md) or `user` (USER.md).
     pub scope: &'static str,
-    /// What names it (a section's heading, a directive's first words).
+    /// What names it (a section's heading, a directive's first clause or
+    /// words that fit a slug: [`phrase_name`](crate::model::key::phrase_name)).
     pub title: String,
     /// One line.
     pub description: String,
@@ -22,6 +23,29 @@ pub struct Proposal {
     pub body: String,
     /// When OpenClaw observed it.
     pub observed: Option<Date>,
+    /// Open questions or to-dos (a section such as `## Open questions` or
+    /// `## TODO`): not facts, so imported as a note, never a memory.
+    pub open: bool,
+}
+
+/// Whether a section's heading names questions or to-dos rather than facts.
+fn is_open(title: &str) -> bool {
+    let t: String = title
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_alphanumeric() { c } else { ' ' })
+        .collect();
+    let words: Vec<&str> = t.split_whitespace().collect();
+    matches!(
+        words.as_slice(),
+        ["todo" | "todos" | "questions" | "question" | "tasks" | "backlog"]
+            | ["to", "do" | "dos"]
+            | [
+                "open" | "unanswered",
+                "questions" | "question" | "items" | "issues"
+            ]
+            | ["next", "steps"]
+    )
 }
 
 /// The date a daily note's file name gives: `2026-11-28.md`, `2026-11-28-standup.md`.
@@ -35,38 +59,97 @@ pub fn daily_note_date(name: &str) -> Option<Date> {
     Date::parse(date).ok()
 }
 
-/// A daily note's text as notes: the whole file, or parts of it cut at
-/// paragraphs when it is longer than one note may be; each says where it
-/// came from.
-pub fn daily_notes(what: &str, text: &str) -> Vec<String> {
-    let text = text.trim();
-    if text.is_empty() {
-        return Vec::new();
+/// One entry of a daily note, as a note: the line of the file it starts
+/// at (1-based) and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DailyEntry {
+    /// The file's line the entry starts at.
+    pub line: usize,
+    /// The note's text.
+    pub text: String,
+}
+
+/// Whether a line starts a top-level list item (`- `, `* `, `+ `, `1. `).
+fn starts_item(line: &str) -> bool {
+    if line.starts_with("- ") || line.starts_with("* ") || line.starts_with("+ ") {
+        return true;
     }
-    let head = format!("imported from OpenClaw {what}:\n");
-    let mut notes = Vec::new();
-    let mut current = String::new();
-    for paragraph in text.split("\n\n") {
-        if !current.is_empty() && current.len() + paragraph.len() + 2 > NOTE_BYTES {
-            notes.push(format!("{head}{}", current.trim_end()));
-            current.clear();
+    let digits = line.chars().take_while(char::is_ascii_digit).count();
+    digits > 0 && (line[digits..].starts_with(". ") || line[digits..].starts_with(") "))
+}
+
+/// A daily note's entries, each a note: every top-level list item (with
+/// the lines under it), paragraph and heading (but a title that is only
+/// the day's date) on its own, so that one entry the write policy refuses
+/// leaves the others to import, and a note that grows during the day adds
+/// only what is new. A fenced code block stays in the entry it is in; an
+/// entry longer than one note may be is cut at lines, then at characters.
+/// The text is the entry's own: where it came from is the caller's to
+/// keep beside it.
+pub fn daily_notes(text: &str) -> Vec<DailyEntry> {
+    let mut blocks: Vec<(usize, Vec<&str>)> = Vec::new();
+    let mut current: Option<(usize, Vec<&str>)> = None;
+    let mut fence: Option<&str> = None;
+    for (i, line) in text.lines().enumerate() {
+        let trimmed = line.trim();
+        if let Some(marker) = fence {
+            if trimmed.starts_with(marker) {
+                fence = None;
+            }
+            if let Some((_, lines)) = current.as_mut() {
+                lines.push(line);
+            }
+            continue;
         }
-        // A paragraph longer than a note is cut at lines, then at characters.
-        let mut rest = paragraph;
+        let opens = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        let heading = line.starts_with('#') && line.trim_start_matches('#').starts_with(' ');
+        let starts = trimmed.is_empty() || heading || starts_item(line);
+        if starts {
+            blocks.extend(current.take());
+        }
+        if trimmed.is_empty() {
+            continue;
+        }
+        if heading {
+            let title = line.trim_start_matches('#').trim();
+            // The note's own title (`# 2026-11-28`) says nothing the date does not.
+            if Date::parse(title).is_err() {
+                blocks.push((i + 1, vec![line]));
+            }
+            continue;
+        }
+        fence = opens;
+        current
+            .get_or_insert_with(|| (i + 1, Vec::new()))
+            .1
+            .push(line);
+    }
+    blocks.extend(current);
+    let mut notes = Vec::new();
+    for (mut line, lines) in blocks {
+        let entry = lines.join("\n");
+        let mut rest = entry.trim_end();
+        // An entry longer than a note is cut at lines, then at characters.
         while rest.len() > NOTE_BYTES {
             let mut cut = NOTE_BYTES;
             while !rest.is_char_boundary(cut) {
                 cut -= 1;
             }
             let cut = rest[..cut].rfind('\n').filter(|&i| i > 0).unwrap_or(cut);
-            notes.push(format!("{head}{}", &rest[..cut]));
-            rest = rest[cut..].trim_start_matches('\n');
+            notes.push(DailyEntry {
+                line,
+                text: rest[..cut].to_string(),
+            });
+            let next = rest[cut..].trim_start_matches('\n');
+            line += rest[..rest.len() - next.len()].matches('\n').count();
+            rest = next;
         }
-        current.push_str(rest);
-        current.push_str("\n\n");
-    }
-    if !current.trim().is_empty() {
-        notes.push(format!("{head}{}", current.trim_end()));
+        if !rest.trim().is_empty() {
+            notes.push(DailyEntry {
+                line,
+                text: rest.to_string(),
+            });
+        }
     }
     notes
 }
@@ -97,6 +180,7 @@ pub fn curated(text: &str) -> Vec<Proposal> {
             description,
             body,
             observed: None,
+            open: is_open(title),
         });
     };
     for line in text.lines() {
@@ -146,13 +230,15 @@ pub fn directives(text: &str) -> Vec<Proposal> {
         if directive.is_empty() || !active {
             continue;
         }
-        let title: Vec<&str> = directive.split_whitespace().take(8).collect();
         out.push(Proposal {
             scope: "user",
-            title: title.join(" "),
+            // Named by its words, never cut inside a word or mid-clause
+            // where a clause fits.
+            title: crate::model::key::phrase_name(directive).to_string(),
             description: directive.chars().take(300).collect(),
             body: String::new(),
             observed,
+            open: false,
         });
     }
     out
@@ -176,27 +262,56 @@ mod tests {
         assert_eq!(daily_note_date("notes.md"), None);
     }
 
-    /// A long daily note becomes several notes, none over the limit, nothing lost.
+    /// A daily note is its entries, each a note with the line it starts
+    /// at: list items, paragraphs and headings, but the date title.
     #[test]
-    fn long_daily_notes_are_cut_at_paragraphs() {
+    fn daily_notes_are_their_entries() {
+        let text = "# 2026-11-28\n\n- one\n  more of one\n- two\n\n## 14:30 deploy\nA paragraph\nof two lines.\n\n```\n- not an item\n\n```\n";
+        let notes = daily_notes(text);
+        let got: Vec<(usize, &str)> = notes.iter().map(|n| (n.line, n.text.as_str())).collect();
+        assert_eq!(
+            got,
+            [
+                (3, "- one\n  more of one"),
+                (5, "- two"),
+                (7, "## 14:30 deploy"),
+                (8, "A paragraph\nof two lines."),
+                (11, "```\n- not an item\n\n```"),
+            ]
+        );
+        assert_eq!(daily_notes(" \n\n "), Vec::new());
+    }
+
+    /// An entry longer than a note is cut at lines, none over the limit,
+    /// nothing lost, each part with the line it starts at.
+    #[test]
+    fn a_long_entry_is_cut_at_lines() {
         let text: String = (0..3000)
-            .map(|i| format!("paragraph {i} {}\n\n", "word ".repeat(10)))
+            .map(|i| format!("line {i} {}\n", "word ".repeat(10)))
             .collect();
-        let notes = daily_notes("memory/2026-11-28.md", &text);
+        let notes = daily_notes(&text);
         assert!(notes.len() > 1);
-        assert!(notes.iter().all(|n| n.len() <= NOTE_BYTES + 100
-            && n.starts_with("imported from OpenClaw memory/2026-11-28.md:\n")));
-        assert!(notes.concat().contains("paragraph 2999 "));
-        assert_eq!(daily_notes("x", " \n\n "), Vec::<String>::new());
+        assert!(notes.iter().all(|n| n.text.len() <= NOTE_BYTES));
+        assert!(notes.iter().any(|n| n.text.contains("line 2999 ")));
+        let second = &notes[1];
+        let first_line = second.text.lines().next().unwrap_or("");
+        assert_eq!(first_line, text.lines().nth(second.line - 1).unwrap_or(""));
     }
 
     #[test]
     fn sections_and_directives() {
-        let memory = "# MEMORY\n\n## Deploys\n- Deploys go out on Tuesdays\n- Never on Fridays\n\n## Empty\n\n## Stack\nPostgres 16.\n";
+        let memory = "# MEMORY\n\n## Deploys\n- Deploys go out on Tuesdays\n- Never on Fridays\n\n## Empty\n\n## Stack\nPostgres 16.\n\n## Open questions\n- Why?\n\n## TODO\n- this\n";
         let c = curated(memory);
         assert_eq!(
-            c.iter().map(|p| p.title.as_str()).collect::<Vec<_>>(),
-            ["Deploys", "Stack"]
+            c.iter()
+                .map(|p| (p.title.as_str(), p.open))
+                .collect::<Vec<_>>(),
+            [
+                ("Deploys", false),
+                ("Stack", false),
+                ("Open questions", true),
+                ("TODO", true)
+            ]
         );
         assert_eq!(c[0].description, "Deploys go out on Tuesdays");
         let user = "# USER\n\n<!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers in chat\n\n<!-- observed: 2026-10-01 | status: superseded -->\n- Prefer long answers\n\n- Call me Ada\n";

@@ -126,6 +126,61 @@ pub fn slugify(name: &str) -> Result<String, KeyError> {
     Ok(slug)
 }
 
+/// Whether `text`'s slug fits the slug's limits whole (nothing cut).
+fn slug_fits(text: &str) -> bool {
+    let (mut chars, mut bytes, mut dash) = (0usize, 0usize, false);
+    for c in text.nfc().flat_map(char::to_lowercase) {
+        if c.is_alphanumeric() {
+            if dash && chars > 0 {
+                chars += 1;
+                bytes += 1;
+            }
+            dash = false;
+            chars += 1;
+            bytes += c.len_utf8();
+        } else {
+            dash = true;
+        }
+    }
+    chars <= MAX_SLUG_CHARS && bytes <= MAX_SLUG_BYTES
+}
+
+/// The words of `text` to name a memory by, never a word cut in two: all
+/// of it when its slug fits the limits, else its longest run of first
+/// clauses that fits (cut at `,` `;` `:` `.` `!` `?`, or before `(` or a
+/// dash between words), else its longest run of first words that fits.
+/// A single word too long for a slug is left to [`slugify`] to cut.
+pub fn phrase_name(text: &str) -> &str {
+    let text = text.trim();
+    if slug_fits(text) {
+        return text;
+    }
+    let clause_ends = text.char_indices().filter_map(|(i, c)| {
+        let next = text[i + c.len_utf8()..].chars().next();
+        match c {
+            ',' | ';' | ':' | '.' | '!' | '?' if next.is_none_or(char::is_whitespace) => Some(i),
+            '(' | '—' | '–' => Some(i),
+            '-' if text[..i].ends_with(' ') && next.is_some_and(char::is_whitespace) => Some(i),
+            _ => None,
+        }
+    });
+    let fitting = |ends: &mut dyn Iterator<Item = usize>| {
+        ends.map(|i| text[..i].trim_end())
+            .filter(|p| p.chars().any(char::is_alphanumeric))
+            .take_while(|p| slug_fits(p))
+            .last()
+    };
+    if let Some(p) = fitting(&mut clause_ends.into_iter()) {
+        return p;
+    }
+    // A word ends where a letter or digit is followed by anything else.
+    let word_ends = text.char_indices().filter_map(|(i, c)| {
+        let next = text[i + c.len_utf8()..].chars().next()?;
+        (c.is_alphanumeric() && !next.is_alphanumeric()).then_some(i + c.len_utf8())
+    });
+    fitting(&mut word_ends.into_iter()).unwrap_or(text)
+}
+
 fn is_reserved_device(slug: &str) -> bool {
     let base = slug.split('-').next().unwrap_or(slug);
     matches!(base, "con" | "prn" | "aux" | "nul")
@@ -228,6 +283,33 @@ impl Key {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long name is cut at a clause, else a word, never in a word.
+    #[test]
+    fn phrase_names_are_cut_at_clauses_then_words() {
+        assert_eq!(phrase_name("Call me Ada"), "Call me Ada");
+        let long =
+            "Prefer short answers in chat, with the command first and the explanation after it";
+        assert_eq!(phrase_name(long), "Prefer short answers in chat");
+        let words = "Always run the formatter and the linter before pushing anything to the main branch of the shop";
+        let cut = phrase_name(words);
+        assert!(
+            words.starts_with(cut) && words[cut.len()..].starts_with(' '),
+            "{cut}"
+        );
+        let slug = slugify(cut).unwrap_or_default();
+        assert!(slug.chars().count() <= MAX_SLUG_CHARS, "{slug}");
+        assert_eq!(
+            slug,
+            "always-run-the-formatter-and-the-linter-before-pushing-anything"
+        );
+        let stem =
+            "feedback_always_run_the_formatter_and_the_linter_before_pushing_anything_to_main";
+        assert_eq!(
+            slugify(phrase_name(stem)).unwrap_or_default(),
+            "feedback-always-run-the-formatter-and-the-linter-before-pushing"
+        );
+    }
 
     #[test]
     fn slug_examples() {

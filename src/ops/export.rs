@@ -2,7 +2,7 @@
 //! them, so its own memory sees what memoir knows.
 //!
 //! Each memory becomes a topic file (the file it was imported from, else
-//! `<scope>_<slug>.md`). Export writes only what changed: a topic file
+//! `<scope>_<slug>.md` with `_` for `-`). Export writes only what changed: a topic file
 //! that already says what the memory says (importing it would change
 //! nothing) is left byte for byte, with Claude Code's own fields
 //! (`originSessionId`, `modified`, its title); one that says something
@@ -246,8 +246,8 @@ fn other_topics(
 }
 
 /// A memory's topic file and title: as imported, if it was, else the
-/// folder's file that imports as its key, else `<scope>_<slug>.md` and
-/// its name.
+/// folder's file that imports as its key, else `<scope>_<slug>.md` (with
+/// `_` for `-`) and its name.
 fn file_of(
     key: &Key,
     m: &Memory,
@@ -255,7 +255,19 @@ fn file_of(
 ) -> (String, String) {
     imported_from(m.source.as_deref().unwrap_or_default())
         .or_else(|| by_key.get(key).map(|f| (f.clone(), m.name.clone())))
-        .unwrap_or_else(|| (format!("{}_{}.md", key.scope, key.slug), m.name.clone()))
+        .unwrap_or_else(|| (new_file_name(key), m.name.clone()))
+}
+
+/// A new topic file's name, as Claude Code names its own: `<type>_<topic>`
+/// with `_` between words (`project_deploy_day.md` for
+/// `project/deploy-day`), never `_` and `-` mixed. A slug holds no `_`, so
+/// the import reads it back as the same key (and `memoirKey` says it).
+fn new_file_name(key: &Key) -> String {
+    format!(
+        "{}_{}.md",
+        key.scope.replace('-', "_"),
+        key.slug.replace('-', "_")
+    )
 }
 
 /// The file (and title) of a source `imported from Claude Code <file>[ ("<title>")]`.

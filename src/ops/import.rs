@@ -3,10 +3,12 @@
 //! the same files adds nothing).
 //!
 //! Claude Code's topic files become memories (a change to an existing one
-//! a proposal, as for `remember`); OpenClaw's daily notes become notes at
-//! their dates, and its curated `MEMORY.md` sections and `USER.md`
-//! directives proposals for consolidation to review. Every file that
-//! cannot be read is reported; the others are imported all the same.
+//! a proposal, as for `remember`); each entry of OpenClaw's daily notes
+//! becomes a note at its date (one refused leaves the others to import),
+//! and its curated `MEMORY.md` sections and `USER.md` directives proposals
+//! that consolidation holds until a person accepts them (questions and
+//! to-dos are notes). Every file that cannot be read is reported; the
+//! others are imported all the same.
 //!
 //! Each memory goes where the caller's [`Route`] says: the CLI sends the
 //! person's own (`user/`) to their personal store, never to the
@@ -20,7 +22,7 @@ use crate::model::memory::{Memory, MemoryType};
 use crate::model::time::{Date, Timestamp};
 use crate::ops::write::{self, Collision, Preview, Remember, RememberOutcome};
 use crate::store::{Ctx, Store, StoreError};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 /// The largest file an import reads (a topic file is a few lines; a daily
@@ -262,7 +264,7 @@ pub(crate) fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> 
     let key = match exported {
         Some((key, _)) => key,
         None => {
-            Key::parse(&format!("{scope}/{stem}"))
+            Key::parse(&format!("{scope}/{}", crate::model::key::phrase_name(stem)))
                 .map_err(|e| format!("{}: {e}", t.file))?
                 .0
         }
@@ -293,9 +295,10 @@ pub(crate) fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> 
     })
 }
 
-/// Imports an OpenClaw workspace into `repo`: daily notes as notes at
-/// their dates, `MEMORY.md` sections and active `USER.md` directives as
-/// proposals (each where `route` says).
+/// Imports an OpenClaw workspace into `repo`: each daily-note entry as a
+/// note at its date, `MEMORY.md` sections and active `USER.md` directives
+/// as proposals held for review (each where `route` says), but sections of
+/// questions or to-dos, as notes.
 pub fn openclaw<R: Route>(
     repo: &Store,
     route: &mut R,
@@ -304,10 +307,23 @@ pub fn openclaw<R: Route>(
     dry_run: bool,
 ) -> Result<Vec<Item>, R::Error> {
     let (replay, _) = crate::log::read::replay(repo)?;
-    // Notes already in the logs, by text: what a second import must not add again.
-    let mut known: HashSet<String> = replay.note_events().into_iter().map(|e| e.body).collect();
-    let notes = openclaw_daily_notes(repo, ctx, dir, &mut known, dry_run)?;
-    let (mut items, planned) = openclaw_curated(dir, notes.len(), ctx.now)?;
+    // Notes already in the logs, by file and text: what a second import
+    // must not add again.
+    let notes = replay.note_events();
+    let mut known: HashSet<String> = notes
+        .iter()
+        .map(|e| known_note(e.reason.as_deref(), &e.body))
+        .collect();
+    // An older memoir made one note of a whole daily note, its file in its
+    // first line: an entry it holds is imported already.
+    let mut whole: HashMap<&str, Vec<&str>> = HashMap::new();
+    for e in notes.iter().filter(|e| e.reason.is_none()) {
+        if let Some((file, text)) = e.body.split_once(":\n") {
+            whole.entry(file).or_default().push(text);
+        }
+    }
+    let notes = openclaw_daily_notes(repo, ctx, dir, &mut known, &whole, dry_run)?;
+    let (mut items, planned) = openclaw_curated(repo, ctx, dir, notes.len(), &mut known, dry_run)?;
     items.extend(notes.into_iter().enumerate());
     write_planned(repo, route, ctx, items, planned, dry_run)
 }
@@ -348,6 +364,7 @@ fn openclaw_daily_notes(
     ctx: &Ctx,
     dir: &Path,
     known: &mut HashSet<String>,
+    whole: &HashMap<&str, Vec<&str>>,
     dry_run: bool,
 ) -> Result<Vec<Item>, StoreError> {
     let daily = dir.join("memory");
@@ -367,12 +384,28 @@ fn openclaw_daily_notes(
                 continue;
             }
         };
-        for (i, note) in openclaw::daily_notes(&what, &text).into_iter().enumerate() {
+        let source = format!("imported from OpenClaw {what}");
+        for (i, entry) in openclaw::daily_notes(&text).into_iter().enumerate() {
             // Noon of its day, a second apart: in the order of the file.
             let when = Timestamp(day.0 * DAY_MS + DAY_MS / 2 + i as i64 * 1000);
-            let outcome = add_note(store, known, &at(ctx, when), &note, dry_run)?;
+            let ctx = at(ctx, when);
+            let at_line = format!("{source}:{}", entry.line);
+            let note = Note {
+                file: &source,
+                source: &at_line,
+                text: &entry.text,
+            };
+            let imported_whole = whole
+                .get(source.as_str())
+                .is_some_and(|texts| texts.iter().any(|t| t.contains(entry.text.as_str())));
+            let (outcome, line) = match imported_whole {
+                true => (Outcome::Unchanged, None),
+                false => add_note(store, known, &ctx, &note, dry_run)?,
+            };
+            // The file's line: the entry's, or the one the policy refused in it.
+            let line = entry.line + line.unwrap_or(1) - 1;
             items.push(Item {
-                what: what.clone(),
+                what: format!("{what}:{line}"),
                 key: None,
                 outcome,
             });
@@ -382,13 +415,18 @@ fn openclaw_daily_notes(
 }
 
 /// The sections of `MEMORY.md` (curated memory) and `USER.md` (the user's
-/// directives), each a proposal for a human (undated: `now`), placed from
-/// `first` on; and the entries that could not be read.
+/// directives), each a proposal for a human to review (undated: now),
+/// placed from `first` on, but open questions and to-dos, which are notes
+/// (added here); and the entries that could not be read.
 fn openclaw_curated(
+    store: &Store,
+    ctx: &Ctx,
     dir: &Path,
     first: usize,
-    now: Timestamp,
+    known: &mut HashSet<String>,
+    dry_run: bool,
 ) -> Result<(Vec<Placed>, Vec<Planned>), StoreError> {
+    let now = ctx.now;
     let mut items = Vec::new();
     let mut planned = Vec::new();
     let mut at = first;
@@ -424,6 +462,20 @@ fn openclaw_curated(
                 continue;
             }
             let what = format!("{file} § {}", p.title);
+            if p.open {
+                // Questions and to-dos are not facts: a note, never a memory.
+                let source = format!("imported from OpenClaw {what}");
+                let note = Note {
+                    file: &source,
+                    source: &source,
+                    text: &p.body,
+                };
+                let (outcome, _) = add_note(store, known, ctx, &note, dry_run)?;
+                let key = None;
+                items.push((at, Item { what, key, outcome }));
+                at += 1;
+                continue;
+            }
             match proposal_request(&p, &what) {
                 Ok(req) => planned.push(Planned {
                     at,
@@ -441,12 +493,17 @@ fn openclaw_curated(
     Ok((items, planned))
 }
 
+/// The confidence of an OpenClaw curated entry: text another tool curated,
+/// not a fact a person stated (1.0), as an extractor's candidate (0.8).
+const IMPORTED_CONFIDENCE: f64 = 0.8;
+
 /// Milliseconds in a day.
 const DAY_MS: i64 = 86_400_000;
 
 /// The proposal an OpenClaw entry stands for, at `<scope>/<its title as a slug>`.
 fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, String> {
-    let (key, _) = Key::parse(&format!("{}/{}", p.scope, p.title)).map_err(|e| e.to_string())?;
+    let name = crate::model::key::phrase_name(&p.title);
+    let (key, _) = Key::parse(&format!("{}/{name}", p.scope)).map_err(|e| e.to_string())?;
     Ok(Remember {
         name: key.slug.clone(),
         key,
@@ -458,34 +515,72 @@ fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, Stri
         },
         tags: Vec::new(),
         source: format!("imported from OpenClaw {what}"),
-        confidence: 1.0,
+        confidence: IMPORTED_CONFIDENCE,
         body: p.body.clone(),
         review_by: None,
         expires: None,
-        collision: Collision::Propose,
+        // Curated by another tool, not stated to memoir: a person accepts it.
+        collision: Collision::Review,
         expect: None,
     })
 }
 
-/// A note, unless one of the same text is in the logs already.
+/// A note an import makes: its text, and where it came from.
+struct Note<'a> {
+    /// The file (`imported from OpenClaw memory/2026-11-27.md`): a note of
+    /// the same text from it is the same note, wherever in it.
+    file: &'a str,
+    /// Its place in it (`…:3`), kept in the event's `reason`.
+    source: &'a str,
+    /// What it says.
+    text: &'a str,
+}
+
+/// What identifies an imported note: its file and text. The line is left
+/// out (an entry above it may come or go); a note made before sources
+/// were kept apart says both in its text (`imported from OpenClaw
+/// <file>:` then the text).
+fn known_note(source: Option<&str>, body: &str) -> String {
+    let (file, text) = match source {
+        Some(s) => {
+            let file = match s.rsplit_once(':') {
+                Some((file, line)) if line.bytes().all(|b| b.is_ascii_digit()) => file,
+                _ => s,
+            };
+            (file, body)
+        }
+        None => body.split_once(":\n").unwrap_or(("", body)),
+    };
+    format!("{file}\n{text}")
+}
+
+/// A note, unless one of the same file and text is in the logs already; a
+/// refusal with the line of the note it refused.
 fn add_note(
     store: &Store,
     known: &mut HashSet<String>,
     ctx: &Ctx,
-    text: &str,
+    note: &Note<'_>,
     dry_run: bool,
-) -> Result<Outcome, StoreError> {
-    if known.contains(text) {
-        return Ok(Outcome::Unchanged);
+) -> Result<(Outcome, Option<usize>), StoreError> {
+    let id = known_note(Some(note.file), note.text);
+    if known.contains(&id) {
+        return Ok((Outcome::Unchanged, None));
     }
-    if let Err(e) = crate::policy::free_text::check_note(text) {
-        return refused(e);
+    if let Err(e) = crate::policy::free_text::check_note(note.text) {
+        let line = match &e {
+            StoreError::Refused { line, .. } => *line,
+            _ => None,
+        };
+        return Ok((refused(e)?, line));
     }
     if !dry_run {
-        write::note(store, ctx, text)?;
+        if let Err(e) = write::note_from(store, ctx, note.text, Some(note.source)) {
+            return Ok((refused(e)?, None));
+        }
     }
-    known.insert(text.to_string());
-    Ok(Outcome::Added)
+    known.insert(id);
+    Ok((Outcome::Added, None))
 }
 
 /// A proposal, unless the memory or a pending proposal already says it.

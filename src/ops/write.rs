@@ -30,7 +30,15 @@ pub enum Collision {
     KeepBoth,
     /// Only propose, whatever happens.
     Propose,
+    /// Only propose, for a person to review: consolidation holds the
+    /// proposal until it is accepted (imported curated text, which no one
+    /// stated to memoir).
+    Review,
 }
+
+/// The `reason` of a proposal a person must accept before consolidation
+/// adds it ([`Collision::Review`]).
+pub const REVIEW: &str = "review: imported, a person accepts it";
 
 /// A memory to remember.
 #[derive(Debug, Clone)]
@@ -142,8 +150,24 @@ impl Remember {
 
 /// Appends a note to this writer's log for today.
 pub fn note(store: &Store, ctx: &Ctx, text: &str) -> Result<String, StoreError> {
+    note_from(store, ctx, text, None)
+}
+
+/// A note with where it came from (`imported from OpenClaw
+/// memory/2026-11-27.md:3`) in its event's `reason`, not in its text: a
+/// recall shows what the note says. The source passes the policy too.
+pub fn note_from(
+    store: &Store,
+    ctx: &Ctx,
+    text: &str,
+    source: Option<&str>,
+) -> Result<String, StoreError> {
     policy::free_text::check_note(text)?;
-    let event = event(ctx, Op::Note, None, Vec::new(), text.to_string())?;
+    if let Some(source) = source {
+        policy::check_secrets(source, "note source")?;
+    }
+    let mut event = event(ctx, Op::Note, None, Vec::new(), text.to_string())?;
+    event.reason = source.map(str::to_string);
     let _lock = store.lock()?;
     crate::log::files::append(store, std::slice::from_ref(&event))?;
     Ok(event.id)
@@ -492,14 +516,18 @@ fn propose(
     draft: &Draft,
     reason: ProposalReason,
     diff: String,
+    review: bool,
 ) -> Result<RememberOutcome, StoreError> {
-    let e = event(
+    let mut e = event(
         ctx,
         Op::Propose,
         Some(draft.key.clone()),
         draft.prev.clone(),
         draft.content.clone(),
     )?;
+    if review {
+        e.reason = Some(REVIEW.to_string());
+    }
     crate::log::files::append(store, std::slice::from_ref(&e))?;
     Ok(RememberOutcome::Proposed {
         key: draft.key.clone(),
@@ -522,9 +550,10 @@ fn settle_same_key(
 ) -> Result<Option<RememberOutcome>, StoreError> {
     let old = existing.content.as_deref().unwrap_or("");
     let old_label = format!("a/{}", draft.key.rel_path());
-    if req.collision == Collision::Propose {
+    if matches!(req.collision, Collision::Propose | Collision::Review) {
         let diff = draft.diff_from(old, &old_label);
-        return propose(store, ctx, draft, ProposalReason::Requested, diff).map(Some);
+        let review = req.collision == Collision::Review;
+        return propose(store, ctx, draft, ProposalReason::Requested, diff, review).map(Some);
     }
     if !existing.collides() {
         return Ok(None);
@@ -533,18 +562,18 @@ fn settle_same_key(
         Collision::Ask if existing.conflict => {
             // No one version is the old one: the diff is from nothing.
             let diff = draft.diff_from(old, "/dev/null");
-            propose(store, ctx, draft, ProposalReason::Conflict, diff).map(Some)
+            propose(store, ctx, draft, ProposalReason::Conflict, diff, false).map(Some)
         }
         Collision::Ask => {
             let diff = draft.diff_from(old, &old_label);
-            propose(store, ctx, draft, ProposalReason::Changed, diff).map(Some)
+            propose(store, ctx, draft, ProposalReason::Changed, diff, false).map(Some)
         }
         Collision::KeepBoth => {
             let key = free_key(store, snap, &draft.key)?;
             draft.move_to(key, ctx.now);
             Ok(None)
         }
-        Collision::Replace | Collision::Propose => Ok(None),
+        Collision::Replace | Collision::Propose | Collision::Review => Ok(None),
     }
 }
 
@@ -584,13 +613,13 @@ fn settle_near_duplicate(
             let old = store.read_memory_file(&orel)?.unwrap_or_default();
             let diff = draft.diff_from(&old, &format!("a/{orel}"));
             let reason = ProposalReason::NearDuplicate { other, similarity };
-            propose(store, ctx, draft, reason, diff).map(Beside::Proposed)
+            propose(store, ctx, draft, reason, diff, false).map(Beside::Proposed)
         }
         Collision::Replace => {
             let forget = supersede(store, ctx, snap, &other, &draft.key)?;
             Ok(Beside::Superseded(other, forget))
         }
-        Collision::KeepBoth | Collision::Propose => Ok(Beside::Nothing),
+        Collision::KeepBoth | Collision::Propose | Collision::Review => Ok(Beside::Nothing),
     }
 }
 

@@ -215,7 +215,7 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
     assert_eq!(lines.len(), 5, "{index}");
     assert!(lines.contains(&"- [Commit style](feedback_commits.md) — Small commits, imperative subjects, no WIP on main"), "{index}");
     assert!(
-        lines.contains(&"- [deploy-day](project_deploy-day.md) — Deploys go out on weekdays only"),
+        lines.contains(&"- [deploy-day](project_deploy_day.md) — Deploys go out on weekdays only"),
         "{index}"
     );
     assert_eq!(
@@ -230,15 +230,15 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
         "moved to Wednesdays",
     ]);
     let out2 = env.ok(&["export", "claude-code", out]);
-    assert!(out2.contains("remove project_deploy-day.md"), "{out2}");
+    assert!(out2.contains("remove project_deploy_day.md"), "{out2}");
     assert!(out_dir.join("project_own.md").exists());
-    assert!(!out_dir.join("project_deploy-day.md").exists());
+    assert!(!out_dir.join("project_deploy_day.md").exists());
     // Its line alone leaves the index; the others stay in their order.
     let after = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
     let expected: Vec<&str> = lines
         .iter()
         .copied()
-        .filter(|l| !l.contains("(project_deploy-day.md)"))
+        .filter(|l| !l.contains("(project_deploy_day.md)"))
         .collect();
     assert_eq!(after.lines().collect::<Vec<_>>(), expected, "{after}");
 }
@@ -281,7 +281,7 @@ fn an_openclaw_workspace_imports_notes_and_proposals_once() {
     let dir = dir.to_str().expect("utf-8");
     let out = env.ok(&["import", "openclaw", dir]);
     assert!(
-        out.ends_with(": 2 added, 0 unchanged, 4 proposed, 0 refused, 0 invalid\n"),
+        out.ends_with(": 3 added, 0 unchanged, 4 proposed, 0 refused, 0 invalid\n"),
         "{out}"
     );
     assert!(
@@ -296,22 +296,247 @@ fn an_openclaw_workspace_imports_notes_and_proposals_once() {
         .expect("the note's own day")
         .collect();
     assert_eq!(day.len(), 1);
+    // Where a note came from is its event's, not its text's first line.
     assert!(env
         .log_text()
-        .contains("imported from OpenClaw memory/2026-11-27.md:"));
+        .contains(r#""reason":"imported from OpenClaw memory/2026-11-27.md:3""#));
+    assert!(!env
+        .log_text()
+        .contains("imported from OpenClaw memory/2026-11-27.md:\n"));
     // The repository's two; USER.md's wait in the personal store.
     assert_eq!(env.pending_proposals(), 2);
     env.ok(&["check"]);
     let found = json(&env, &["recall", "why did the checkout test flake on CI"]);
     assert_eq!(found["hits"][0]["type"], "note", "{found}");
+    assert_eq!(
+        found["hits"][0]["text"],
+        "- The checkout test flaked twice on CI; both times the mock clock advanced during a retry.",
+        "the note's text, no importer's line: {found}"
+    );
+    let shown = env.ok(&["recall", "why did the checkout test flake on CI"]);
+    assert!(
+        shown.contains("- The checkout test flaked twice"),
+        "{shown}"
+    );
+    assert!(!shown.contains("imported from"), "{shown}");
 
     let before = env.snapshot();
     let again = env.ok(&["import", "openclaw", dir]);
     assert!(
-        again.ends_with(": 0 added, 6 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        again.ends_with(": 0 added, 7 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
         "{again}"
     );
     assert_eq!(env.snapshot(), before);
+}
+
+/// One secret line in a daily note refuses that entry only: the day's
+/// other entries are imported, the refusal names the file, line and rule
+/// (never the key), exits 3, and a second import adds nothing, refuses the
+/// same entry again and leaves the imported ones alone.
+#[test]
+fn a_secret_in_a_daily_note_refuses_only_its_entry() {
+    let env = Env::new();
+    let key = ["AKIA", "QZ7XK2MPL4RT6WVB"].concat();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("memory/2026-11-27.md"),
+        format!(
+            "# 2026-11-27\n\n- The checkout test flakes when the mock clock advances.\n- The deploy bot uses {key} for S3.\n- Payment tests use fake timers.\n"
+        ),
+    )
+    .expect("write");
+    let ws = ws.to_str().expect("utf-8");
+    let (code, out, err) = env.run(&["import", "openclaw", ws]);
+    assert_eq!(code, 3, "{out}{err}");
+    let all = format!("{out}{err}");
+    assert!(!all.contains(&key[4..]), "{all}");
+    assert!(
+        out.contains("refused (memory/2026-11-27.md:4): secret:aws-access-key-id: "),
+        "{out}"
+    );
+    assert!(
+        out.ends_with(": 2 added, 0 unchanged, 0 proposed, 1 refused, 0 invalid\n"),
+        "{out}"
+    );
+    let log = env.log_text();
+    assert!(log.contains("The checkout test flakes when the mock clock advances."));
+    assert!(log.contains("Payment tests use fake timers."));
+    assert!(!log.contains(&key[4..]));
+    let found = json(&env, &["recall", "fake timers payment tests"]);
+    assert_eq!(found["hits"][0]["type"], "note", "{found}");
+
+    // A scheduled sync: nothing new, the same refusal again, the rest untouched.
+    let before = env.snapshot();
+    let (code, out, err) = env.run(&["--json", "import", "openclaw", ws]);
+    assert_eq!(code, 3, "{out}{err}");
+    assert!(!format!("{out}{err}").contains(&key[4..]));
+    let v: Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(v["counts"]["added"], 0, "{v}");
+    assert_eq!(v["counts"]["unchanged"], 2, "{v}");
+    let refused: Vec<&Value> = v["items"]
+        .as_array()
+        .expect("items")
+        .iter()
+        .filter(|i| i["outcome"] == "refused")
+        .collect();
+    assert_eq!(refused.len(), 1, "{v}");
+    assert_eq!(refused[0]["what"], "memory/2026-11-27.md:4");
+    assert_eq!(refused[0]["rule"], "secret:aws-access-key-id");
+    assert_eq!(env.snapshot(), before);
+}
+
+/// OpenClaw's curated MEMORY.md is for a person to review: its sections are
+/// proposals at a confidence below a stated fact's, which a plain
+/// `consolidate` lists and holds (exit 4) and `--accept`/`--accept-all`
+/// add; `## Open questions` and `## TODO` become notes, never memories.
+#[test]
+fn openclaw_curated_memory_waits_for_a_person_to_accept_it() {
+    let env = Env::new();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# MEMORY\n\n## Deploys\n- Deploys go out on weekdays only\n\n## Stack\nPostgres 16 and Redis 7.\n\n## Open questions\n- Should we move to Postgres 17?\n\n## TODO\n- Rotate the staging keys\n",
+    )
+    .expect("write");
+    let ws = ws.to_str().expect("utf-8");
+    let out = env.ok(&["import", "openclaw", ws]);
+    assert!(
+        out.contains("proposed project/deploys (MEMORY.md § Deploys)"),
+        "{out}"
+    );
+    assert!(
+        out.contains("added note (MEMORY.md § Open questions)"),
+        "{out}"
+    );
+    assert!(out.contains("added note (MEMORY.md § TODO)"), "{out}");
+    assert!(
+        out.ends_with(": 2 added, 0 unchanged, 2 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    assert_eq!(env.pending_proposals(), 2);
+
+    // A plain consolidation adds none of it: it lists each for a decision.
+    let (code, out, err) = env.run(&["consolidate"]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(
+        out.contains(
+            "conflict project/deploys: imported, for a person to review (accept: memoir consolidate --accept project/deploys)"
+        ),
+        "{out}"
+    );
+    assert!(out.contains("conflict project/stack: imported"), "{out}");
+    assert!(!env.path("memory/project/deploys.md").exists());
+    assert!(!env.path("memory/project/open-questions.md").exists());
+    assert!(!env.path("memory/project/todo.md").exists());
+    assert_eq!(env.pending_proposals(), 2);
+
+    // Accepted one by one, or all at once.
+    let (code, out, err) = env.run(&["consolidate", "--accept", "project/deploys"]);
+    assert_eq!(code, 4, "project/stack still waits: {out}{err}");
+    assert!(out.contains("add project/deploys"), "{out}");
+    let deploys = std::fs::read_to_string(env.path("memory/project/deploys.md")).expect("added");
+    assert!(deploys.contains("confidence: 0.8"), "{deploys}");
+    assert!(
+        deploys.contains("source: imported from OpenClaw MEMORY.md § Deploys"),
+        "{deploys}"
+    );
+    assert!(!env.path("memory/project/stack.md").exists());
+    let out = env.ok(&["consolidate", "--accept-all"]);
+    assert!(out.contains("add project/stack"), "{out}");
+    assert_eq!(env.pending_proposals(), 0);
+    let listed = env.ok(&["list"]);
+    assert!(
+        !listed.contains("open-questions") && !listed.contains("todo"),
+        "{listed}"
+    );
+
+    // A proposal an older memoir imported (no review mark, its source
+    // says OpenClaw) waits too.
+    env.ok(&[
+        "remember",
+        "project/cache",
+        "-d",
+        "Redis caches sessions",
+        "-s",
+        "imported from OpenClaw MEMORY.md § Cache",
+        "--propose",
+    ]);
+    let (code, out, err) = env.run(&["consolidate"]);
+    assert_eq!(code, 4, "{out}{err}");
+    assert!(out.contains("conflict project/cache: imported"), "{out}");
+    assert!(!env.path("memory/project/cache.md").exists());
+}
+
+/// An imported name too long for a slug is cut at a clause, else between
+/// words, never inside a word: OpenClaw's directives and headings and
+/// Claude Code's file names alike.
+#[test]
+fn imported_names_are_cut_at_words() {
+    let env = Env::new();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    std::fs::write(
+        ws.join("USER.md"),
+        "# USER\n\n<!-- observed: 2026-11-20 | status: active -->\n- Prefer short answers in chat, with the command first and the explanation after it\n",
+    )
+    .expect("user");
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        "# MEMORY\n\n## Always run the formatter and linter before pushing anything upstream\nSo CI stays green.\n",
+    )
+    .expect("memory");
+    let out = env.ok(&["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(
+        out.contains("proposed user/prefer-short-answers-in-chat ("),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "proposed project/always-run-the-formatter-and-linter-before-pushing-anything ("
+        ),
+        "{out}"
+    );
+    let cc = env.dir.path().join("cc");
+    std::fs::create_dir_all(&cc).expect("cc");
+    std::fs::write(
+        cc.join("feedback_run_the_formatter_and_linter_before_pushing_anything_upstream.md"),
+        "---\nname: Lint first\ndescription: Run the formatter and linter before pushing\ntype: feedback\n---\nSo CI stays green.\n",
+    )
+    .expect("topic");
+    let out = env.ok(&["import", "claude-code", cc.to_str().expect("utf-8")]);
+    assert!(
+        out.contains(
+            "added project/feedback-run-the-formatter-and-linter-before-pushing-anything ("
+        ),
+        "{out}"
+    );
+}
+
+/// A daily note an older memoir imported whole (one note, its file on the
+/// first line) is not imported again entry by entry: only what was added
+/// to the file since is new.
+#[test]
+fn a_daily_note_imported_whole_before_adds_only_its_new_entries() {
+    let env = Env::new();
+    env.cmd(&["note"])
+        .write_stdin("imported from OpenClaw memory/2026-11-27.md:\n# 2026-11-27\n\n- The checkout test flakes.\n- Payment tests use fake timers.")
+        .assert()
+        .success();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(ws.join("memory")).expect("ws");
+    std::fs::write(
+        ws.join("memory/2026-11-27.md"),
+        "# 2026-11-27\n\n- The checkout test flakes.\n- Payment tests use fake timers.\n- Deploys moved to Wednesdays.\n",
+    )
+    .expect("write");
+    let out = env.ok(&["import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert!(
+        out.ends_with(": 1 added, 2 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        "{out}"
+    );
+    assert!(out.contains("added note (memory/2026-11-27.md:5)"), "{out}");
 }
 
 #[test]
@@ -481,13 +706,13 @@ fn export_leaves_what_memoir_did_not_change_byte_for_byte() {
     let grown = std::fs::read_to_string(cc.join("MEMORY.md")).expect("index");
     assert_eq!(
         grown,
-        format!("{index}- [deploy-day](project_deploy-day.md) — Deploys go out on weekdays only\n")
+        format!("{index}- [deploy-day](project_deploy_day.md) — Deploys go out on weekdays only\n")
     );
     // And back: the changed file imports as the memory it is.
     let state = memoir_state(&env);
     let again = env.ok(&["import", "claude-code", ccs]);
     assert!(
-        again.ends_with(": 0 added, 6 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        again.ends_with(": 0 added, 7 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
         "{again}"
     );
     assert_eq!(memoir_state(&env), state);
@@ -567,7 +792,7 @@ fn export_import_changes_nothing() {
     let ccs = cc.to_str().expect("utf-8");
     env.now = "2026-11-30T08:00:00Z".into();
     env.ok(&["export", "claude-code", ccs]);
-    let exported = std::fs::read_to_string(cc.join("project_test-command.md")).expect("read");
+    let exported = std::fs::read_to_string(cc.join("project_test_command.md")).expect("read");
     assert!(
         exported.contains("modified: 2026-11-29T10:41:07Z\n"),
         "the time, not only the date: {exported}"
@@ -652,7 +877,7 @@ fn a_store_in_a_subfolder_uses_the_git_roots_claude_code_folder() {
     ]);
     let out = in_pkg(&["export", "claude-code"]);
     assert!(out.contains(&folder.display().to_string()), "{out}");
-    assert!(folder.join("project_deploy-day.md").is_file());
+    assert!(folder.join("project_deploy_day.md").is_file());
     let wrong = env
         .dir
         .path()

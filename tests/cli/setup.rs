@@ -160,9 +160,23 @@ fn the_registered_hooks_inject_memory_and_note_the_session() {
     assert_eq!(code, 0, "{err}");
     assert!(err.is_empty(), "{err}");
     let log = env.log_text();
+    // Where the note came from is beside its text, not its first line.
     assert!(
-        log.contains("Claude Code session 8f0c2a4e ended (prompt_input_exit); the user asked:"),
+        log.contains(r#""reason":"Claude Code session 8f0c2a4e ended (prompt_input_exit)""#),
         "{log}"
+    );
+    assert!(!log.contains("the user asked:"), "{log}");
+    let found: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "recall", "pnpm test suite"])).expect("json");
+    let note = found["hits"]
+        .as_array()
+        .expect("hits")
+        .iter()
+        .find(|h| h["type"] == "note")
+        .expect("the session's note");
+    assert!(
+        note["text"].as_str().unwrap_or("").starts_with("- "),
+        "{note}"
     );
     assert!(
         log.contains("we run the suite with pnpm test, never npm test"),

@@ -509,7 +509,7 @@ fn imported_user_memories_go_to_the_personal_store() {
     assert!(logs_under(&root).contains("user/call-me-ada"));
 
     // What the team commits holds nothing of the person.
-    env.ok(&["consolidate"]);
+    env.ok(&["consolidate", "--accept-all"]);
     let committed = env.git(&["ls-files", "memory/user"]);
     assert_eq!(committed.trim(), "memory/user/.gitkeep", "{committed}");
 

@@ -136,6 +136,18 @@ pub struct Options {
     pub notes: Vec<String>,
     /// Decisions a human made on the plan's conflicts, by key.
     pub decisions: std::collections::BTreeMap<Key, crate::ops::resolve::Decision>,
+    /// Proposals held for review (imported curated text) to plan as any
+    /// other, by key (`--accept`).
+    pub accept: Vec<Key>,
+    /// Every proposal held for review is accepted (`--accept-all`).
+    pub accept_all: bool,
+}
+
+impl Options {
+    /// Whether a proposal held for review at `key` is accepted.
+    pub fn accepts(&self, key: &Key) -> bool {
+        self.accept_all || self.accept.contains(key)
+    }
 }
 
 /// Why a consolidation stopped before writing anything.
@@ -269,7 +281,7 @@ fn consolidate_locked(
             pending.extend(proposals.iter().cloned());
             let pending: Vec<&Event> = pending.iter().collect();
             let basis = Basis::Index(store, &snap);
-            match plan(store, &basis, &pending, ctx.now, &snap) {
+            match plan(store, &basis, &pending, ctx.now, &snap, opts) {
                 Ok(plan) if opts.dry_run => return Ok(plan),
                 Ok(plan) => {
                     let mut consumed = opts.notes.clone();
@@ -375,7 +387,7 @@ fn finish_consolidation(
         .collect();
     // A replay has the text of every view it lists, unless the logs
     // changed between its two reads (a git command beside memoir).
-    let Ok(mut plan) = plan(store, &basis, &pending, ctx.now, snap) else {
+    let Ok(mut plan) = plan(store, &basis, &pending, ctx.now, snap, opts) else {
         return Err(StoreError::Busy(
             "the logs changed while consolidate read them; run it again".into(),
         )

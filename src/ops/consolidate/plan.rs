@@ -2,7 +2,7 @@
 //! memory becomes (add, merge, conflict, forget, evict), read from a replay
 //! or from the persistent index and its tail, and the events that apply it.
 
-use super::{Action, Plan, Step};
+use super::{Action, Options, Plan, Step};
 use crate::index::snapshot::Snapshot;
 use crate::log::replay::Replay;
 use crate::model::event::{Event, Op};
@@ -156,12 +156,14 @@ pub(super) fn plan(
     pending: &[&Event],
     now: Timestamp,
     snap: &Snapshot,
+    opts: &Options,
 ) -> Result<Plan, Unsure> {
     let today = now.date();
     let mut planner = Planner {
         store,
         basis,
         snap,
+        opts,
         plan: Plan::default(),
         planned: Default::default(),
         descriptions: Default::default(),
@@ -196,6 +198,8 @@ struct Planner<'a> {
     store: &'a Store,
     basis: &'a Basis<'a>,
     snap: &'a Snapshot,
+    /// Which proposals held for review are accepted.
+    opts: &'a Options,
     plan: Plan,
     /// Memories a step of this plan already changes.
     planned: std::collections::HashSet<Key>,
@@ -245,6 +249,22 @@ impl<'a> Planner<'a> {
             key,
             memory,
         };
+        // Imported curated text waits for a person to accept it: never
+        // added by a plain consolidation. (An older memoir marked none:
+        // its OpenClaw proposals are known by their source.)
+        let imported = e.reason.as_deref() == Some(crate::ops::write::REVIEW)
+            || p.memory
+                .source
+                .as_deref()
+                .is_some_and(|s| s.starts_with("imported from OpenClaw "));
+        if imported && !self.opts.accepts(&p.key) {
+            let step = p.conflict(format!(
+                "imported, for a person to review (accept: memoir consolidate --accept {})",
+                p.key
+            ));
+            self.plan.steps.push(step);
+            return Ok(());
+        }
         let conflict_open = self.basis.state(&p.key).1;
         // Merges into a memory accumulate in one step (one new version).
         let merging = self.merging(&p.key);
