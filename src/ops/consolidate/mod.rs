@@ -17,6 +17,7 @@ use crate::log::replay::Replay;
 use crate::model::event::{Event, Op};
 use crate::model::key::Key;
 use crate::model::text;
+use crate::model::version_message::{Change, Made, Sign, VersionMessage};
 use crate::store::{Ctx, Failpoint, Store, StoreError};
 
 mod plan;
@@ -473,12 +474,16 @@ fn finish_interrupted(
     // The repair writes the store: what differs from HEAD is found
     // again after it.
     crate::change::rebuild::rebuild_locked(store, false, false)?;
-    let message =
-        format!(
-        "memoir: consolidate (finished after an interruption)\n\n{}\nMemoir-Consolidation: {}\n",
-        last.reason.as_deref().map(|r| format!("{r}\n")).unwrap_or_default(),
-        last.id
-    );
+    let message = VersionMessage {
+        summary: "memoir: consolidate (finished after an interruption)".into(),
+        prose: last.reason.clone(),
+        changes: Vec::new(),
+        made: Made::Consolidation {
+            event: last.id.clone(),
+        },
+        counts: Vec::new(),
+    }
+    .render();
     let paths = changed_store_paths(store, session.workdir())?;
     version::gate_commit(store, session.workdir(), &paths, None)?;
     sig.seconds = ctx.now.0.div_euclid(1000);
@@ -578,7 +583,7 @@ fn commit_consolidation(
     }
     // Commit every store path that differs from HEAD: the views and
     // MEMORY.md just written, and the logs (notes included).
-    let mut message = opts.message.clone().unwrap_or_else(|| {
+    let summary = opts.message.clone().unwrap_or_else(|| {
         let what = if plan.setup.is_empty() {
             "consolidate"
         } else {
@@ -586,35 +591,53 @@ fn commit_consolidation(
         };
         format!("memoir: {what} ({added} added, {changed} changed, {forgotten} forgotten)")
     });
-    message.push_str("\n\n");
-    if !plan.setup.is_empty() {
-        message.push_str(&format!(
-            "The store's set-up: {}\n\n",
-            plan.setup.join(", ")
-        ));
-    }
+    let mut changes = Vec::new();
     for s in &plan.steps {
         let sign = match s.action {
-            Action::Add => "+",
-            Action::Merge | Action::Decided { .. } => "~",
-            Action::Expire | Action::Evict => "-",
+            Action::Add => Sign::Added,
+            Action::Merge | Action::Decided { .. } => Sign::Changed,
+            Action::Expire | Action::Evict => Sign::Forgotten,
             _ => continue,
         };
-        message.push_str(&format!("{sign} {}\n", s.key));
+        changes.push(Change {
+            sign,
+            key: s.key.to_string(),
+            direct: false,
+        });
     }
     // Memories written directly (remember, forget, resolve) since the last version.
     for (k, what) in &direct {
         let sign = match what {
-            Direct::Added => "+",
-            Direct::Changed => "~",
-            Direct::Forgotten => "-",
+            Direct::Added => Sign::Added,
+            Direct::Changed => Sign::Changed,
+            Direct::Forgotten => Sign::Forgotten,
         };
-        message.push_str(&format!("{sign} {k} (written directly)\n"));
+        changes.push(Change {
+            sign,
+            key: k.to_string(),
+            direct: true,
+        });
     }
-    message.push_str(&format!(
-        "\nMemoir-Consolidation: {}\nMemoir-Counts: added={added} changed={changed} forgotten={forgotten} conflicts={conflicts}\n",
-        marker.id
-    ));
+    let counts = [
+        ("added", added),
+        ("changed", changed),
+        ("forgotten", forgotten),
+        ("conflicts", conflicts),
+    ];
+    let message = VersionMessage {
+        summary,
+        prose: (!plan.setup.is_empty())
+            .then(|| format!("The store's set-up: {}", plan.setup.join(", "))),
+        changes,
+        made: Made::Consolidation {
+            event: marker.id.clone(),
+        },
+        counts: counts
+            .iter()
+            .map(|(name, n)| (name.to_string(), *n as u64))
+            .collect(),
+    }
+    .render();
     sig.seconds = ctx.now.0.div_euclid(1000);
     store.stop_at(Failpoint::BeforeCommit)?;
     session.stop_after_index(store.stops_at(Failpoint::AfterIndex));
