@@ -568,14 +568,13 @@ fn init_over_another_tools_memory_folder_says_what_it_found_and_status_agrees_wi
         .expect("sh");
     assert!(moved.success());
     let out = env.ok(&["import", "openclaw", "openclaw"]);
-    assert!(out.contains("added note (memory/2026-11-30.md)"), "{out}");
+    assert!(out.contains("added note (memory/2026-11-30.md:1)"), "{out}");
     assert!(out.contains(" 0 proposed"), "{out}");
     std::fs::rename(env.path("memory/notes"), env.path("notes")).expect("mv");
     env.ok(&["check"]);
     assert!(env.ok(&["status"]).contains("Nothing needs attention"));
-    assert!(env
-        .ok(&["recall", "pnpm"])
-        .contains("imported from OpenClaw memory/2026-11-30.md"));
+    // The note is the entry itself; where it came from is in its event.
+    assert!(env.ok(&["recall", "pnpm"]).contains("we use pnpm"));
 }
 
 /// `import -q` hides the summary and the items that went well, never an

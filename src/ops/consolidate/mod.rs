@@ -300,16 +300,16 @@ fn consolidate_locked(
             return Ok(plan);
         };
         if !events.is_empty() || !consumed.is_empty() {
-            return commit_consolidation(
-                store, ctx, plan, events, consumed, session, sig, opts, &mut snap, changed,
-            );
+            let by = Committer::new(store, ctx, session, sig, opts);
+            return commit_consolidation(by, plan, events, consumed, &mut snap, changed);
         }
         // With nothing to apply, an interrupted consolidation may need
         // finishing, which takes the replay below. Only if there is one:
         // its marker is in a log that differs from HEAD.
         let paths = changed.wait()?;
         if !uncommitted_marker(store, &paths)? {
-            return commit_direct_writes(store, ctx, plan, session, sig, opts, &mut snap, paths);
+            let by = Committer::new(store, ctx, session, sig, opts);
+            return commit_direct_writes(by, plan, &mut snap, paths);
         }
         return finish_consolidation(
             store,
@@ -416,14 +416,15 @@ fn finish_consolidation(
             .max_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
         let Some(last) = last.filter(|e| !committed.contains(&e.id)) else {
             let paths = changed.wait()?;
-            return commit_direct_writes(store, ctx, plan, session, sig, opts, snap, paths);
+            let by = Committer::new(store, ctx, session, sig, opts);
+            return commit_direct_writes(by, plan, snap, paths);
         };
-        return finish_interrupted(store, ctx, plan, last, session, sig);
+        let by = Committer::new(store, ctx, session, sig, opts);
+        return finish_interrupted(by, plan, last);
     }
     drop(replay);
-    commit_consolidation(
-        store, ctx, plan, events, consumed, session, sig, opts, snap, changed,
-    )
+    let by = Committer::new(store, ctx, session, sig, opts);
+    commit_consolidation(by, plan, events, consumed, snap, changed)
 }
 
 /// The events of the conflicts a human decided during this consolidation
@@ -460,17 +461,49 @@ fn decide_conflicts(
     Ok(events)
 }
 
+/// Who commits a version, and with what: the store, the time and actor,
+/// the git session and signature, the options the command was given.
+struct Committer<'a> {
+    store: &'a Store,
+    ctx: &'a Ctx,
+    session: git::Session,
+    sig: git::Signature,
+    opts: &'a Options,
+}
+
+impl<'a> Committer<'a> {
+    fn new(
+        store: &'a Store,
+        ctx: &'a Ctx,
+        session: git::Session,
+        sig: git::Signature,
+        opts: &'a Options,
+    ) -> Committer<'a> {
+        Committer {
+            store,
+            ctx,
+            session,
+            sig,
+            opts,
+        }
+    }
+}
+
 /// Finishes a consolidation interrupted after its log append (its
 /// `consolidate` event `last` is in no commit): the views it left half
 /// written are repaired, and the store is committed.
 fn finish_interrupted(
-    store: &Store,
-    ctx: &Ctx,
+    by: Committer<'_>,
     mut plan: Plan,
     last: &Event,
-    session: git::Session,
-    mut sig: git::Signature,
 ) -> Result<Plan, ConsolidateError> {
+    let Committer {
+        store,
+        ctx,
+        session,
+        mut sig,
+        ..
+    } = by;
     // The repair writes the store: what differs from HEAD is found
     // again after it.
     crate::change::rebuild::rebuild_locked(store, false, false)?;
@@ -495,14 +528,9 @@ fn finish_interrupted(
 /// With nothing to apply: what `remember`, `forget`, `note` and
 /// `resolve` wrote since the last version (`paths`, from
 /// [`changed_store_paths`]) is committed as a new one, if any.
-#[allow(clippy::too_many_arguments)]
 fn commit_direct_writes(
-    store: &Store,
-    ctx: &Ctx,
+    by: Committer<'_>,
     plan: Plan,
-    session: git::Session,
-    sig: git::Signature,
-    opts: &Options,
     snap: &mut Snapshot,
     paths: Vec<String>,
 ) -> Result<Plan, ConsolidateError> {
@@ -510,36 +538,27 @@ fn commit_direct_writes(
         return Ok(plan);
     }
     let found = Changed::Found(paths);
-    commit_consolidation(
-        store,
-        ctx,
-        plan,
-        Vec::new(),
-        Vec::new(),
-        session,
-        sig,
-        opts,
-        snap,
-        found,
-    )
+    commit_consolidation(by, plan, Vec::new(), Vec::new(), snap, found)
 }
 
 /// Appends the plan's events and its `consolidate` marker, writes the
 /// views, and commits every changed store path: those `changed` found
 /// before the writes and those written.
-#[allow(clippy::too_many_arguments)]
 fn commit_consolidation(
-    store: &Store,
-    ctx: &Ctx,
+    by: Committer<'_>,
     mut plan: Plan,
     mut events: Vec<Event>,
     consumed: Vec<String>,
-    mut session: git::Session,
-    mut sig: git::Signature,
-    opts: &Options,
     snap: &mut Snapshot,
     before: Changed<'_>,
 ) -> Result<Plan, ConsolidateError> {
+    let Committer {
+        store,
+        ctx,
+        mut session,
+        mut sig,
+        opts,
+    } = by;
     // Like a write, through the index in place: it is refreshed and
     // saved by the next command that reads the whole of it.
     // Waited for before writing: beside the writes, in the same folders,
