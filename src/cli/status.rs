@@ -124,51 +124,21 @@ fn sections(
 ) -> std::io::Result<()> {
     let unsettled = merge.filter(|(m, _)| !m.settled);
     if let Some((m, step)) = merge {
-        let mut chars = step.chars();
-        let first = chars.next().map(|c| c.to_ascii_uppercase());
-        out.line(format!("\n{}{}", first.unwrap_or_default(), chars.as_str()))?;
-        out.items("  unmerged ", &m.unmerged)?;
+        merge_lines(out, m, step)?;
     }
     let settles = |path: &str| unsettled.is_some_and(|(m, _)| m.unmerged.iter().any(|u| u == path));
-    let conflicts = strings(&st.conflicts);
-    section(
-        out,
-        "Open conflicts",
-        &conflicts,
-        match merge {
-            Some(_) => "decide with `memoir resolve` once the merge is committed",
-            None => "decide with `memoir resolve`",
-        },
-    )?;
     let proposals: Vec<String> = st
         .proposals
         .iter()
         .zip(&st.proposal_keys)
-        .map(|(id, key)| match key {
-            Some(k) => format!("{id}  {k}"),
-            None => id.clone(),
-        })
+        .map(|(id, key)| key.as_ref().map_or(id.clone(), |k| format!("{id}  {k}")))
         .collect();
-    section(
-        out,
-        "Pending proposals",
-        &proposals,
-        "consolidation decides them",
-    )?;
-    let drift: Vec<String> = st
-        .drift
-        .iter()
-        // Rebuild settles a merge's drift, and says which hand edits it
-        // leaves; `record` now would record git's text merge.
-        .filter(|_| unsettled.is_none())
-        .cloned()
-        .collect();
-    section(
-        out,
-        "Drift",
-        &drift,
-        "`memoir check` says which kind; `memoir record` or `memoir rebuild`",
-    )?;
+    // Rebuild settles a merge's drift, and says which hand edits it
+    // leaves; `record` now would record git's text merge.
+    let drift = match unsettled {
+        None => st.drift.clone(),
+        Some(_) => Vec::new(),
+    };
     let invalid: Vec<String> = st
         .invalid
         .iter()
@@ -179,35 +149,40 @@ fn sections(
             false => format!("{p}: {e}"),
         })
         .collect();
-    section(out, "Invalid files", &invalid, "fix them by hand")?;
-    let labels: Vec<String> = foreign.iter().map(foreign_label).collect();
-    section(
-        out,
-        "Not memoir's, in memory/",
-        &labels,
-        &foreign_advice(foreign),
-    )?;
-    section(
-        out,
-        "Past review date",
-        &strings(&st.stale),
-        "confirm or forget them",
-    )?;
-    section(
-        out,
-        "Expired",
-        &strings(&st.expired),
-        "consolidation forgets them",
-    )?;
-    if st.over_budget > 0 {
-        out.line(format!(
-            "\nMEMORY.md leaves out {} (over its line budget)",
-            super::output::count(st.over_budget, "memory", "memories")
-        ))?;
+    let resolve = match merge {
+        Some(_) => "decide with `memoir resolve` once the merge is committed",
+        None => "decide with `memoir resolve`",
+    };
+    let foreign_hint = foreign_advice(foreign);
+    let lists = [
+        ("Open conflicts", strings(&st.conflicts), resolve),
+        ("Pending proposals", proposals, "consolidation decides them"),
+        (
+            "Drift",
+            drift,
+            "`memoir check` says which kind; `memoir record` or `memoir rebuild`",
+        ),
+        ("Invalid files", invalid, "fix them by hand"),
+        (
+            "Not memoir's, in memory/",
+            foreign.iter().map(foreign_label).collect(),
+            foreign_hint.as_str(),
+        ),
+        (
+            "Past review date",
+            strings(&st.stale),
+            "confirm or forget them",
+        ),
+        (
+            "Expired",
+            strings(&st.expired),
+            "consolidation forgets them",
+        ),
+    ];
+    for (title, items, hint) in &lists {
+        section(out, title, items, hint)?;
     }
-    if st.index_stale && unsettled.is_none() {
-        out.line("\nMEMORY.md is out of date: run `memoir reindex`")?;
-    }
+    index_lines(out, st, unsettled.is_some())?;
     let attention = st.conflicts.len()
         + st.proposals.len()
         + st.drift.len()
@@ -217,6 +192,31 @@ fn sections(
         + foreign.len();
     if attention == 0 && !st.index_stale && merge.is_none() {
         out.line("Nothing needs attention.")?;
+    }
+    Ok(())
+}
+
+/// The merge in progress: its one next step, then the files git left
+/// unmerged.
+fn merge_lines(out: &mut Output, m: &MergeInProgress, step: &str) -> std::io::Result<()> {
+    let mut chars = step.chars();
+    let first = chars.next().map(|c| c.to_ascii_uppercase());
+    out.line(format!("\n{}{}", first.unwrap_or_default(), chars.as_str()))?;
+    out.items("  unmerged ", &m.unmerged)
+}
+
+/// What MEMORY.md lacks: memories over its budget, and whether it is out
+/// of date (not said during a merge that is not settled: `rebuild` is
+/// the step then).
+fn index_lines(out: &mut Output, st: &Status, unsettled: bool) -> std::io::Result<()> {
+    if st.over_budget > 0 {
+        out.line(format!(
+            "\nMEMORY.md leaves out {} (over its line budget)",
+            super::output::count(st.over_budget, "memory", "memories")
+        ))?;
+    }
+    if st.index_stale && !unsettled {
+        out.line("\nMEMORY.md is out of date: run `memoir reindex`")?;
     }
     Ok(())
 }

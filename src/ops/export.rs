@@ -43,10 +43,6 @@ pub struct Exported {
 
 /// Exports every memory into the Claude Code memory folder `dir`.
 pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported, StoreError> {
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| StoreError::Io { path, source }
-    };
     let memories = memories_of(store)?;
     let mut out = Exported::default();
     let folder = topic_files(dir);
@@ -92,27 +88,7 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
             });
             continue;
         }
-        let t = Topic {
-            file: file.clone(),
-            // Claude Code's title and session stay: memoir has neither.
-            title: current
-                .as_ref()
-                .map(|c| c.title.clone())
-                .filter(|t| !t.is_empty())
-                .unwrap_or(title),
-            description: m.description.clone(),
-            kind: m.kind,
-            modified: m.updated.map(|t| t.seconds()),
-            origin_session: current.as_ref().and_then(|c| c.origin_session.clone()),
-            memoir_key: Some(key.to_string()),
-            source: Some(m.source.clone().unwrap_or_default()),
-            body: m.body.clone(),
-        };
-        let new = match (&text, &current) {
-            (Some(text), Some(_)) => claude_code::update_topic(text, &t),
-            _ => None,
-        }
-        .unwrap_or_else(|| claude_code::render_topic(&t));
+        let (t, new) = rewritten(key, m, &file, title, text.as_deref(), current.as_ref());
         entries.push(IndexEntry {
             line: claude_code::index_line(&t.title, &file, &t.description),
             file: file.clone(),
@@ -123,29 +99,81 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
             continue;
         }
         if !dry_run {
-            write(dir, &file, &new).map_err(io(&path))?;
+            write(dir, &file, &new).map_err(io_at(&path))?;
         }
         out.written.push(file);
     }
     entries.extend(others);
+    write_index(dir, &entries, &mut out, dry_run)?;
+    Ok(out)
+}
+
+/// An I/O failure at `path`, as the store reports one.
+fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
+    let path = path.to_path_buf();
+    move |source| StoreError::Io { path, source }
+}
+
+/// Merges the topic files' lines into Claude Code's MEMORY.md (written if
+/// it changed), then removes the topic files of memories gone.
+fn write_index(
+    dir: &Path,
+    entries: &[IndexEntry],
+    out: &mut Exported,
+    dry_run: bool,
+) -> Result<(), StoreError> {
     let index_path = dir.join(claude_code::INDEX);
     let current = read(&index_path);
-    let index = claude_code::merge_index(current.as_deref(), &entries, &out.removed);
+    let index = claude_code::merge_index(current.as_deref(), entries, &out.removed);
     out.left_out = index.left_out;
     out.cut_by = index.cut_by;
     if current.as_deref() != Some(index.text.as_str()) {
         if !dry_run {
-            write(dir, claude_code::INDEX, &index.text).map_err(io(&index_path))?;
+            write(dir, claude_code::INDEX, &index.text).map_err(io_at(&index_path))?;
         }
         out.index_written = true;
     }
     if !dry_run {
         for name in &out.removed {
             let path = dir.join(name);
-            std::fs::remove_file(&path).map_err(io(&path))?;
+            std::fs::remove_file(&path).map_err(io_at(&path))?;
         }
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The topic file memoir writes for memory `m` at `file`, and its text:
+/// the file as it is (`text`, parsed as `current`) with memoir's fields
+/// changed and every other kept, or a new file.
+fn rewritten(
+    key: &Key,
+    m: &Memory,
+    file: &str,
+    title: String,
+    text: Option<&str>,
+    current: Option<&Topic>,
+) -> (Topic, String) {
+    let t = Topic {
+        file: file.to_string(),
+        // Claude Code's title and session stay: memoir has neither.
+        title: current
+            .map(|c| c.title.clone())
+            .filter(|t| !t.is_empty())
+            .unwrap_or(title),
+        description: m.description.clone(),
+        kind: m.kind,
+        modified: m.updated.map(|t| t.seconds()),
+        origin_session: current.and_then(|c| c.origin_session.clone()),
+        memoir_key: Some(key.to_string()),
+        source: Some(m.source.clone().unwrap_or_default()),
+        body: m.body.clone(),
+    };
+    let new = match (text, current) {
+        (Some(text), Some(_)) => claude_code::update_topic(text, &t),
+        _ => None,
+    }
+    .unwrap_or_else(|| claude_code::render_topic(&t));
+    (t, new)
 }
 
 /// Whether the topic file `t` was modified (its `modified`, to the second)

@@ -52,22 +52,7 @@ pub fn rollback(
         opts.allow_detached,
     )?;
     let (target, files) = store.files_at(rev, "memory/")?;
-    // A revision with no logs is from before the store: rolling back to it
-    // would forget every memory (or, in an empty store, do nothing without
-    // a word), which is never what a rollback is for.
-    if !files.keys().any(|p| p.starts_with("memory/log/")) {
-        // The revision as typed may look like a token to the output's
-        // guard (a full commit id): the short id names it.
-        return Err(StoreError::Invalid {
-            path: "rollback".into(),
-            line: None,
-            message: format!(
-                "commit {} is from before this store existed (it has no memory/log/): there is no version to roll back to; `memoir versions` lists the store's versions",
-                &target[..target.len().min(12)]
-            ),
-        }
-        .into());
-    }
+    refuse_before_the_store(&target, &files)?;
     let (mut replay, mut drifts) = crate::change::drift::drifts(store)?;
     // Views a killed write left behind are memoir's: brought up to the
     // logs first, or the rollback would commit them as they are.
@@ -124,6 +109,28 @@ pub fn rollback(
     sig.seconds = ctx.now.0.div_euclid(1000);
     report.commit = session.commit(&paths, &message, &sig)?;
     Ok(report)
+}
+
+/// A revision with no logs is from before the store: rolling back to it
+/// would forget every memory (or, in an empty store, do nothing without a
+/// word), which is never what a rollback is for.
+fn refuse_before_the_store(
+    target: &str,
+    files: &BTreeMap<String, Vec<u8>>,
+) -> Result<(), StoreError> {
+    if files.keys().any(|p| p.starts_with("memory/log/")) {
+        return Ok(());
+    }
+    // The revision as typed may look like a token to the output's guard
+    // (a full commit id): the short id names it.
+    Err(StoreError::Invalid {
+        path: "rollback".into(),
+        line: None,
+        message: format!(
+            "commit {} is from before this store existed (it has no memory/log/): there is no version to roll back to; `memoir versions` lists the store's versions",
+            &target[..target.len().min(12)]
+        ),
+    })
 }
 
 /// Refuses to roll back over hand edits, which the rollback would lose.

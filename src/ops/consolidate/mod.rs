@@ -602,7 +602,25 @@ fn commit_consolidation(
     }
     // Commit every store path that differs from HEAD: the views and
     // MEMORY.md just written, and the logs (notes included).
-    let summary = opts.message.clone().unwrap_or_else(|| {
+    let message = version_message(&plan, &direct, &marker.id, opts.message.as_deref());
+    sig.seconds = ctx.now.0.div_euclid(1000);
+    store.stop_at(Failpoint::BeforeCommit)?;
+    session.stop_after_index(store.stops_at(Failpoint::AfterIndex));
+    plan.commit = session.commit(&paths, &message, &sig)?;
+    Ok(plan)
+}
+
+/// The version's commit message: the summary (`-m`, else the counts), the
+/// set-up a first version commits, each memory the plan or a direct
+/// write changed, and the trailers.
+fn version_message(
+    plan: &Plan,
+    direct: &[(Key, Direct)],
+    event: &str,
+    message: Option<&str>,
+) -> String {
+    let (added, changed, forgotten, conflicts) = plan.counts();
+    let summary = message.map(str::to_string).unwrap_or_else(|| {
         let what = if plan.setup.is_empty() {
             "consolidate"
         } else {
@@ -625,7 +643,7 @@ fn commit_consolidation(
         });
     }
     // Memories written directly (remember, forget, resolve) since the last version.
-    for (k, what) in &direct {
+    for (k, what) in direct {
         let sign = match what {
             Direct::Added => Sign::Added,
             Direct::Changed => Sign::Changed,
@@ -643,25 +661,20 @@ fn commit_consolidation(
         ("forgotten", forgotten),
         ("conflicts", conflicts),
     ];
-    let message = VersionMessage {
+    VersionMessage {
         summary,
         prose: (!plan.setup.is_empty())
             .then(|| format!("The store's set-up: {}", plan.setup.join(", "))),
         changes,
         made: Made::Consolidation {
-            event: marker.id.clone(),
+            event: event.to_string(),
         },
         counts: counts
             .iter()
             .map(|(name, n)| (name.to_string(), *n as u64))
             .collect(),
     }
-    .render();
-    sig.seconds = ctx.now.0.div_euclid(1000);
-    store.stop_at(Failpoint::BeforeCommit)?;
-    session.stop_after_index(store.stops_at(Failpoint::AfterIndex));
-    plan.commit = session.commit(&paths, &message, &sig)?;
-    Ok(plan)
+    .render()
 }
 
 /// What a direct write did to a memory file since HEAD.
