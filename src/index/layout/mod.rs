@@ -10,7 +10,8 @@
 //!
 //! ```text
 //! "MEMOIRIX" | version u32 | section count u32 | (offset u64, length u64) per section | sections
-//!  0 Head           postcard Head: log stamps, pending proposals, keys with an open conflict
+//!  0 Head           postcard Head: log stamps, pending proposals, keys with an open conflict,
+//!                   the secret rules' fingerprint (the records' flags hold under those rules)
 //!  1 KeyOffsets     u32 offsets (n + 1) into Keys
 //!  2 DictOffsets    u32 offsets (n + 1) into Terms
 //!  3 Terms          the term strings, by id
