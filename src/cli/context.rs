@@ -77,6 +77,8 @@ fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Resul
     let (mut tokens, mut omitted) = (0, 0);
     let (mut memories, mut personal) = (Vec::new(), Vec::new());
     let many = stores.len() > 1;
+    // Every store's block vouched for by its index: printed unscanned.
+    let mut vouched = true;
     for (store, origin) in &stores {
         let share = if many && *origin == Origin::Personal {
             budget / 3
@@ -97,6 +99,7 @@ fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Resul
         for w in &ctx.warnings {
             warn(app.quiet(), w);
         }
+        vouched &= ctx.vouched;
         let asked = memoir::ops::seen::Asked {
             query,
             budget,
@@ -117,6 +120,7 @@ fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Resul
         }
         memories.extend(keys);
     }
+    app.out.vetted(vouched);
     app.out.json(&json!({
         "text": text, "tokens": tokens, "omitted": omitted, "memories": memories, "personal": personal,
     }))?;

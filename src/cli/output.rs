@@ -23,6 +23,8 @@ pub struct Output {
     color: bool,
     /// stdout is a terminal.
     terminal: bool,
+    /// What is printed is vetted ([`Output::vetted`]): not scanned again.
+    vetted: bool,
 }
 
 /// Where the output is written.
@@ -61,6 +63,7 @@ impl Output {
             quiet,
             color: !no_color && terminal,
             terminal,
+            vetted: false,
         }
     }
 
@@ -73,6 +76,7 @@ impl Output {
             quiet: false,
             color: false,
             terminal: false,
+            vetted: false,
         }
     }
 
@@ -91,12 +95,30 @@ impl Output {
         self.quiet = false;
     }
 
+    /// Says whether what the command prints from now on holds only text
+    /// the persistent index vouches for (the secret scanner found nothing
+    /// in it when it was indexed, under today's rules) and the command's
+    /// own words: then it is printed without a second scan, which would
+    /// start the scanner (milliseconds, most of a warm recall's time).
+    /// Diagnostics are scanned whatever this says.
+    pub fn vetted(&mut self, vetted: bool) {
+        self.vetted = vetted;
+    }
+
+    /// `text`, with its secrets redacted unless it is vetted.
+    fn redacted<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        match self.vetted {
+            true => Cow::Borrowed(text),
+            false => memoir::policy::secrets::redacted(text),
+        }
+    }
+
     /// A line of text (not in JSON mode, not when quiet).
     pub fn line(&mut self, text: impl AsRef<str>) -> io::Result<()> {
         if self.json || self.quiet {
             return Ok(());
         }
-        let text = memoir::policy::secrets::redacted(text.as_ref());
+        let text = self.redacted(text.as_ref());
         writeln!(self.out, "{}", printable(&text, true))
     }
 
@@ -107,7 +129,7 @@ impl Output {
             return Ok(());
         }
         // A file written around the policy: its secret is not shown.
-        let text = memoir::policy::secrets::redacted(text);
+        let text = self.redacted(text);
         if self.terminal {
             return self.out.write_all(printable(&text, true).as_bytes());
         }
@@ -137,7 +159,7 @@ impl Output {
     pub fn json_document(&mut self, value: &Value) -> io::Result<()> {
         let value = &versioned(value);
         let text = serde_json::to_string_pretty(value).map_err(io::Error::other)?;
-        if let Cow::Borrowed(_) = memoir::policy::secrets::redacted(&text) {
+        if let Cow::Borrowed(_) = self.redacted(&text) {
             return writeln!(self.out, "{text}");
         }
         // Redacted string by string: the document stays valid JSON.

@@ -74,10 +74,13 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let query = args.query.join(" ");
     // Each store's hits in its own order, with the place they merge by.
     let mut lists: Vec<Vec<(Place, serde_json::Value, String)>> = Vec::new();
+    // Every store's hits vouched for by its index: printed unscanned.
+    let mut vouched = true;
     for (store, origin) in stores {
         let semantic = memoir::ops::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
         let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
         let mode = recall.mode.as_str();
+        vouched &= recall.vouched;
         for w in &recall.warnings {
             warn(app.quiet(), w);
         }
@@ -114,6 +117,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let merged = merge(lists, args.limit);
     // What was asked (filters included) has an answer: some hit is relevant.
     let answered = merged.first().is_some_and(|(p, _, _)| p.relevant);
+    app.out.vetted(vouched);
     if app.out.json {
         let hits: Vec<_> = merged.into_iter().map(|(_, j, _)| j).collect();
         app.out

@@ -26,6 +26,28 @@ pub struct FileEntry {
     pub terms: TermList,
     /// Weighted length in terms, for BM25's length normalization.
     pub len: u32,
+    /// The secret scanner found nothing in it ([`holds_no_secret`]): a
+    /// query shows it unscanned while its content has `hash`.
+    pub clean: bool,
+}
+
+/// Does the memory file at `rel` hold no secret? Its path and whole
+/// text scanned, and each text of its summary that is not in it word for
+/// word (a YAML escape: the scanner decodes those too, but what recall
+/// prints is the summary). Computed when the file is indexed, so that a
+/// query does not start the scanner for what the index vouches for
+/// (`ops::recall`).
+pub fn holds_no_secret(rel: &str, content: &str, summary: Option<&Summary>) -> bool {
+    let clean = |t: &str| crate::policy::secrets::find_secrets(t).is_empty();
+    clean(rel)
+        && clean(content)
+        && summary.is_none_or(|s| {
+            [&s.name, &s.description, &s.kind]
+                .into_iter()
+                .chain(s.source.as_ref())
+                .chain(&s.tags)
+                .all(|t| content.contains(t.as_str()) || clean(t))
+        })
 }
 
 /// A memory's search terms, (term id, weighted frequency, field mask) in
@@ -237,6 +259,8 @@ pub struct NoteEntry {
     pub terms: TermList,
     /// Its weighted length.
     pub len: u32,
+    /// The secret scanner found nothing in its text.
+    pub clean: bool,
 }
 
 impl Cache {
@@ -269,6 +293,10 @@ impl Cache {
                 event: e.clone(),
                 terms: TermList::of(ids),
                 len,
+                // What recall prints of it: its text and its writer.
+                clean: [&e.body, &e.actor]
+                    .iter()
+                    .all(|t| crate::policy::secrets::find_secrets(t).is_empty()),
             });
         }
     }
@@ -290,7 +318,7 @@ impl Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 8 * 1000 + crate::model::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 9 * 1000 + crate::model::text::TOKENIZER_VERSION;
 
 #[cfg(test)]
 mod tests {

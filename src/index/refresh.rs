@@ -31,7 +31,7 @@ pub fn summaries(cache: &Cache) -> Vec<(Key, &Summary)> {
 /// whose name matches its file name.
 pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str, dict: &mut Dict) -> FileEntry {
     match validate_file(content, rel) {
-        Ok(m) => entry_of(content, &m, stamp, dict),
+        Ok(m) => entry_of(rel, content, &m, stamp, dict),
         Err(e) => FileEntry {
             stamp,
             hash: fingerprint(content.as_bytes()),
@@ -39,13 +39,15 @@ pub(crate) fn entry_for(content: &str, stamp: Stamp, rel: &str, dict: &mut Dict)
             error: Some(e.to_string()),
             terms: Default::default(),
             len: 0,
+            // Not searched, so never shown.
+            clean: false,
         },
     }
 }
 
 /// The index entry of a valid memory file.
-fn entry_of(content: &str, m: &Memory, stamp: Stamp, dict: &mut Dict) -> FileEntry {
-    Parsed::of(content, m).into_entry(stamp, dict)
+fn entry_of(rel: &str, content: &str, m: &Memory, stamp: Stamp, dict: &mut Dict) -> FileEntry {
+    Parsed::of(rel, content, m).into_entry(stamp, dict)
 }
 
 /// What the index keeps of a valid memory file, before its terms are interned
@@ -55,14 +57,18 @@ struct Parsed {
     summary: Summary,
     terms: crate::index::terms::Terms,
     len: u32,
+    clean: bool,
 }
 
 impl Parsed {
-    fn of(content: &str, m: &Memory) -> Parsed {
+    fn of(rel: &str, content: &str, m: &Memory) -> Parsed {
         let (terms, len) = crate::index::terms::term_counts(m);
+        let summary = Summary::of(m);
         Parsed {
             hash: fingerprint(content.as_bytes()),
-            summary: Summary::of(m),
+            // Scanned here, on the reading threads.
+            clean: crate::index::cache::holds_no_secret(rel, content, Some(&summary)),
+            summary,
             terms,
             len,
         }
@@ -82,6 +88,7 @@ impl Parsed {
             error: None,
             terms,
             len: self.len,
+            clean: self.clean,
         }
     }
 }
@@ -327,6 +334,7 @@ pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), Stor
                         error: Some(error),
                         terms: Default::default(),
                         len: 0,
+                        clean: false,
                     },
                 };
                 cache.files.insert(rel.clone(), entry);
@@ -348,7 +356,7 @@ fn parse_for_index(store: &Store, rel: &str) -> Option<Result<Parsed, String>> {
     match store.read_memory_file(rel) {
         Ok(Some(c)) => Some(
             validate_file(&c, rel)
-                .map(|m| Parsed::of(&c, &m))
+                .map(|m| Parsed::of(rel, &c, &m))
                 .map_err(|e| e.to_string()),
         ),
         Ok(None) => None,

@@ -35,6 +35,11 @@ pub struct Recall {
     pub mode: Mode,
     /// One line per memory file or log that could not be read.
     pub warnings: Vec<String>,
+    /// The index vouches for every hit and note: each is what the secret
+    /// scanner found nothing in (its text, its path or writer), so what is
+    /// printed of them needs no second scan (the CLI's output scans
+    /// anything else).
+    pub vouched: bool,
 }
 
 /// A context block for injection, or nothing.
@@ -56,6 +61,9 @@ pub struct Context {
     pub omitted: usize,
     /// One line per file or log that could not be read.
     pub warnings: Vec<String>,
+    /// The index vouches for everything in `text` (see [`context_with`]):
+    /// it needs no second scan.
+    pub vouched: bool,
 }
 
 /// Neutralizes anything in memory text that could open or close one of the
@@ -171,15 +179,19 @@ pub fn recall_with(
         answered,
         ..
     } = found;
+    let vouched = hits.iter().all(|h| h.clean.is_some()) && notes.iter().all(|n| n.clean);
     // A file or a note written around the policy (a hand edit not yet
-    // checked) must not hand its secret to whoever asked.
-    for note in &mut notes {
+    // checked) must not hand its secret to whoever asked. What the index
+    // found no secret in when it read it (under today's rules: an index
+    // of other rules is rebuilt) is shown unscanned: starting the scanner
+    // costs more than the rest of a warm recall.
+    for note in notes.iter_mut().filter(|n| !n.clean) {
         if let std::borrow::Cow::Owned(r) = crate::policy::secrets::redacted(&note.text) {
             note.text = r;
             warnings.push(holds_a_secret(&format!("note {}", note.id)));
         }
     }
-    for hit in &mut hits {
+    for hit in hits.iter_mut().filter(|h| h.clean.is_none()) {
         let s = &mut hit.summary;
         for text in std::iter::once(&mut s.description).chain(s.source.as_mut()) {
             if let std::borrow::Cow::Owned(r) = crate::policy::secrets::redacted(text) {
@@ -195,6 +207,7 @@ pub fn recall_with(
         answered,
         mode,
         warnings,
+        vouched,
     })
 }
 
@@ -230,7 +243,7 @@ pub fn context_with(
     readers: Readers,
 ) -> Result<Context, StoreError> {
     let semantic = readers.semantic;
-    let mut ctx = match query {
+    let ctx = match query {
         Some(q) => {
             let (corpus, mut warnings) = corpus(store, true)?;
             let opts = context_options(now.date());
@@ -255,19 +268,29 @@ pub fn context_with(
                     }
                 },
             };
-            let mut ctx = relevant_context(store, &corpus, found, budget, &mut warnings);
+            let (mut ctx, vouched) = relevant_context(store, &corpus, found, budget, &mut warnings);
             ctx.warnings = warnings;
-            ctx
+            (ctx, vouched)
         }
         None => {
             let (cache, mut warnings) = read_index(store)?;
             let mut ctx = hot_context(store, &cache, budget, now, &mut warnings);
             ctx.warnings = warnings;
-            ctx
+            (ctx, false)
         }
     };
+    let (mut ctx, vouched) = ctx;
     // What goes into a prompt is sent to a model provider: a secret in
     // a memory or a note written around the policy is replaced there.
+    // A block made only of what the index vouches for (files unchanged
+    // since the index found no secret in them, indexed notes) is not
+    // scanned again; one piece it cannot vouch for and the whole block is.
+    // An empty block has nothing to scan.
+    if vouched || ctx.text.is_empty() {
+        ctx.vouched = true;
+        ctx.warnings.dedup();
+        return Ok(ctx);
+    }
     if let std::borrow::Cow::Owned(r) = crate::policy::secrets::redacted(&ctx.text) {
         ctx.text = r;
         ctx.warnings.push(
@@ -331,13 +354,31 @@ const RELEVANT_CLOSE: &str = "</relevant_memories>";
 const MEMORY_CLOSE: &str = "</memory>";
 
 /// `context <query>`: the relevant memories and notes `found`, in rank
-/// order while the budget lasts, each memory whole or cut in its body.
+/// order while the budget lasts, each memory whole or cut in its body;
+/// and whether the index vouches for all of it (every memory read as the
+/// index found it clean, every note indexed and clean: see
+/// [`context_with`]).
 fn relevant_context(
     store: &Store,
     corpus: &Corpus,
     found: Results,
     budget: usize,
     warnings: &mut Vec<String>,
+) -> (Context, bool) {
+    let mut vouched = true;
+    let ctx = relevant_block(store, corpus, found, budget, warnings, &mut vouched);
+    (ctx, vouched)
+}
+
+/// [`relevant_context`]'s block; clears `vouched` for each piece that
+/// goes in unvouched.
+fn relevant_block(
+    store: &Store,
+    corpus: &Corpus,
+    found: Results,
+    budget: usize,
+    warnings: &mut Vec<String>,
+    vouched: &mut bool,
 ) -> Context {
     let mut ctx = Context::default();
     if found.is_empty() {
@@ -357,12 +398,13 @@ fn relevant_context(
     for (i, item) in items.iter().enumerate() {
         let shown = match item {
             Item::Memory(hit) => {
-                let Some(m) = read_hit(store, hit, warnings) else {
+                let Some((m, clean)) = read_hit(store, hit, warnings) else {
                     continue;
                 };
                 let shown = push_memory(&mut b, hit, &m);
                 if !matches!(shown, Shown::Not) {
                     ctx.memories.push(hit.key.clone());
+                    *vouched &= clean;
                 }
                 shown
             }
@@ -370,6 +412,7 @@ fn relevant_context(
                 let shown = push_found_note(&mut b, note);
                 if !matches!(shown, Shown::Not) {
                     ctx.notes.push(note.id.clone());
+                    *vouched &= note.clean;
                 }
                 shown
             }
@@ -432,10 +475,11 @@ fn push_found_note(b: &mut Budget, note: &NoteHit) -> Shown {
     Shown::Whole
 }
 
-/// A hit's memory as its file says now; none if the file is gone since
-/// the search or does not parse, nor if it cannot be read (with a
-/// warning).
-fn read_hit(store: &Store, hit: &Hit, warnings: &mut Vec<String>) -> Option<Memory> {
+/// A hit's memory as its file says now, and whether the index vouches
+/// for that content (it is what the index found no secret in: the same
+/// fingerprint); none if the file is gone since the search or does not
+/// parse, nor if it cannot be read (with a warning).
+fn read_hit(store: &Store, hit: &Hit, warnings: &mut Vec<String>) -> Option<(Memory, bool)> {
     let content = match store.read_memory_file(&hit.path) {
         Ok(Some(c)) => c,
         Ok(None) => return None,
@@ -444,7 +488,8 @@ fn read_hit(store: &Store, hit: &Hit, warnings: &mut Vec<String>) -> Option<Memo
             return None;
         }
     };
-    Memory::parse(&content).ok()
+    let clean = hit.clean == Some(crate::model::fingerprint::fingerprint(content.as_bytes()));
+    Some((Memory::parse(&content).ok()?, clean))
 }
 
 /// How much of a memory went into a block.
@@ -1098,6 +1143,105 @@ mod tests {
         let ctx = context(&store, Some("deploys use"), DEFAULT_BUDGET, now()).expect("context");
         assert!(
             ctx.text.contains("<note ") && !ctx.text.contains(&secret),
+            "{}",
+            ctx.text
+        );
+    }
+
+    /// Sets a file's modification time an hour back: written before the
+    /// index, whatever the clock's resolution (git's racy rule re-reads a
+    /// file changed in the tick the index was written).
+    fn age(store: &Store, rel: &str) {
+        let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        std::fs::File::options()
+            .write(true)
+            .open(store.path(rel))
+            .and_then(|f| f.set_modified(past))
+            .expect("mtime");
+    }
+
+    #[test]
+    fn what_the_index_vouches_for_is_shown_without_starting_the_scanner() {
+        use crate::policy::secrets::scans;
+        let (_dir, store) = temp_store();
+        for (name, text) in [
+            ("deploy", "deploys go out on Tuesdays"),
+            ("db", "deploys migrate the database"),
+        ] {
+            let rel = format!("memory/project/{name}.md");
+            write(
+                &store,
+                &rel,
+                &memory(name, text, "", "body of the deploys\n"),
+            );
+            age(&store, &rel);
+        }
+        let ctx_of = Ctx {
+            now: now(),
+            actor: "Ada <ada@example.com>".into(),
+        };
+        let note = crate::ops::write::event(
+            &ctx_of,
+            Op::Note,
+            None,
+            Vec::new(),
+            "deploys stall on Fridays".into(),
+        )
+        .expect("an event");
+        crate::log::files::append(&store, std::slice::from_ref(&note)).expect("appended");
+        // The index is written: every file and the note scanned once, now.
+        read_index(&store).expect("the index");
+        let opts = Options {
+            limit: 10,
+            min_score: 0.0,
+            scope: None,
+            kind: None,
+            tag: None,
+            today: now().date(),
+            notes: true,
+            weaker: false,
+        };
+        let before = scans();
+        let found = recall(&store, "deploys", &opts).expect("recall");
+        assert_eq!((found.hits.len(), found.notes.len()), (2, 1), "{found:?}");
+        assert!(found.hits.iter().all(|h| h.clean.is_some()) && found.notes[0].clean);
+        assert!(found.vouched, "so the CLI prints it unscanned");
+        let ctx = context(&store, Some("deploys"), DEFAULT_BUDGET, now()).expect("context");
+        assert!(
+            ctx.text.contains("Tuesdays") && ctx.text.contains("Fridays"),
+            "{}",
+            ctx.text
+        );
+        assert!(ctx.vouched, "so the CLI prints it unscanned");
+        assert_eq!(
+            scans(),
+            before,
+            "nothing scanned: the index vouches for it all"
+        );
+        // A hand edit that puts a secret in: read now, so scanned, and
+        // redacted in both.
+        let secret = ["AKIA", "Z7QRSTUVWXYZ2345"].concat();
+        write(
+            &store,
+            "memory/project/db.md",
+            &memory(
+                "db",
+                "deploys migrate the database",
+                "",
+                &format!("key {secret}\n"),
+            ),
+        );
+        let found = recall(&store, "deploys", &opts).expect("recall");
+        assert!(scans() > before);
+        assert!(found
+            .hits
+            .iter()
+            .any(|h| h.path.ends_with("db.md") && h.clean.is_none()));
+        assert!(!found.vouched);
+        let ctx = context(&store, Some("deploys"), DEFAULT_BUDGET, now()).expect("context");
+        assert!(!ctx.vouched);
+        assert!(
+            !ctx.text.contains(&secret) && ctx.text.contains("[redacted:"),
             "{}",
             ctx.text
         );

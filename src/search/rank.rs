@@ -593,18 +593,19 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Res
                     n.time,
                     n.actor.clone(),
                     n.text.clone(),
+                    false,
                 ))),
                 // Parsed only now that it is shown; a damaged entry is passed over.
                 Doc::IndexedNote((_, rec)) => Some(
                     view.note(rec)
-                        .map(|e| (e.id, NoteSource::Log, e.time, e.actor, e.body)),
+                        .map(|e| (e.id, NoteSource::Log, e.time, e.actor, e.body, rec.clean)),
                 ),
                 _ => None,
             };
             if let Some(note) = note {
                 // Notes have no scope, type or tags: a filter leaves them out.
                 let unfiltered = opts.scope.is_none() && opts.kind.is_none() && opts.tag.is_none();
-                if let (true, Some((id, source, time, actor, text))) = (unfiltered, note) {
+                if let (true, Some((id, source, time, actor, text, clean))) = (unfiltered, note) {
                     found.notes.push(NoteHit {
                         id,
                         source,
@@ -614,6 +615,7 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Res
                         score: r.score,
                         rank: r.rank,
                         relevant: r.relevant,
+                        clean,
                     });
                 }
                 continue;
@@ -633,11 +635,16 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
     if opts.scope.as_ref().is_some_and(|s| *s != key.scope) {
         return None;
     }
-    let summary = match r.doc {
-        Doc::Indexed(i) => view.entry(i).0,
-        Doc::Fresh(f) => f.summary.clone(),
-        Doc::Note(_) | Doc::IndexedNote(_) => None,
-    }?;
+    let (summary, clean) = match r.doc {
+        Doc::Indexed(i) => {
+            let rec = view.rec(i);
+            (view.entry(i).0, rec.clean.then_some(rec.hash))
+        }
+        // Read since the index was written: not vouched for.
+        Doc::Fresh(f) => (f.summary.clone(), None),
+        Doc::Note(_) | Doc::IndexedNote(_) => (None, None),
+    };
+    let summary = summary?;
     if opts.kind.as_ref().is_some_and(|k| *k != summary.kind)
         || opts
             .tag
@@ -655,6 +662,7 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
         similarity: None,
         stale: r.stale,
         relevant: r.relevant,
+        clean,
         key,
     })
 }

@@ -55,6 +55,11 @@ pub struct Hit {
     /// The store's decision keeps it (false: a weaker match, returned only
     /// with [`Options::weaker`]).
     pub relevant: bool,
+    /// The fingerprint of its content when the index found no secret in
+    /// it (`index::layout::Rec::clean`); none for a file read since the
+    /// index was written, or one that holds a secret. What it shows is
+    /// vouched for while the file still has this content.
+    pub clean: Option<u64>,
 }
 
 /// One relevant note (or piece of MEMORY.md's own text).
@@ -77,6 +82,9 @@ pub struct NoteHit {
     pub rank: f64,
     /// The store's decision keeps it, as a memory's.
     pub relevant: bool,
+    /// The index found no secret in its text (a note of the logs' tail
+    /// and MEMORY.md's text are not indexed: not vouched for).
+    pub clean: bool,
 }
 
 /// What a search found: memories and notes, each best first, together

@@ -822,3 +822,120 @@ fn a_memory_md_that_cannot_be_read_is_a_warning_and_memories_are_still_found() {
         "{err}"
     );
 }
+
+/// A fake AWS key id, assembled so that this file holds none.
+fn fake_aws() -> String {
+    ["AKIA", "Z7QRSTUVWXYZ2345"].concat()
+}
+
+/// A store whose index vouches for its memory (no secret in it): written
+/// an hour back, then indexed, so that a query reads it from the index.
+fn vouched_store() -> Env {
+    let env = Env::new();
+    let (code, _, err) = env.remember(
+        "project/deploy",
+        "deploy postgres with the release key",
+        &["--body", "Deploys run the migrations first."],
+    );
+    assert_eq!(code, 0, "{err}");
+    let past = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::options()
+        .write(true)
+        .open(env.path("memory/project/deploy.md"))
+        .and_then(|f| f.set_modified(past))
+        .expect("mtime");
+    env.ok(&["reindex"]);
+    let out = env.ok(&["context", "deploy postgres"]);
+    assert!(out.contains("migrations"), "{out}");
+    env
+}
+
+/// Recall and context of `query` hold no `secret`, and context says it
+/// replaced one.
+fn assert_redacted(env: &Env, query: &str, secret: &str) {
+    for args in [
+        &["recall", query][..],
+        &["--json", "recall", query],
+        &["context", query],
+        &["--json", "context", query],
+    ] {
+        let (code, out, err) = env.run(args);
+        assert_eq!(code, 0, "{args:?}: {err}");
+        assert!(
+            !out.contains(secret) && !err.contains(secret),
+            "{args:?} leaked it: {out}"
+        );
+    }
+    let out = env.ok(&["context", query]);
+    assert!(out.contains("[redacted:aws-access-key-id]"), "{out}");
+}
+
+#[test]
+fn a_hand_edit_that_adds_a_secret_to_a_vouched_memory_is_still_redacted() {
+    let aws = fake_aws();
+    let env = vouched_store();
+    let rel = "memory/project/deploy.md";
+    let text = env.read(rel);
+    env.write(
+        rel,
+        text.replace("release key", &format!("release key {aws}"))
+            .replace("the migrations", &format!("the migrations with {aws}")),
+    );
+    assert_redacted(&env, "deploy postgres", &aws);
+    // The same once the index has read the edit.
+    env.ok(&["reindex"]);
+    assert_redacted(&env, "deploy postgres", &aws);
+}
+
+#[test]
+fn a_hand_edit_the_stat_cannot_see_is_still_redacted_in_context() {
+    // Same size, same modification time: the stat says unchanged, so the
+    // search reads the index's entry; context reads the file itself, whose
+    // content is not what the index found clean.
+    let aws = fake_aws();
+    let env = vouched_store();
+    let rel = "memory/project/deploy.md";
+    let path = env.path(rel);
+    let mtime = std::fs::metadata(&path)
+        .and_then(|m| m.modified())
+        .expect("mtime");
+    let text = env.read(rel);
+    let edited = text.replace(
+        "Deploys run the migrations first.",
+        &format!("Key: {aws}.    ..."),
+    );
+    assert_eq!(edited.len(), text.len());
+    assert_ne!(edited, text);
+    env.write(rel, &edited);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|f| f.set_modified(mtime))
+        .expect("mtime");
+    for args in [
+        &["context", "deploy postgres"][..],
+        &["--json", "context", "deploy postgres"],
+    ] {
+        let out = env.ok(args);
+        assert!(!out.contains(&aws), "{args:?} leaked it: {out}");
+        assert!(out.contains("[redacted:aws-access-key-id]"), "{out}");
+    }
+}
+
+#[test]
+fn a_note_appended_by_hand_with_a_secret_is_still_redacted() {
+    let aws = fake_aws();
+    let env = vouched_store();
+    let mut note = crate::util::bobs_event(
+        memoir::model::event::Op::Note,
+        "project/x",
+        vec![],
+        format!("deploy postgres with key {aws}"),
+    );
+    note.key = None;
+    env.write("memory/log/2026-11-29/bob-0badc0de.md", note.render());
+    assert_redacted(&env, "deploy postgres", &aws);
+    // Indexed now (flagged as holding one): still redacted.
+    env.ok(&["reindex"]);
+    assert_redacted(&env, "deploy postgres", &aws);
+}

@@ -10,7 +10,8 @@
 //!
 //! ```text
 //! "MEMOIRIX" | version u32 | section count u32 | (offset u64, length u64) per section | sections
-//!  0 Head           postcard Head: log stamps, pending proposals, keys with an open conflict
+//!  0 Head           postcard Head: log stamps, pending proposals, keys with an open conflict,
+//!                   the secret rules' fingerprint (the records' flags hold under those rules)
 //!  1 KeyOffsets     u32 offsets (n + 1) into Keys
 //!  2 DictOffsets    u32 offsets (n + 1) into Terms
 //!  3 Terms          the term strings, by id
@@ -25,7 +26,7 @@
 //! 11 Proposals      the pending proposals, oldest first, as log entries (a log's format)
 //! 12 PostingOffsets u32 offsets (n + 1) into Postings, in postings, by term id
 //! 13 Notes          every note, oldest first, as log entries (a log's format)
-//! 14 NoteRecs       one 46-byte record per note (see NoteRec); a note's postings
+//! 14 NoteRecs       one 47-byte record per note (see NoteRec); a note's postings
 //!                   are those of doc number (memory files + its place)
 //! ```
 //! The number is a section's place in the header's table; the sections
@@ -44,6 +45,8 @@ use std::ops::{Index, IndexMut};
 mod open;
 mod write;
 pub use open::OpenIndex;
+#[cfg(test)]
+use write::encode_with;
 pub use write::{encode, write};
 
 const MAGIC: &[u8; 8] = b"MEMOIRIX";
@@ -234,6 +237,10 @@ pub struct Head {
     /// The notes' weighted lengths, summed (BM25's average length counts
     /// them with the memories').
     pub notes_len: u64,
+    /// The secret rules the "holds no secret" flags were computed with
+    /// (`policy::secrets::rules_fingerprint`): an index written under
+    /// other rules is refused, and so rebuilt, rather than trusted.
+    pub rules: u64,
 }
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
@@ -302,8 +309,9 @@ fn doc_term_lists(cache: &Cache) -> impl Iterator<Item = &TermList> {
 
 /// Bytes per note record: the entry's offset and length in
 /// [`Section::Notes`] (u32 each), the note's time (i64 ms), its weighted
-/// length (u32) and its event id (26 ASCII bytes).
-const NOTE_REC: usize = 46;
+/// length (u32), its event id (26 ASCII bytes) and its flags (u8: bit 0,
+/// the secret scanner found nothing in its text).
+const NOTE_REC: usize = 47;
 
 /// What a search reads of a note without parsing it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -316,6 +324,9 @@ pub struct NoteRec {
     pub len: u32,
     /// Its event id.
     pub id: String,
+    /// The secret scanner found nothing in its text (under the rules of
+    /// [`Head::rules`]).
+    pub clean: bool,
 }
 
 /// A posting as the postings section holds it.
@@ -399,6 +410,9 @@ pub struct Rec {
     pub review_by: i64,
     /// Its type's rank in MEMORY.md's value order.
     pub rank: u8,
+    /// The secret scanner found nothing in the content of `hash` (under
+    /// the rules of [`Head::rules`]): a query shows it unscanned.
+    pub clean: bool,
 }
 
 // The record's layout: each field follows the one before, so the writer
@@ -411,9 +425,10 @@ impl Rec {
     const HASH: Field<8> = Rec::MTIME.then();
     const EXPIRES: Field<8> = Rec::HASH.then();
     const LEN: Field<4> = Rec::EXPIRES.then();
-    /// Unused, always zero (its place is part of the format).
-    const RESERVED: Field<4> = Rec::LEN.then();
-    const TERMS: Field<4> = Rec::RESERVED.then();
+    /// Bit 0: the content holds no secret ([`Rec::clean`]); the other
+    /// bits are zero (reserved until index version 9).
+    const FLAGS: Field<4> = Rec::LEN.then();
+    const TERMS: Field<4> = Rec::FLAGS.then();
     const ENTRY_AT: Field<4> = Rec::TERMS.then();
     const ENTRY_LEN: Field<4> = Rec::ENTRY_AT.then();
     /// 1 if it parsed, else 0.
@@ -452,6 +467,7 @@ impl Rec {
             updated: s.map_or(0, |s| s.updated),
             review_by: s.and_then(|s| s.review_by).unwrap_or(i64::MAX),
             rank: s.map_or(9, |s| crate::render::memory_md::type_rank(&s.kind)),
+            clean: e.clean,
         }
     }
 
@@ -467,7 +483,7 @@ impl Rec {
         Rec::HASH.put(&mut r, self.hash.to_le_bytes());
         Rec::EXPIRES.put(&mut r, self.expires.to_le_bytes());
         Rec::LEN.put(&mut r, self.len.to_le_bytes());
-        Rec::RESERVED.put(&mut r, [0; 4]);
+        Rec::FLAGS.put(&mut r, u32::from(self.clean).to_le_bytes());
         Rec::TERMS.put(&mut r, u32_of(self.terms));
         Rec::ENTRY_AT.put(&mut r, u32_of(self.entry.at));
         Rec::ENTRY_LEN.put(&mut r, u32_of(self.entry.len));
@@ -509,6 +525,7 @@ impl Rec {
             updated: i64::from_le_bytes(Rec::UPDATED.get(r)),
             review_by: i64::from_le_bytes(Rec::REVIEW_BY.get(r)),
             rank: Rec::RANK.get(r)[0],
+            clean: u32_of(Rec::FLAGS) & 1 != 0,
         }
     }
 }
@@ -547,6 +564,7 @@ mod tests {
                     error: None,
                     terms,
                     len,
+                    clean: i != 1,
                 },
             );
         }
@@ -627,6 +645,7 @@ mod tests {
                     error,
                     len: terms.iter().map(|t| u32::from(t.1)).sum(),
                     terms: TermList::of(terms),
+                    clean: i % 2 == 0,
                 },
             );
         }
@@ -795,15 +814,22 @@ mod tests {
         assert_eq!(back.dict.terms, cache.dict.terms);
     }
 
+    /// A secret rules' fingerprint for the pinned format, whatever the
+    /// rule table says today.
+    const RULES: u64 = 0x0102_0304_0506_0708;
+
     #[test]
     fn the_format_is_unchanged() {
-        // Written by the code before the sections and the record's fields
-        // were named, with the notes and their records added (index
-        // version 8): the same cache must still make the same bytes.
-        assert_eq!(print(&encode(&fixture(), 9)), (2283, 0x724e_d814_f62c_bfba));
+        // Written by the code of index version 9 (the secret flags in the
+        // records, the rules' fingerprint in the head): the same cache
+        // must still make the same bytes.
         assert_eq!(
-            print(&encode(&Cache::default(), 9)),
-            (277, 0xde3b_8134_0790_663b)
+            print(&encode_with(&fixture(), 9, RULES)),
+            (2293, 0x9f88_4947_6dbe_8f8d)
+        );
+        assert_eq!(
+            print(&encode_with(&Cache::default(), 9, RULES)),
+            (286, 0x010a_ec6e_0bf0_c552)
         );
         // Written after other bytes, the index is the same, and the writer
         // is left at its end.
@@ -812,6 +838,43 @@ mod tests {
         write(&mut out, &fixture(), 9).expect("write");
         assert_eq!(out.position() as usize, out.get_ref().len());
         assert_eq!(out.get_ref()[6..], encode(&fixture(), 9));
+    }
+
+    #[test]
+    fn an_index_written_under_other_secret_rules_is_not_trusted() {
+        // Its "holds no secret" flags were computed by another rule table:
+        // the index is refused (and so rebuilt), whichever way it is read.
+        let cache = fixture();
+        let ours = crate::policy::secrets::rules_fingerprint();
+        assert!(OpenIndex::parse(encode_with(&cache, 9, ours), 9).is_some());
+        assert!(OpenIndex::parse(encode_with(&cache, 9, ours ^ 1), 9).is_none());
+        assert!(OpenIndex::parse(encode_with(&cache, 9, RULES), 9).is_none());
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("index");
+        std::fs::write(&path, encode_with(&cache, 9, ours ^ 1)).expect("write");
+        for load in LOADS {
+            assert!(OpenIndex::open(&path, 9, load).is_none(), "{load:?}");
+        }
+        std::fs::write(&path, encode_with(&cache, 9, ours)).expect("write");
+        for load in LOADS {
+            assert!(OpenIndex::open(&path, 9, load).is_some(), "{load:?}");
+        }
+    }
+
+    #[test]
+    fn the_secret_flags_round_trip() {
+        let cache = fixture();
+        let view = OpenIndex::parse(encode(&cache, 9), 9).expect("parses");
+        let flags: Vec<bool> = (0..view.len()).map(|i| view.rec(i).clean).collect();
+        assert_eq!(flags, [true, false, true, false]);
+        assert!(view.note_rec(0).expect("note").clean);
+        let mut dirty = cache.clone();
+        dirty.notes[0].clean = false;
+        let view = OpenIndex::parse(encode(&dirty, 9), 9).expect("parses");
+        assert!(!view.note_rec(0).expect("note").clean);
+        let back = view.into_cache(0).expect("decodes");
+        assert!(!back.notes[0].clean);
+        assert_eq!(back.files, dirty.files);
     }
 
     #[test]
@@ -843,7 +906,7 @@ mod tests {
             f("hash", Rec::HASH),
             f("expires", Rec::EXPIRES),
             f("len", Rec::LEN),
-            f("reserved", Rec::RESERVED),
+            f("flags", Rec::FLAGS),
             f("terms", Rec::TERMS),
             f("entry at", Rec::ENTRY_AT),
             f("entry len", Rec::ENTRY_LEN),
@@ -902,11 +965,18 @@ mod tests {
             updated: 0x1a1b_1c1d_1e1f_2a2b,
             review_by: i64::MIN + 3,
             rank: 0x9a,
+            clean: true,
         };
         let bytes = rec.encode();
         assert_eq!(Rec::decode(&bytes), rec);
         assert_eq!(bytes[..4], 0x0102_0304u32.to_le_bytes());
-        assert_eq!(bytes[52..56], [0; 4], "reserved");
+        assert_eq!(bytes[52..56], [1, 0, 0, 0], "flags: holds no secret");
+        let dirty = Rec {
+            clean: false,
+            ..rec
+        };
+        assert_eq!(Rec::decode(&dirty.encode()), dirty);
+        assert_eq!(dirty.encode()[52..56], [0; 4], "flags: none");
         assert_eq!(bytes[100..], [0x86, 0x85, 0x9a, 0]);
         let invalid = Rec {
             valid: false,

@@ -74,6 +74,11 @@ impl OpenIndex {
     ) -> Option<OpenIndex> {
         let slice = |s: Section| bytes.get(sec[s].at..sec[s].at + sec[s].len);
         let head: Head = postcard::from_bytes(slice(Section::Head)?).ok()?;
+        // Its flags vouch for texts only under the rules they were
+        // computed with: under others, the index is rebuilt.
+        if head.rules != crate::policy::secrets::rules_fingerprint() {
+            return None;
+        }
         let recs = records(slice(Section::Docs)?, &sec)?;
         let view = OpenIndex {
             bytes,
@@ -342,6 +347,7 @@ impl OpenIndex {
             time: i64::from_le_bytes(b.get(8..16)?.try_into().ok()?),
             len: u32_at(&b, 16)?,
             id,
+            clean: b.get(46)? & 1 != 0,
         })
     }
 
@@ -371,8 +377,13 @@ impl OpenIndex {
             .enumerate()
             .map(|(i, (event, mut terms))| {
                 terms.shrink_to_fit();
-                let len = self.note_rec(i)?.len;
-                Some(NoteEntry { event, terms, len })
+                let rec = self.note_rec(i)?;
+                Some(NoteEntry {
+                    event,
+                    terms,
+                    len: rec.len,
+                    clean: rec.clean,
+                })
             })
             .collect::<Option<Vec<_>>>()?;
         let files = self.files(doc_terms);
@@ -447,6 +458,7 @@ impl OpenIndex {
                     error,
                     terms,
                     len: r.len,
+                    clean: r.clean,
                 },
             );
         }

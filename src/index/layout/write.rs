@@ -4,8 +4,15 @@ use super::*;
 
 /// Encodes a cache as an index file.
 pub fn encode(cache: &Cache, version: u32) -> Vec<u8> {
+    encode_with(cache, version, crate::policy::secrets::rules_fingerprint())
+}
+
+/// [`encode`], with the secret flags said to be computed under the rules
+/// of fingerprint `rules` (tests: an index of other rules; a format pinned
+/// whatever the rule table).
+pub(super) fn encode_with(cache: &Cache, version: u32, rules: u64) -> Vec<u8> {
     let mut out = io::Cursor::new(Vec::new());
-    write(&mut out, cache, version)
+    write_with(&mut out, cache, version, rules)
         .map(|_| out.into_inner())
         .unwrap_or_default()
 }
@@ -31,6 +38,17 @@ impl<W: Write> Write for Counting<'_, W> {
 /// (never the whole encoded index in memory: it is tens of megabytes at
 /// 50,000 memories, on top of the cache), then the header.
 pub fn write(w: &mut (impl Write + io::Seek), cache: &Cache, version: u32) -> io::Result<()> {
+    let rules = crate::policy::secrets::rules_fingerprint();
+    write_with(w, cache, version, rules)
+}
+
+/// [`write`], the head naming the secret rules of fingerprint `rules`.
+fn write_with(
+    w: &mut (impl Write + io::Seek),
+    cache: &Cache,
+    version: u32,
+    rules: u64,
+) -> io::Result<()> {
     let start = w.stream_position()?;
     w.write_all(&[0u8; HEADER])?;
     // u64, not `Span`: the file may be larger than this platform's memory.
@@ -41,7 +59,7 @@ pub fn write(w: &mut (impl Write + io::Seek), cache: &Cache, version: u32) -> io
         // Sections are written a term, a path, a record at a time: the
         // small pieces are gathered before they reach `w`.
         let mut buffered = io::BufWriter::with_capacity(1 << 16, &mut counting);
-        write_section(&mut buffered, cache, s)?;
+        write_section(&mut buffered, cache, s, rules)?;
         buffered.flush()?;
         drop(buffered);
         table[s] = (at, counting.n);
@@ -68,10 +86,10 @@ fn header(table: &PerSection<(u64, u64)>, version: u32) -> Vec<u8> {
 }
 
 /// Writes section `s` of the index file for `cache`.
-fn write_section(w: &mut impl Write, cache: &Cache, s: Section) -> io::Result<()> {
+fn write_section(w: &mut impl Write, cache: &Cache, s: Section, rules: u64) -> io::Result<()> {
     let terms = &cache.dict.terms;
     match s {
-        Section::Head => w.write_all(&head_bytes(cache)),
+        Section::Head => w.write_all(&head_bytes(cache, rules)),
         Section::KeyOffsets => write_offsets(w, cache.keys.iter().map(|k| key_bytes(k).len())),
         Section::DictOffsets => write_offsets(w, terms.iter().map(String::len)),
         Section::Terms => write_each(w, terms),
@@ -98,7 +116,7 @@ fn write_each<B: AsRef<[u8]>>(
 }
 
 /// The head section: what a query needs from the logs' side.
-fn head_bytes(cache: &Cache) -> Vec<u8> {
+fn head_bytes(cache: &Cache, rules: u64) -> Vec<u8> {
     let head = Head {
         logs: cache.logs.clone(),
         pending: cache.pending.iter().map(|e| e.id.clone()).collect(),
@@ -110,6 +128,7 @@ fn head_bytes(cache: &Cache) -> Vec<u8> {
             .collect(),
         notes: cache.notes.len() as u64,
         notes_len: cache.notes.iter().map(|n| u64::from(n.len)).sum(),
+        rules,
     };
     postcard::to_stdvec(&head).unwrap_or_default()
 }
@@ -204,6 +223,7 @@ fn write_note_recs(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
         w.write_all(&n.event.time.0.to_le_bytes())?;
         w.write_all(&n.len.to_le_bytes())?;
         w.write_all(&id)?;
+        w.write_all(&[u8::from(n.clean)])?;
         at = at.saturating_add(len);
     }
     Ok(())
