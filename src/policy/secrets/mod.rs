@@ -53,17 +53,22 @@ struct Hit {
 struct Keywords {
     search: aho_corasick::AhoCorasick,
     words: Vec<&'static str>,
+    /// How a keyword is compared: as written, or ASCII-lowercased.
+    key: fn(&str) -> String,
     /// For each word, the rules to run near it: its own, and those of the
     /// words it contains (a leftmost search reports one word per position).
-    rules: Vec<Vec<usize>>,
+    /// Worked out the first time the word is found: most texts hold few
+    /// keywords, and all of them for every word cost a process more than
+    /// the scan.
+    rules: Vec<OnceLock<Vec<usize>>>,
     /// For each word, the words that may start inside it (`-api` and
     /// `api-` in `x-api-key`), with the offset: the search moves on from a
-    /// match's end and would not see them.
-    overlaps: Vec<Vec<(usize, usize)>>,
+    /// match's end and would not see them. Also worked out when found.
+    overlaps: Vec<OnceLock<Vec<(usize, usize)>>>,
 }
 
 impl Keywords {
-    fn new(words: Vec<&'static str>, key: impl Fn(&str) -> String) -> Option<Keywords> {
+    fn new(words: Vec<&'static str>, key: fn(&str) -> String) -> Option<Keywords> {
         let mut words = words;
         words.sort_unstable();
         words.dedup();
@@ -78,40 +83,43 @@ impl Keywords {
             .kind(Some(aho_corasick::AhoCorasickKind::ContiguousNFA))
             .build(&words)
             .ok()?;
-        // Each key made once (not once per word and rule).
-        let keyed: Vec<String> = words.iter().map(|w| key(w)).collect();
-        let rule_keys: Vec<Vec<String>> = RULES
-            .iter()
-            .map(|r| r.kw.iter().map(|k| key(k)).collect())
-            .collect();
-        let rules = keyed
-            .iter()
-            .map(|w| {
-                (0..RULES.len())
-                    .filter(|&i| rule_keys[i].iter().any(|k| w.contains(k.as_str())))
-                    .collect()
-            })
-            .collect();
-        let overlaps = words
-            .iter()
-            .map(|a| {
-                let mut o = Vec::new();
-                for (bi, b) in words.iter().enumerate() {
-                    for i in 1..a.len() {
-                        if a.is_char_boundary(i) && b.len() > a.len() - i && b.starts_with(&a[i..])
-                        {
-                            o.push((i, bi));
-                        }
-                    }
-                }
-                o
-            })
-            .collect();
         Some(Keywords {
             search,
+            rules: words.iter().map(|_| OnceLock::new()).collect(),
+            overlaps: words.iter().map(|_| OnceLock::new()).collect(),
             words,
-            rules,
-            overlaps,
+            key,
+        })
+    }
+
+    /// The rules word `i` wakes: those with a keyword it contains.
+    fn rules_of(&self, i: usize) -> &[usize] {
+        self.rules[i].get_or_init(|| {
+            let w = (self.key)(self.words[i]);
+            (0..RULES.len())
+                .filter(|&r| {
+                    RULES[r]
+                        .kw
+                        .iter()
+                        .any(|k| w.contains((self.key)(k).as_str()))
+                })
+                .collect()
+        })
+    }
+
+    /// The words that may start inside word `i`, each with its offset.
+    fn overlaps_of(&self, i: usize) -> &[(usize, usize)] {
+        self.overlaps[i].get_or_init(|| {
+            let a = self.words[i];
+            let mut o = Vec::new();
+            for (bi, b) in self.words.iter().enumerate() {
+                for at in 1..a.len() {
+                    if a.is_char_boundary(at) && b.len() > a.len() - at && b.starts_with(&a[at..]) {
+                        o.push((at, bi));
+                    }
+                }
+            }
+            o
         })
     }
 }
@@ -253,7 +261,7 @@ fn rule_windows(e: &Engine, text: &str) -> Vec<Vec<Range<usize>>> {
         };
         let mut wake = |word: usize, at: usize, end: usize| {
             let line = lines.around(at);
-            for &r in &keywords.rules[word] {
+            for &r in keywords.rules_of(word) {
                 let w = window(text, &line, &RULES[r], at, end);
                 // Merged as they come: one search finds keywords in order.
                 let list = &mut windows[r];
@@ -268,7 +276,7 @@ fn rule_windows(e: &Engine, text: &str) -> Vec<Vec<Range<usize>>> {
         for m in keywords.search.find_iter(hay) {
             let word = m.pattern().as_usize();
             wake(word, m.start(), m.end());
-            for &(offset, other) in &keywords.overlaps[word] {
+            for &(offset, other) in keywords.overlaps_of(word) {
                 let at = m.start() + offset;
                 let w = keywords.words[other];
                 if hay[at..].starts_with(w) {
