@@ -791,6 +791,15 @@ mod tests {
         Timestamp::parse("2026-11-29T10:41:07Z").expect("a time")
     }
 
+    /// A note event by Ada, now, as `memoir note` makes one.
+    fn note_event(text: impl Into<String>) -> crate::model::event::Event {
+        let ctx = Ctx {
+            now: now(),
+            actor: "Ada <ada@example.com>".into(),
+        };
+        crate::ops::write::event(&ctx, Op::Note, None, Vec::new(), text.into()).expect("an event")
+    }
+
     fn tokens_of(text: &str) -> usize {
         text.lines().map(Budget::cost).sum()
     }
@@ -1118,18 +1127,7 @@ mod tests {
             .any(|w| w.starts_with("something injected held a secret")));
         // A note written into a log around the policy (a hand edit): the
         // same, in recall and in context.
-        let ctx_of = Ctx {
-            now: now(),
-            actor: "Ada <ada@example.com>".into(),
-        };
-        let note = crate::ops::write::event(
-            &ctx_of,
-            Op::Note,
-            None,
-            Vec::new(),
-            format!("deploys use {secret}"),
-        )
-        .expect("an event");
+        let note = note_event(format!("deploys use {secret}"));
         crate::log::files::append(&store, std::slice::from_ref(&note)).expect("appended");
         let found = recall(&store, "deploys", &opts).expect("recall");
         assert_eq!(found.notes.len(), 1, "{found:?}");
@@ -1176,18 +1174,7 @@ mod tests {
             );
             age(&store, &rel);
         }
-        let ctx_of = Ctx {
-            now: now(),
-            actor: "Ada <ada@example.com>".into(),
-        };
-        let note = crate::ops::write::event(
-            &ctx_of,
-            Op::Note,
-            None,
-            Vec::new(),
-            "deploys stall on Fridays".into(),
-        )
-        .expect("an event");
+        let note = note_event("deploys stall on Fridays");
         crate::log::files::append(&store, std::slice::from_ref(&note)).expect("appended");
         // The index is written: every file and the note scanned once, now.
         read_index(&store).expect("the index");

@@ -306,9 +306,9 @@ fn with_the_drivers_a_branch_merge_has_no_text_conflict_and_the_fork_is_a_confli
     env.ok(&["check"]);
 }
 
-#[test]
-fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it() {
-    let env = branches();
+/// `git merge other` as a clone without memoir's drivers runs it: the
+/// memory files conflict as text.
+fn merge_without_drivers(env: &Env) {
     let home = env.dir.path().join("home");
     let merge = std::process::Command::new("git")
         .args(["merge", "-q", "--no-edit", "other"])
@@ -318,6 +318,12 @@ fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it
         .output()
         .expect("git merge");
     assert!(!merge.status.success(), "git's text merge should conflict");
+}
+
+#[test]
+fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it() {
+    let env = branches();
+    merge_without_drivers(&env);
     assert!(memoir::model::text::has_conflict_markers(
         &env.read("memory/project/db.md")
     ));
@@ -343,15 +349,7 @@ fn without_the_drivers_check_recognizes_the_text_conflict_and_rebuild_settles_it
 #[test]
 fn a_merge_without_the_drivers_gets_one_next_step_from_every_command() {
     let env = branches();
-    let home = env.dir.path().join("home");
-    let merge = std::process::Command::new("git")
-        .args(["merge", "-q", "--no-edit", "other"])
-        .current_dir(env.root())
-        .env("HOME", &home)
-        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
-        .output()
-        .expect("git merge");
-    assert!(!merge.status.success(), "git's text merge should conflict");
+    merge_without_drivers(&env);
     let step = "run `memoir rebuild`, then `git add -A memory MEMORY.md && git commit` to finish the merge";
     let finish = "the memory files are settled: `git add -A memory MEMORY.md && git commit` finishes the merge";
     // Every command names the same step, and none another.
