@@ -384,7 +384,7 @@ pub fn find_in_name(name: &str) -> Option<Finding> {
 const ENGINE_VERSION: u64 = 1;
 
 /// A fingerprint of what the scanner finds: the rule table (ids, keywords,
-/// patterns, gates, windows), the decoding depth and [`ENGINE_VERSION`].
+/// patterns, gates, windows), the decoding depth and `ENGINE_VERSION`.
 /// The persistent index records it beside its "holds no secret" flags, so
 /// that an index written under other rules never vouches for a text.
 /// Computed on first use (some 20 KB hashed: microseconds, where building
