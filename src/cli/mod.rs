@@ -162,6 +162,9 @@ impl App {
             ));
         }
         s.set_lock_timeout(Duration::from_secs_f64(self.global.lock_timeout));
+        if output::TerminalProgress::wanted(self.out.json, self.global.quiet) {
+            s.set_progress(std::sync::Arc::new(output::TerminalProgress::default()));
+        }
         #[cfg(debug_assertions)]
         s.set_failpoint(
             std::env::var("MEMOIR_FAILPOINT")

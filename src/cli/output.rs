@@ -394,3 +394,46 @@ pub fn redacted(text: &str) -> String {
 }
 
 pub use memoir::model::text::count;
+
+/// Long work's progress on a terminal: one line on stderr, redrawn at
+/// most ten times a second and cleared at the end. (Hand-written: a
+/// counter on one line is all it draws, which a progress-bar crate and its
+/// five dependencies would not improve.) Only set when stderr is a
+/// terminal and neither `--json` nor `-q` was given.
+#[derive(Debug, Default)]
+pub struct TerminalProgress {
+    /// When the line was last drawn; none: never.
+    drawn: std::sync::Mutex<Option<std::time::Instant>>,
+}
+
+impl TerminalProgress {
+    /// Whether progress is shown at all: stderr a terminal, not `--json`,
+    /// not `-q`.
+    pub fn wanted(json: bool, quiet: bool) -> bool {
+        !json && !quiet && io::stderr().is_terminal()
+    }
+}
+
+impl memoir::store::Progress for TerminalProgress {
+    fn advance(&self, task: &str, done: usize, total: usize) {
+        let Ok(mut drawn) = self.drawn.lock() else {
+            return;
+        };
+        let now = std::time::Instant::now();
+        if drawn.is_some_and(|t| now.duration_since(t).as_millis() < 100) && done < total {
+            return;
+        }
+        *drawn = Some(now);
+        // `\r` and erase-line: the next draw, or the end, replaces it.
+        let _ = write!(io::stderr().lock(), "\r\x1b[2K{task}: {done}/{total}");
+    }
+
+    fn finish(&self) {
+        let Ok(mut drawn) = self.drawn.lock() else {
+            return;
+        };
+        if drawn.take().is_some() {
+            let _ = write!(io::stderr().lock(), "\r\x1b[2K");
+        }
+    }
+}

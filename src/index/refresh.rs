@@ -274,6 +274,10 @@ fn apply_appended(
     Ok(true)
 }
 
+/// Files to index from which the work reports its progress (fewer take
+/// well under a second).
+const PROGRESS_FROM: usize = 1000;
+
 /// Re-reads memory files whose stamp changed (or is too recent to trust).
 pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), StoreError> {
     let files = memory_files(store)?;
@@ -318,9 +322,15 @@ pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), Stor
             });
         }
         drop(tx);
+        // A cold index of a large store takes seconds: say how far it is.
+        let progress = store.progress().filter(|_| stale.len() >= PROGRESS_FROM);
         // Intern on this thread while the workers read on.
         for (i, parsed) in rx {
             received += 1;
+            if let Some(p) = progress {
+                let done = (received * 128).min(stale.len());
+                p.advance("indexing memory files", done, stale.len());
+            }
             for ((rel, stamp), parsed) in batches[i].iter().zip(parsed) {
                 let entry = match parsed {
                     // Removed since the listing (a `forget` beside this
@@ -339,6 +349,9 @@ pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), Stor
                 };
                 cache.files.insert(rel.clone(), entry);
             }
+        }
+        if let Some(p) = progress {
+            p.finish();
         }
     });
     if received != batches.len() {

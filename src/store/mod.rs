@@ -9,9 +9,11 @@
 
 mod error;
 mod failpoint;
+mod progress;
 
 pub use error::StoreError;
 pub use failpoint::Failpoint;
+pub use progress::Progress;
 
 use crate::git::{self, GitError};
 use crate::local::lock::StoreLock;
@@ -76,6 +78,8 @@ pub struct Store {
     /// Folders this command already checked (no symlink on the way) and
     /// created: a consolidation writes a thousand views into a few.
     ready_dirs: std::sync::Mutex<std::collections::HashSet<String>>,
+    /// Where long work says how far it is (nowhere unless the CLI asks).
+    progress: Option<std::sync::Arc<dyn Progress>>,
 }
 
 /// The lines `init` puts in .gitattributes: no line-ending conversion for
@@ -334,12 +338,23 @@ impl Store {
             stats: Default::default(),
             ready_dirs: Default::default(),
             failpoint: None,
+            progress: None,
         })
     }
 
     /// Sets how long writers wait for the store lock.
     pub fn set_lock_timeout(&mut self, timeout: Duration) {
         self.lock_timeout = timeout;
+    }
+
+    /// Sets where long work reports how far it is.
+    pub fn set_progress(&mut self, progress: std::sync::Arc<dyn Progress>) {
+        self.progress = Some(progress);
+    }
+
+    /// Where long work reports, if anywhere.
+    pub(crate) fn progress(&self) -> Option<&dyn Progress> {
+        self.progress.as_deref()
     }
 
     /// Stops this command at `at`, as a crash there would (a test's

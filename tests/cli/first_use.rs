@@ -606,3 +606,58 @@ fn quiet_import_hides_its_summary_but_not_what_waits() {
         "{out}"
     );
 }
+
+/// `cmd` under `script`, so that its stdout and stderr are a terminal;
+/// what the terminal showed.
+fn on_a_terminal(env: &Env, args: &str) -> String {
+    let memoir = assert_cmd::cargo::cargo_bin("memoir");
+    let mut cmd = assert_cmd::Command::new("script");
+    env.pin(&mut cmd);
+    // TERM for the terminal script makes; the command line for its shell.
+    cmd.env("TERM", "dumb")
+        .args(["-qec", &format!("{} {args}", memoir.display()), "/dev/null"]);
+    let out = cmd
+        .output()
+        .unwrap_or_else(|e| panic!("script (util-linux) is needed for this test: {e}"));
+    assert!(out.status.success(), "{out:?}");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn building_the_index_of_a_large_store_says_how_far_it_is_on_a_terminal_only() {
+    let env = Env::new();
+    for i in 0..1200 {
+        env.write(
+            &format!("memory/project/fact-{i}.md"),
+            format!(
+                "---\nname: fact-{i}\ndescription: Fact number {i} about the deploys\ntype: project\n---\n"
+            ),
+        );
+    }
+    let shown = on_a_terminal(&env, "reindex");
+    assert!(
+        shown.contains("indexing memory files: ") && shown.contains("/1200"),
+        "{shown:?}"
+    );
+    // The last count is drawn, then erased before anything else is said.
+    assert!(shown.contains("1200/1200\r\x1b[2K"), "{shown:?}");
+    // Never in a pipe, with --json or with -q.
+    let index = walkdir::WalkDir::new(env.root().join(".git/memoir"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name() == "index.bin")
+        .expect("the persistent index")
+        .into_path();
+    for quiet in [&["--json", "reindex"][..], &["-q", "reindex"], &["reindex"]] {
+        std::fs::remove_file(&index).expect("remove the index");
+        let args = quiet.join(" ");
+        if quiet.len() == 2 {
+            let shown = on_a_terminal(&env, &args);
+            assert!(!shown.contains("indexing"), "{args}: {shown:?}");
+        } else {
+            let out = env.cmd(quiet).output().expect("run");
+            let err = String::from_utf8_lossy(&out.stderr);
+            assert!(!err.contains("indexing"), "in a pipe: {err}");
+        }
+    }
+}
