@@ -212,6 +212,9 @@ fn write_from_logs(
             })
             .unzip();
         let mut next = 0;
+        // Every view deleted, at 50,000 memories: seconds. Say how far.
+        let total: usize = by_version.values().map(Vec::len).sum();
+        let progress = store.progress().filter(|_| total >= 1000);
         let read = crate::log::read::each_event(store, |e| {
             // The first copy of a version only.
             let Some(targets) = by_version.remove(e.id.as_str()) else {
@@ -225,6 +228,9 @@ fn write_from_logs(
                 // the one reported.
                 let _ = senders[next % threads].send((rel, key, content.to_string()));
                 next += 1;
+            }
+            if let Some(p) = progress {
+                p.advance("writing memory files", next, total);
             }
             Ok(())
         });
@@ -242,6 +248,9 @@ fn write_from_logs(
             report.written.extend(done.into_iter().map(str::to_string));
             rewritten.merge(part);
             failed = failed.or(error);
+        }
+        if let Some(p) = progress {
+            p.finish();
         }
         failed.map_or(Ok(()), Err)
     })

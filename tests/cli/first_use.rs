@@ -641,6 +641,14 @@ fn building_the_index_of_a_large_store_says_how_far_it_is_on_a_terminal_only() {
     );
     // The last count is drawn, then erased before anything else is said.
     assert!(shown.contains("1200/1200\r\x1b[2K"), "{shown:?}");
+    // So does a rebuild that writes every view again.
+    env.ok(&["record"]);
+    std::fs::remove_dir_all(env.path("memory/project")).expect("rm");
+    let shown = on_a_terminal(&env, "rebuild");
+    assert!(
+        shown.contains("writing memory files: 1200/1200\r\x1b[2K"),
+        "{shown:?}"
+    );
     // Never in a pipe, with --json or with -q.
     let index = walkdir::WalkDir::new(env.root().join(".git/memoir"))
         .into_iter()
