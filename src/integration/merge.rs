@@ -8,7 +8,7 @@
 //! three-way.
 
 use crate::model::memory::Memory;
-use crate::render::memory_md::{END, START};
+use crate::render::memory_md::{END, SCOPE_HEADING, START, TYPE_HEADING};
 use similar::TextMerge;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -60,10 +60,12 @@ fn entries(block: &[String]) -> BTreeMap<String, (String, String)> {
     let (mut scope, mut kind) = (String::new(), String::new());
     let mut out = BTreeMap::new();
     for l in block {
+        // Headings as memoir writes them, and as versions before the
+        // `Scope: `/`Type: ` labels did (a teammate's older memoir).
         if let Some(s) = l.strip_prefix("## ") {
-            scope = s.to_string();
+            scope = s.strip_prefix(SCOPE_HEADING).unwrap_or(s).to_string();
         } else if let Some(t) = l.strip_prefix("### ") {
-            kind = t.to_string();
+            kind = t.strip_prefix(TYPE_HEADING).unwrap_or(t).to_string();
         } else if l.starts_with("- [") {
             // The link names the scope for sure; the heading names the type.
             let from_path = l
@@ -144,10 +146,10 @@ pub fn index(base: &str, ours: &str, theirs: &str) -> (String, bool) {
     let mut last_scope = String::new();
     for ((scope, _, kind), lines) in &kept {
         if *scope != last_scope {
-            block.push_str(&format!("## {scope}\n"));
+            block.push_str(&format!("## {SCOPE_HEADING}{scope}\n"));
             last_scope = scope.clone();
         }
-        block.push_str(&format!("### {kind}\n"));
+        block.push_str(&format!("### {TYPE_HEADING}{kind}\n"));
         for l in lines {
             block.push_str(l);
             block.push('\n');
@@ -280,7 +282,9 @@ mod tests {
         assert!(!conflicted);
         assert_eq!(
             merged,
-            format!("# Team\n\n{START}\n## project\n### project\n- [b](memory/project/b.md) — b2\n- [c](memory/project/c.md) — c\n- [d](memory/project/d.md) — d\n## user\n### user\n- [u](memory/user/u.md) — u\n{END}\n")
+            // Sides an older memoir wrote (no heading labels) merge into
+            // the labelled headings.
+            format!("# Team\n\n{START}\n## Scope: project\n### Type: project\n- [b](memory/project/b.md) — b2\n- [c](memory/project/c.md) — c\n- [d](memory/project/d.md) — d\n## Scope: user\n### Type: user\n- [u](memory/user/u.md) — u\n{END}\n")
         );
     }
 }

@@ -988,8 +988,8 @@ mod tests {
             ctx.text,
             "<hot_memory>\n\
              <memory_index>\n\
-             ## project\n\
-             ### project\n\
+             ## Scope: project\n\
+             ### Type: project\n\
              - [db](memory/project/db.md) — Postgres 16 on port 5433\n\
              </memory_index>\n\
              <open_conflicts>\n\

@@ -203,6 +203,13 @@ fn one_line(s: &str) -> String {
 /// One index line's memory: its key and summary.
 type Item<'a> = (&'a Key, &'a Summary);
 
+/// What a scope's heading says before the scope (`## Scope: project`): a
+/// scope and a type may share a name (`project`), and `## project` over
+/// `### project` read as a mistake.
+pub const SCOPE_HEADING: &str = "Scope: ";
+/// What a type's heading says before the type (`### Type: feedback`).
+pub const TYPE_HEADING: &str = "Type: ";
+
 fn render_groups(entries: &[Item<'_>]) -> (String, usize) {
     // Grouped by scope, then type (in type order).
     let mut groups: BTreeMap<(&str, u8, &str), Vec<Item<'_>>> = BTreeMap::new();
@@ -218,11 +225,11 @@ fn render_groups(entries: &[Item<'_>]) -> (String, usize) {
     let mut scope = "";
     for ((sc, _, kind), mut items) in groups {
         if sc != scope {
-            out.push_str(&format!("## {sc}\n"));
+            out.push_str(&format!("## {SCOPE_HEADING}{sc}\n"));
             lines += 1;
             scope = sc;
         }
-        out.push_str(&format!("### {kind}\n"));
+        out.push_str(&format!("### {TYPE_HEADING}{kind}\n"));
         lines += 1;
         items.sort_by(|a, b| a.0.cmp(b.0));
         for (k, s) in items {

@@ -104,7 +104,10 @@ fn remember_writes_file_log_and_index_in_english_and_chinese() {
         index.contains("- [偏好](memory/user/偏好.md) — 用户喜欢简短的回答"),
         "{index}"
     );
-    assert!(index.find("## project").expect("project") < index.find("## user").expect("user"));
+    assert!(
+        index.find("## Scope: project").expect("project")
+            < index.find("## Scope: user").expect("user")
+    );
     let show = env.ok(&["show", "project/test-command"]);
     assert_eq!(show, file);
     let json: serde_json::Value = serde_json::from_str(&env.ok(&["--json", "list"])).expect("json");

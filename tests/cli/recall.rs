@@ -353,7 +353,7 @@ fn context_never_exceeds_its_budget() {
     // Hot memory: the index, then the newest notes first, saying what was left out.
     let out = env.ok(&["context", "--budget", "5000"]);
     assert!(
-        out.starts_with("<hot_memory>\n<memory_index>\n## project\n"),
+        out.starts_with("<hot_memory>\n<memory_index>\n## Scope: project\n"),
         "{out}"
     );
     // The long note was written last: it comes first.
