@@ -197,6 +197,18 @@ fn diff_a_triple_dot_b_compares_from_the_merge_base_as_git_does() {
     assert!(err.contains("a range names both revisions"), "{err}");
     let md = env.ok(&["diff", "main...feature", "--format", "markdown"]);
     assert!(md.contains("1 added, 0 changed, 0 forgotten"), "{md}");
+    // Two histories that never met have no merge base: said, with the
+    // command that compares their tips (git diff A...B fails there too).
+    env.git(&["checkout", "-q", "--orphan", "elsewhere"]);
+    env.git(&["commit", "-q", "--allow-empty", "-m", "unrelated"]);
+    env.git(&["checkout", "-q", "main"]);
+    let err = env.fails(&["diff", "main...elsewhere"], 1);
+    assert!(
+        err.contains("`main` and `elsewhere` share no history: compare them with `memoir diff main elsewhere`"),
+        "{err}"
+    );
+    let (code, _, _) = env.run(&["--json", "diff", "main...elsewhere"]);
+    assert_eq!(code, 1);
 }
 
 /// Two branches that both changed project/db and each added a memory,
