@@ -274,13 +274,10 @@ fn apply_appended(
     Ok(true)
 }
 
-/// Files to index from which the work reports its progress (fewer take
-/// well under a second).
-const PROGRESS_FROM: usize = 1000;
-
-/// Re-reads memory files whose stamp changed (or is too recent to trust).
-pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), StoreError> {
-    let files = memory_files(store)?;
+/// The listed memory files the cache cannot keep as they are (new, or
+/// changed since it read them); the cache keeps the others and lets go of
+/// those no longer listed.
+fn stale_files(files: Vec<(String, Stamp)>, cache: &mut Cache) -> Vec<(String, Stamp)> {
     let mut old = std::mem::take(&mut cache.files);
     let mut stale = Vec::new();
     for (rel, stamp) in files {
@@ -294,6 +291,16 @@ pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), Stor
         }
     }
     cache.dirty |= !old.is_empty() || !stale.is_empty();
+    stale
+}
+
+/// Files to index from which the work reports its progress (fewer take
+/// well under a second).
+const PROGRESS_FROM: usize = 1000;
+
+/// Re-reads memory files whose stamp changed (or is too recent to trust).
+pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), StoreError> {
+    let stale = stale_files(memory_files(store)?, cache);
     // Reading and tokenizing is the cost of a cold index: workers on every
     // core read batches (a bounded channel keeps memory flat) while this
     // thread interns their terms.
