@@ -8,8 +8,10 @@
 //! render.
 //!
 //! The modules are layered, each using only those below it: `mcp` (the
-//! Model Context Protocol server, whose tools the CLI runs) over `ops` (one
-//! module per operation) and `integration` (what git's hooks do) over
+//! Model Context Protocol server, whose tools the CLI runs) and `extract`
+//! (the extractor `consolidate --extract-cmd` runs: its answers become
+//! `remember` requests) over `ops` (one module per operation) and
+//! `integration` (what git's hooks do) over
 //! `policy`, `search`, `render`, `index` (the persistent index), `log` (the
 //! logs, replay and the one transition), `store`, `git`, `embed` (optional
 //! embeddings for semantic recall: the service, the vector cache), `rerank`
@@ -22,6 +24,7 @@
 
 pub mod change;
 pub mod embed;
+pub mod extract;
 pub mod fs;
 pub mod git;
 pub mod index;

@@ -2,18 +2,11 @@
 
 use super::output::{short_id, strings};
 use super::{error::code, error::CliError, parse_key, App};
-use memoir::model::memory::MemoryType;
-use memoir::model::time::Date;
+use memoir::extract::{ExtractError, Extracted};
 use memoir::ops::consolidate::{Action, Options, Plan};
 use memoir::ops::resolve::Decision;
-use memoir::ops::write::Remember;
 use serde_json::{json, Value};
-use std::collections::HashSet;
-use std::io::{IsTerminal, Read, Write};
-use std::path::Path;
-use std::process::ExitStatus;
-use std::sync::mpsc::Receiver;
-use std::time::Duration;
+use std::io::{IsTerminal, Write};
 
 /// Turn pending proposals into memory and commit the store as one version.
 ///
@@ -57,257 +50,23 @@ pub struct Args {
     accept_all: bool,
 }
 
-/// One line of an extractor's output: a candidate memory, or the notes it
-/// read and found nothing in worth remembering.
-#[derive(serde::Deserialize)]
-#[serde(untagged)]
-enum Answer {
-    Candidate(Box<Candidate>),
-    Consumed { consumed: Vec<String> },
-}
-
-/// A candidate memory an extractor proposes.
-#[derive(serde::Deserialize)]
-struct Candidate {
-    key: String,
-    description: String,
-    source: String,
-    #[serde(rename = "type", default = "default_type")]
-    kind: String,
-    #[serde(default)]
-    tags: Vec<String>,
-    #[serde(default = "default_confidence")]
-    confidence: f64,
-    #[serde(default)]
-    body: String,
-    #[serde(default)]
-    review_by: Option<String>,
-    #[serde(default)]
-    expires: Option<String>,
-    /// The notes it was drawn from: consumed.
-    #[serde(default)]
-    notes: Vec<String>,
-}
-
-/// A candidate's type when it names none.
-fn default_type() -> String {
-    "project".into()
-}
-
-/// A candidate's confidence when it gives none.
-fn default_confidence() -> f64 {
-    0.8
-}
-
-/// The most an extractor may print: an endless output (`yes`) is refused.
-const MAX_OUTPUT: u64 = 64 << 20;
-
-/// Runs the extractor on the pending notes; returns its candidates and the
-/// notes it answered for (those a candidate names as drawn from, and those
-/// it says it consumed with nothing to remember): only those are consumed,
-/// so a note an extractor never read is given to the next one.
-fn extract(
-    cmd: &str,
-    store: &memoir::store::Store,
-) -> Result<(Vec<Remember>, Vec<String>), CliError> {
-    let notes = memoir::ops::consolidate::pending_notes(store)?;
-    let mut input = String::new();
-    for n in &notes {
-        input.push_str(
-            &json!({"id": n.id, "time": n.time.millis(), "actor": n.actor, "source": n.reason, "text": n.body})
-                .to_string(),
-        );
-        input.push('\n');
-    }
-    let bytes = run_extractor(cmd, &store.root, input)?;
-    let text = String::from_utf8(bytes)
-        .map_err(|_| CliError::Failed("the extractor's output is not UTF-8".into()))?;
-    let given: HashSet<&str> = notes.iter().map(|n| n.id.as_str()).collect();
-    answers(&text, &given)
-}
-
-/// The extractor failed: nothing is consolidated.
-fn failed(cmd: &str, why: &str) -> CliError {
-    CliError::Failed(format!("the extractor `{cmd}` {why}; nothing consolidated"))
-}
-
-/// Runs `cmd` with `sh -c` in `dir`, `input` on its stdin; returns its
-/// output once it has exited successfully.
-fn run_extractor(cmd: &str, dir: &Path, input: String) -> Result<Vec<u8>, CliError> {
-    // In a process group of its own: killed, it takes what it started along.
-    let mut child = memoir::service::process::spawn(
-        std::process::Command::new("sh")
-            .arg("-c")
-            .arg(cmd)
-            .current_dir(dir)
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped()),
-    )
-    .map_err(|e| CliError::Failed(format!("cannot run the extractor `{cmd}`: {e}")))?;
-    // Written on a thread while the output is read: an extractor that
-    // answers each line as it reads it would fill its output pipe while
-    // memoir still writes, and both would wait for ever.
-    let writer = child.stdin.take().map(|mut stdin| {
-        std::thread::spawn(move || {
-            // An extractor that exits without reading is its own business.
-            let _ = stdin.write_all(input.as_bytes());
-        })
-    });
-    let output = read_output(child.stdout.take());
-    let (status, bytes) = wait(cmd, &mut child, &output)?;
-    if let Some(writer) = writer {
-        let _ = writer.join();
-    }
-    if !status.success() {
-        return Err(failed(cmd, &format!("failed ({status})")));
-    }
-    let bytes = match bytes {
-        Some(bytes) => bytes,
-        None => match output.recv_timeout(Duration::from_secs(5)) {
-            Ok(read) => read?,
-            Err(_) => {
-                memoir::service::process::kill(&mut child);
-                return Err(failed(
-                    cmd,
-                    "exited with its output still open (a process it left in the background?)",
-                ));
-            }
-        },
-    };
-    if bytes.len() as u64 > MAX_OUTPUT {
-        return Err(failed(cmd, "printed more than 64 MiB"));
-    }
-    Ok(bytes)
-}
-
-/// What the extractor printed, as a thread reads it.
-type Printed = Receiver<std::io::Result<Vec<u8>>>;
-
-/// Reads the extractor's output on a thread up to a cap: an endless one
-/// (`yes`) is refused, and one left open by a process it started in the
-/// background is not waited for once it has exited.
-fn read_output(stdout: Option<std::process::ChildStdout>) -> Printed {
-    let (tx, rx) = std::sync::mpsc::channel();
-    if let Some(stdout) = stdout {
-        std::thread::spawn(move || {
-            let mut bytes = Vec::new();
-            let read = stdout.take(MAX_OUTPUT + 1).read_to_end(&mut bytes);
-            let _ = tx.send(read.map(|_| bytes));
-        });
-    }
-    rx
-}
-
-/// Waits for the extractor to exit, taking its output when it comes;
-/// kills it once it has printed more than the cap.
-fn wait(
-    cmd: &str,
-    child: &mut std::process::Child,
-    output: &Printed,
-) -> Result<(ExitStatus, Option<Vec<u8>>), CliError> {
-    let mut bytes = None;
-    loop {
-        if bytes.is_none() {
-            if let Ok(read) = output.recv_timeout(Duration::from_millis(50)) {
-                let read = read?;
-                if read.len() as u64 > MAX_OUTPUT {
-                    memoir::service::process::kill(child);
-                    return Err(failed(cmd, "printed more than 64 MiB"));
-                }
-                bytes = Some(read);
-            }
-        }
-        if let Some(status) = child.try_wait()? {
-            return Ok((status, bytes));
-        }
-        if bytes.is_some() {
-            std::thread::sleep(Duration::from_millis(20));
-        }
-    }
-}
-
-/// An error in line `n` (1-based) of the extractor's output.
-fn at_line(n: usize, message: impl std::fmt::Display) -> CliError {
-    CliError::Failed(format!("extractor output line {n}: {message}"))
-}
-
-/// Parses the extractor's answers, one a line (blank lines skipped): the
-/// candidates as requests, and the notes answered for, each once, every
-/// one among those it was `given`.
-fn answers(text: &str, given: &HashSet<&str>) -> Result<(Vec<Remember>, Vec<String>), CliError> {
-    let mut consumed: Vec<String> = Vec::new();
-    let mut candidates = Vec::new();
-    for (i, line) in text
-        .lines()
-        .enumerate()
-        .filter(|(_, l)| !l.trim().is_empty())
-    {
-        let n = i + 1;
-        let answer = answer(line, n)?;
-        let answered = match &answer {
-            Answer::Candidate(c) => &c.notes,
-            Answer::Consumed { consumed } => consumed,
-        };
-        for id in answered {
-            if !given.contains(id.as_str()) {
-                return Err(at_line(n, format!("`{id}` is not a note it was given")));
-            }
-            if !consumed.contains(id) {
-                consumed.push(id.clone());
-            }
-        }
-        if let Answer::Candidate(c) = answer {
-            candidates.push(request(*c, n)?);
-        }
-    }
-    Ok((candidates, consumed))
-}
-
-/// Line `n` of the extractor's output as an answer.
-fn answer(line: &str, n: usize) -> Result<Answer, CliError> {
-    // A candidate's own errors (a missing field) are worth naming.
-    serde_json::from_str(line).map_err(|e| {
-        at_line(n, match serde_json::from_str::<Candidate>(line) {
-            Err(c) if line.contains("\"key\"") => c.to_string(),
-            _ if e.is_data() => "neither a candidate ({\"key\", \"description\", \"source\", …}) nor {\"consumed\": [note ids]}".into(),
-            _ => e.to_string(),
-        })
-    })
-}
-
-/// A candidate (from line `n`) as a request, its fields checked as
-/// `remember` checks its flags.
-fn request(c: Candidate, n: usize) -> Result<Remember, CliError> {
-    let (key, name) = parse_key(&c.key)?;
-    let kind = MemoryType::parse(&c.kind).ok_or_else(|| {
-        CliError::refused(
+/// Runs the extractor (`memoir::extract`) on the pending notes; its errors
+/// as the CLI's: a refused key or type is a refusal (exit 3), the rest
+/// failures (exit 1).
+fn extract(cmd: &str, store: &memoir::store::Store) -> Result<Extracted, CliError> {
+    memoir::extract::extract(cmd, store).map_err(|e| match e {
+        ExtractError::Store(e) => CliError::Store(e),
+        ExtractError::Io(e) => CliError::Io(e),
+        ExtractError::Key { key, message } => CliError::refused("name", &key, message),
+        ExtractError::Type { line, kind } => CliError::refused(
             "type",
-            &format!("extractor output line {n}"),
-            format!("unknown type `{}`", c.kind),
-        )
-    })?;
-    if !(0.0..=1.0).contains(&c.confidence) {
-        return Err(at_line(n, "`confidence` must be between 0 and 1"));
-    }
-    let date = |d: &Option<String>| {
-        d.as_deref()
-            .map(Date::parse)
-            .transpose()
-            .map_err(|e| at_line(n, e))
-    };
-    Ok(Remember {
-        key,
-        name,
-        description: c.description,
-        kind,
-        tags: c.tags,
-        source: c.source,
-        confidence: c.confidence,
-        body: c.body,
-        review_by: date(&c.review_by)?,
-        expires: date(&c.expires)?,
-        collision: Default::default(),
-        expect: None,
+            &format!("extractor output line {line}"),
+            format!("unknown type `{kind}`"),
+        ),
+        e @ (ExtractError::Spawn { .. }
+        | ExtractError::Failed { .. }
+        | ExtractError::NotUtf8
+        | ExtractError::Line { .. }) => CliError::Failed(e.to_string()),
     })
 }
 
@@ -381,9 +140,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let author = author()?;
     let ctx = committing_ctx(app, &store, args.dry_run, &author)?;
-    let (extracted, notes) = match &args.extract_cmd {
+    let Extracted {
+        candidates: extracted,
+        notes,
+    } = match &args.extract_cmd {
         Some(cmd) => extract(cmd, &store)?,
-        None => (Vec::new(), Vec::new()),
+        None => Extracted::default(),
     };
     let mut opts = Options {
         dry_run: args.dry_run,
