@@ -427,7 +427,7 @@ pub(crate) fn scan_files(
             if police {
                 match &parsed {
                     Ok(m) => {
-                        if let Err(e) = check_memory(store, m, &c, &rel) {
+                        if let Err(e) = check_memory(&store.config, m, &c, &rel) {
                             problems.push(Problem::of_file(&rel, &e));
                         }
                     }

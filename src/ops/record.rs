@@ -177,7 +177,7 @@ fn completed(
             .map_err(|e| StoreError::invalid(&d.path, &e))?
     };
     let m = Memory::parse(&content).map_err(|e| StoreError::invalid(&d.path, &e))?;
-    check_memory(store, &m, &content, &d.path)?;
+    check_memory(&store.config, &m, &content, &d.path)?;
     Ok(Some((content, filled)))
 }
 

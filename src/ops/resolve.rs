@@ -192,7 +192,7 @@ pub(crate) fn resolve_events(
     let rel = key.rel_path();
     if let Some(c) = &chosen {
         let m = crate::policy::memory::validate_file(c, &rel)?;
-        check_memory(store, &m, c, &rel)?;
+        check_memory(&store.config, &m, c, &rel)?;
     }
     let mut events = Vec::new();
     let mut e = crate::ops::write::event(
@@ -338,7 +338,7 @@ fn other_versions_kept(
         let mut m = Memory::parse(content).map_err(|e| StoreError::invalid(&rel, &e))?;
         m.name = new_key.slug.clone();
         let body = m.render();
-        check_memory(store, &m, &body, &new_key.rel_path())?;
+        check_memory(&store.config, &m, &body, &new_key.rel_path())?;
         let prev = replay
             .memories
             .get(&new_key)

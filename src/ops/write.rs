@@ -365,7 +365,7 @@ fn check_remember(store: &Store, req: &Remember, memory: &Memory) -> Result<(), 
     let rel = req.key.rel_path();
     let content = memory.render();
     policy::memory::check_size(&content, &rel)?;
-    policy::memory::check_memory(store, memory, &content, &rel)
+    policy::memory::check_memory(&store.config, memory, &content, &rel)
 }
 
 /// `--expect` lost: the key's heads are not the one version the caller

@@ -3,19 +3,21 @@
 //! ([`validate_file`]).
 
 use super::{check_secrets, refused, refused_secret, MAX_DESCRIPTION_CHARS, MAX_SOURCE_CHARS};
+use crate::model::config::Config;
 use crate::model::key::{self, Key};
 use crate::model::memory::{split, Memory, MAX_FILE_BYTES};
-use crate::store::{Store, StoreError};
+use crate::store::StoreError;
 
 /// The write policy for a memory about to be written at `rel`, `content`
-/// being its rendered file. The first rule it breaks is the refusal.
+/// being its rendered file, under the store's `config`. The first rule it
+/// breaks is the refusal.
 pub(crate) fn check_memory(
-    store: &Store,
+    config: &Config,
     m: &Memory,
     content: &str,
     rel: &str,
 ) -> Result<(), StoreError> {
-    check_scope(store, rel)?;
+    check_scope(config, rel)?;
     check_description(&m.description, rel)?;
     check_source(m.source.as_deref(), rel)?;
     check_printable(m, rel)?;
@@ -23,21 +25,21 @@ pub(crate) fn check_memory(
         // git takes a file with a NUL for binary: no diff, no merge.
         return Err(refused("control", rel, None, "holds a NUL byte"));
     }
-    check_confidence(store, m.confidence, rel)?;
+    check_confidence(config, m.confidence, rel)?;
     check_content_secrets(content, rel)
 }
 
 /// Refuses a memory path in a scope the store's config does not list.
-fn check_scope(store: &Store, rel: &str) -> Result<(), StoreError> {
+fn check_scope(config: &Config, rel: &str) -> Result<(), StoreError> {
     match Key::from_rel_path(rel) {
-        Some(k) if !store.has_scope(&k.scope) => Err(refused(
+        Some(k) if !config.scopes.contains(&k.scope) => Err(refused(
             "scope",
             rel,
             None,
             format!(
                 "unknown scope `{}` (configured: {})",
                 k.scope,
-                store.config.scopes.join(", ")
+                config.scopes.join(", ")
             ),
         )),
         _ => Ok(()),
@@ -116,16 +118,16 @@ fn is_unprintable(c: char) -> bool {
 }
 
 /// Refuses a confidence below the store's minimum (none given is 1).
-fn check_confidence(store: &Store, confidence: Option<f64>, rel: &str) -> Result<(), StoreError> {
+fn check_confidence(config: &Config, confidence: Option<f64>, rel: &str) -> Result<(), StoreError> {
     let confidence = confidence.unwrap_or(1.0);
-    if confidence < store.config.min_confidence {
+    if confidence < config.min_confidence {
         return Err(refused(
             "confidence",
             rel,
             None,
             format!(
                 "confidence {confidence} is below the minimum of {}",
-                store.config.min_confidence
+                config.min_confidence
             ),
         ));
     }
@@ -274,6 +276,7 @@ fn check_name(name: &str, slug: &str, rel: &str) -> Result<(), StoreError> {
 mod tests {
     use super::*;
     use crate::model::memory::MemoryType;
+    use crate::store::Store;
 
     /// A fresh store in a temporary folder, with `config` as its
     /// `memory/config.yaml` when given.
@@ -314,7 +317,7 @@ mod tests {
     }
 
     fn check(store: &Store, m: &Memory) -> (String, String) {
-        refusal(check_memory(store, m, &m.render(), REL))
+        refusal(check_memory(&store.config, m, &m.render(), REL))
     }
 
     /// A token split by a YAML escaped line break: only the parsed value
@@ -332,7 +335,7 @@ mod tests {
     #[test]
     fn a_complete_memory_passes() {
         let (_dir, store) = store(None);
-        assert!(check_memory(&store, &memory(), &memory().render(), REL).is_ok());
+        assert!(check_memory(&store.config, &memory(), &memory().render(), REL).is_ok());
     }
 
     #[test]
@@ -362,7 +365,7 @@ mod tests {
             confidence: None,
             ..memory()
         };
-        assert!(check_memory(&store, &m, &m.render(), REL).is_ok());
+        assert!(check_memory(&store.config, &m, &m.render(), REL).is_ok());
     }
 
     #[test]
@@ -390,7 +393,7 @@ mod tests {
     fn an_unknown_scope_a_control_character_or_a_nul_is_refused() {
         let (_dir, store) = store(None);
         let m = memory();
-        let (rule, message) = refusal(check_memory(&store, &m, &m.render(), "memory/team/x.md"));
+        let (rule, message) = refusal(check_memory(&store.config, &m, &m.render(), "memory/team/x.md"));
         assert_eq!(rule, "scope");
         assert_eq!(
             message,
@@ -409,14 +412,14 @@ mod tests {
             description: "a\tb".into(),
             ..memory()
         };
-        assert!(check_memory(&store, &tab, &tab.render(), REL).is_ok());
+        assert!(check_memory(&store.config, &tab, &tab.render(), REL).is_ok());
         let bidi = Memory {
             source: Some("a\u{202E}b".into()),
             ..memory()
         };
         assert_eq!(check(&store, &bidi).1, "`source` holds a control character");
         let nul = memory().render().replace("cargo test\n", "cargo\0test\n");
-        let (rule, message) = refusal(check_memory(&store, &memory(), &nul, REL));
+        let (rule, message) = refusal(check_memory(&store.config, &memory(), &nul, REL));
         assert_eq!(
             (rule.as_str(), message.as_str()),
             ("control", "holds a NUL byte")
@@ -446,7 +449,7 @@ mod tests {
         assert!(!message.contains(&token));
         // check_memory runs it on the content it is given.
         let (_dir, store) = store(None);
-        let (rule, _) = refusal(check_memory(&store, &memory(), &content, REL));
+        let (rule, _) = refusal(check_memory(&store.config, &memory(), &content, REL));
         assert!(rule.starts_with("secret:"), "{rule}");
     }
 

@@ -250,7 +250,7 @@ fn extracted_proposals(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Vec<E
     for c in &opts.extracted {
         let m = c.memory(ctx.now);
         let content = m.render();
-        crate::policy::memory::check_memory(store, &m, &content, &c.key.rel_path())?;
+        crate::policy::memory::check_memory(&store.config, &m, &content, &c.key.rel_path())?;
         proposals.push(crate::ops::write::event(
             ctx,
             Op::Propose,

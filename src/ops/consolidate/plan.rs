@@ -490,7 +490,7 @@ pub(super) fn plan_events(
             // tool was never policed here: it is, before it is adopted.
             let rel = step.key.rel_path();
             let m = crate::policy::memory::validate_file(after, &rel)?;
-            crate::policy::memory::check_memory(store, &m, after, &rel)?;
+            crate::policy::memory::check_memory(&store.config, &m, after, &rel)?;
         }
         let mut e = match &step.action {
             Action::Add | Action::Merge => crate::ops::write::event(
