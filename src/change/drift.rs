@@ -418,7 +418,14 @@ pub(crate) fn scan_files(
 ) -> Result<(BTreeMap<String, Result<Seen, StoreError>>, Vec<Problem>), StoreError> {
     let mut files = BTreeMap::new();
     let mut problems = Vec::new();
-    for (rel, _) in crate::index::refresh::memory_files(store)? {
+    let listed = crate::index::refresh::memory_files(store)?;
+    // check, record and rebuild read every file: seconds on a large store.
+    let total = listed.len();
+    let progress = store.progress().filter(|_| total >= 1000);
+    for (done, (rel, _)) in listed.into_iter().enumerate() {
+        if let Some(p) = progress.filter(|_| done % 256 == 0) {
+            p.advance("reading memory files", done, total);
+        }
         let content = store
             .read_memory_file(&rel)
             .and_then(|c| c.ok_or_else(|| StoreError::NoSuchMemory(rel.clone())));
@@ -445,6 +452,9 @@ pub(crate) fn scan_files(
             problems.push(Problem::of_file(&rel, e));
         }
         files.insert(rel, seen);
+    }
+    if let Some(p) = progress {
+        p.finish();
     }
     Ok((files, problems))
 }

@@ -393,7 +393,12 @@ mod tests {
     fn an_unknown_scope_a_control_character_or_a_nul_is_refused() {
         let (_dir, store) = store(None);
         let m = memory();
-        let (rule, message) = refusal(check_memory(&store.config, &m, &m.render(), "memory/team/x.md"));
+        let (rule, message) = refusal(check_memory(
+            &store.config,
+            &m,
+            &m.render(),
+            "memory/team/x.md",
+        ));
         assert_eq!(rule, "scope");
         assert_eq!(
             message,

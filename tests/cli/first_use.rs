@@ -649,6 +649,9 @@ fn building_the_index_of_a_large_store_says_how_far_it_is_on_a_terminal_only() {
         shown.contains("writing memory files: 1200/1200\r\x1b[2K"),
         "{shown:?}"
     );
+    // And check, which reads every file.
+    let shown = on_a_terminal(&env, "check");
+    assert!(shown.contains("reading memory files: "), "{shown:?}");
     // Never in a pipe, with --json or with -q.
     let index = walkdir::WalkDir::new(env.root().join(".git/memoir"))
         .into_iter()
