@@ -473,6 +473,11 @@ pub struct ConfigError {
 }
 
 impl Config {
+    /// Whether `scope` is one of the scope folders a memory may live in.
+    pub fn has_scope(&self, scope: &str) -> bool {
+        self.scopes.iter().any(|s| s == scope)
+    }
+
     /// Parses and validates the config file's text.
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
         if text.trim().is_empty() {

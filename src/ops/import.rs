@@ -19,7 +19,7 @@ use crate::interop::{claude_code, openclaw};
 use crate::model::event::Event;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, MemoryType};
-use crate::model::time::{Date, Timestamp};
+use crate::model::time::{Date, Timestamp, DAY_MS};
 use crate::ops::write::{self, Collision, Preview, Remember, RememberOutcome};
 use crate::store::{Ctx, Store, StoreError};
 use std::collections::{HashMap, HashSet};
@@ -496,9 +496,6 @@ fn openclaw_curated(
 /// The confidence of an OpenClaw curated entry: text another tool curated,
 /// not a fact a person stated (1.0), as an extractor's candidate (0.8).
 const IMPORTED_CONFIDENCE: f64 = 0.8;
-
-/// Milliseconds in a day.
-const DAY_MS: i64 = 86_400_000;
 
 /// The proposal an OpenClaw entry stands for, at `<scope>/<its title as a slug>`.
 fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, String> {

@@ -32,7 +32,7 @@ pub(crate) fn check_memory(
 /// Refuses a memory path in a scope the store's config does not list.
 fn check_scope(config: &Config, rel: &str) -> Result<(), StoreError> {
     match Key::from_rel_path(rel) {
-        Some(k) if !config.scopes.contains(&k.scope) => Err(refused(
+        Some(k) if !config.has_scope(&k.scope) => Err(refused(
             "scope",
             rel,
             None,

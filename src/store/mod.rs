@@ -431,7 +431,7 @@ impl Store {
 
     /// Is `scope` one of the configured scopes?
     pub fn has_scope(&self, scope: &str) -> bool {
-        self.config.scopes.iter().any(|s| s == scope)
+        self.config.has_scope(scope)
     }
 
     /// Reads a store file that must be a regular file (never a link, a
