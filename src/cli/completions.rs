@@ -281,6 +281,15 @@ fn demoted(roff: &str) -> String {
     out
 }
 
+/// A tagged paragraph per item: its name in bold, then what it means.
+fn tagged(roff: &mut Roff, items: &[(&str, &str)]) {
+    for (name, meaning) in items {
+        roff.control("TP", []);
+        roff.text([bold(*name)]);
+        roff.text([roman(*meaning)]);
+    }
+}
+
 /// EXIT STATUS, ENVIRONMENT and SEE ALSO, as docs/cli.md says them.
 fn closing() -> String {
     let mut roff = Roff::default();
@@ -293,11 +302,7 @@ fn closing() -> String {
         ("4", "Needs a human decision: a change kept as a proposal, an open conflict, a lost compare-and-swap (--expect), unrecorded hand edits in the way."),
         ("5", "The store is busy and nothing was written; try again: its lock was not acquired in time, or the logs changed while consolidate read them."),
     ];
-    for (code, meaning) in codes {
-        roff.control("TP", []);
-        roff.text([bold(code)]);
-        roff.text([roman(meaning)]);
-    }
+    tagged(&mut roff, &codes);
     roff.control("SH", ["ENVIRONMENT"]);
     let vars = [
         ("MEMOIR_STORE", "The store's directory, as --store."),
@@ -309,11 +314,7 @@ fn closing() -> String {
         ("GIT_DIR, GIT_WORK_TREE", "As for git: the repository and the top of its work tree."),
         ("MEMOIR_DEBUG_STATS", "Print how many memory files a command read, on stderr at exit."),
     ];
-    for (var, meaning) in vars {
-        roff.control("TP", []);
-        roff.text([bold(var)]);
-        roff.text([roman(meaning)]);
-    }
+    tagged(&mut roff, &vars);
     roff.control("SH", ["SEE ALSO"]);
     roff.text([roman(
         "git(1). The command reference (docs/cli.md) and the file format (docs/format.md) in memoir's source.",
