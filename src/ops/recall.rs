@@ -800,6 +800,20 @@ mod tests {
         crate::ops::write::event(&ctx, Op::Note, None, Vec::new(), text.into()).expect("an event")
     }
 
+    /// Options for a recall that returns every match, notes included.
+    fn every_match() -> Options {
+        Options {
+            limit: 10,
+            min_score: 0.0,
+            scope: None,
+            kind: None,
+            tag: None,
+            today: now().date(),
+            notes: true,
+            weaker: false,
+        }
+    }
+
     fn tokens_of(text: &str) -> usize {
         text.lines().map(Budget::cost).sum()
     }
@@ -1089,16 +1103,7 @@ mod tests {
             "memory/project/broken.md",
             &memory("other-name", "deploys broken", "", "x\n"),
         );
-        let opts = Options {
-            limit: 10,
-            min_score: 0.0,
-            scope: None,
-            kind: None,
-            tag: None,
-            today: now().date(),
-            notes: true,
-            weaker: false,
-        };
+        let opts = every_match();
         let found = recall(&store, "deploys", &opts).expect("recall");
         assert_eq!(found.hits.len(), 1);
         let description = &found.hits[0].summary.description;
@@ -1178,16 +1183,7 @@ mod tests {
         crate::log::files::append(&store, std::slice::from_ref(&note)).expect("appended");
         // The index is written: every file and the note scanned once, now.
         read_index(&store).expect("the index");
-        let opts = Options {
-            limit: 10,
-            min_score: 0.0,
-            scope: None,
-            kind: None,
-            tag: None,
-            today: now().date(),
-            notes: true,
-            weaker: false,
-        };
+        let opts = every_match();
         let before = scans();
         let found = recall(&store, "deploys", &opts).expect("recall");
         assert_eq!((found.hits.len(), found.notes.len()), (2, 1), "{found:?}");
