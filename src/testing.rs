@@ -12,7 +12,8 @@ use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::MemoryType;
 use crate::model::time::Timestamp;
-use crate::ops::write::{remember, Collision, Remember, RememberOutcome};
+use crate::model::remember::{Collision, Remember};
+use crate::ops::write::{remember, RememberOutcome};
 use crate::store::{Ctx, Store};
 use std::path::PathBuf;
 use std::process::Command;
@@ -86,7 +87,7 @@ impl TempStore {
             .get(key)
             .map(|v| v.heads.clone())
             .unwrap_or_default();
-        let e = crate::ops::write::event(
+        let e = crate::change::event::event(
             &self.ctx(),
             Op::Remember,
             Some(key.clone()),

@@ -5,7 +5,7 @@
 //! under `memory/` that is not a store file), and the repair of the views
 //! a killed write left behind, which must not be committed as they are.
 
-use crate::git;
+use crate::git::{self, CommitError};
 use crate::index::snapshot::Snapshot;
 use crate::model::key::Key;
 use crate::store::{Store, StoreError};
@@ -325,4 +325,51 @@ fn attributes_to_commit(store: &Store, repo: &git::Repo, path: &str) -> Result<b
     let kept = old.lines().all(|l| now.lines().any(|n| n == l));
     let added = now.lines().filter(|l| !old.lines().any(|o| o == *l));
     Ok(kept && added.clone().all(memoirs) && added.count() > 0)
+}
+
+/// Why a change that ends in a version commit (`consolidate`, `rollback`)
+/// stopped before writing anything.
+#[derive(Debug, thiserror::Error)]
+pub enum VersionError {
+    /// A git precondition failed.
+    #[error(transparent)]
+    Git(#[from] CommitError),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// Starts a change that ends in a commit: the store lock first, so that
+/// a second one waits for the first (or gives up with exit 5); then,
+/// unless only planning, git's preconditions and its index lock, before
+/// anything is appended.
+pub(crate) fn begin_version(
+    store: &Store,
+    dry_run: bool,
+    author: Option<(String, String)>,
+    allow_detached: bool,
+) -> Result<
+    (
+        crate::local::lock::StoreLock,
+        Option<(git::Session, git::Signature)>,
+    ),
+    VersionError,
+> {
+    let lock = store.lock()?;
+    let session = if dry_run {
+        None
+    } else {
+        Some(git::Repo::discover(&store.root)?.begin(
+            author,
+            allow_detached,
+            &store.state.path.join("git-index-lock-owner"),
+        )?)
+    };
+    Ok((lock, session))
+}
+
+impl From<crate::git::GitError> for VersionError {
+    fn from(e: crate::git::GitError) -> Self {
+        VersionError::Store(StoreError::Git(e))
+    }
 }

@@ -4,7 +4,7 @@ use super::output::{short_id, strings};
 use super::{error::code, error::CliError, parse_key, App};
 use memoir::extract::{ExtractError, Extracted};
 use memoir::ops::consolidate::{Action, Options, Plan};
-use memoir::ops::resolve::Decision;
+use memoir::change::resolve::Decision;
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 
@@ -174,7 +174,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let plan = match memoir::ops::consolidate::consolidate(&store, &ctx, &opts) {
         Ok(p) => p,
         // A merge's one next step, as `status` and `check` say it.
-        Err(memoir::ops::consolidate::ConsolidateError::Git(
+        Err(memoir::change::version::VersionError::Git(
             memoir::git::CommitError::InProgress("merge"),
         )) => {
             let step = app

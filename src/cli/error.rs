@@ -83,11 +83,11 @@ Omit --global to set the identity only in this repository.
 (Or set MEMOIR_ACTOR=\"Name <email>\" for memoir alone.)";
 
 /// A consolidation error: the store's as they are, git's as failures (exit 1).
-impl From<memoir::ops::consolidate::ConsolidateError> for CliError {
-    fn from(e: memoir::ops::consolidate::ConsolidateError) -> Self {
+impl From<memoir::change::version::VersionError> for CliError {
+    fn from(e: memoir::change::version::VersionError) -> Self {
         match e {
-            memoir::ops::consolidate::ConsolidateError::Store(e) => CliError::Store(e),
-            memoir::ops::consolidate::ConsolidateError::Git(e) => CliError::Failed(e.to_string()),
+            memoir::change::version::VersionError::Store(e) => CliError::Store(e),
+            memoir::change::version::VersionError::Git(e) => CliError::Failed(e.to_string()),
         }
     }
 }

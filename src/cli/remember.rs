@@ -6,7 +6,8 @@ use super::{error::code, error::CliError, parse_key, read_capped, App};
 use memoir::model::key::Key;
 use memoir::model::memory::MemoryType;
 use memoir::model::time::Date;
-use memoir::ops::write::{Collision, ProposalReason, Remember, RememberOutcome};
+use memoir::model::remember::{Collision, Remember};
+use memoir::ops::write::{ProposalReason, RememberOutcome};
 use serde_json::json;
 use std::path::PathBuf;
 

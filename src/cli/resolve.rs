@@ -3,7 +3,7 @@
 use super::output::strings;
 use super::{error::CliError, parse_key, App};
 use memoir::model::event::Op;
-use memoir::ops::resolve::Decision;
+use memoir::change::resolve::Decision;
 use serde_json::json;
 
 /// Decide a conflict.

@@ -12,7 +12,7 @@
 
 mod wire;
 
-use crate::ops::write::Remember;
+use crate::model::remember::Remember;
 use crate::store::{Store, StoreError};
 use std::collections::HashSet;
 use std::io::{Read, Write};

@@ -7,7 +7,7 @@ use crate::model::event::Event;
 use crate::model::key::Key;
 use crate::model::memory::MemoryType;
 use crate::model::time::Date;
-use crate::ops::write::Remember;
+use crate::model::remember::Remember;
 use serde_json::json;
 use std::collections::HashSet;
 

@@ -9,7 +9,10 @@
 //! (`memoirKey`, `source`), so that importing what was exported gives
 //! back the same memories.
 
-use crate::model::memory::{self, MemoryType};
+use crate::model::key::Key;
+use crate::model::memory::{self, Memory, MemoryType};
+use crate::model::remember::{Collision, Remember};
+use crate::model::time::{Date, Timestamp, DAY_MS};
 use serde_yaml::Value;
 
 /// The index file's name.
@@ -366,6 +369,82 @@ pub fn project_folder(root: &str) -> String {
     root.chars()
         .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
         .collect()
+}
+
+/// The `remember` a topic stands for: memoir's own key and source when
+/// memoir exported it, else `<scope>/<file name as a slug>` and the file as
+/// the source (with its title when that says more than the name).
+pub fn topic_request(t: &Topic) -> Result<Remember, String> {
+    let stem = t.file.strip_suffix(".md").unwrap_or(&t.file);
+    let scope = if t.kind == MemoryType::User {
+        "user"
+    } else {
+        "project"
+    };
+    // Claude Code names files `<type>_<topic>`: `user_role` is user/role.
+    let stem = stem
+        .strip_prefix(scope)
+        .and_then(|s| s.strip_prefix(['_', '-']))
+        .filter(|s| !s.is_empty())
+        .unwrap_or(stem);
+    let exported = t.memoir_key.as_deref().and_then(|k| Key::parse(k).ok());
+    let key = match exported {
+        Some((key, _)) => key,
+        None => {
+            Key::parse(&format!("{scope}/{}", crate::model::key::phrase_name(stem)))
+                .map_err(|e| format!("{}: {e}", t.file))?
+                .0
+        }
+    };
+    // The name is the slug: the file's own name is kept in the source.
+    let name = key.slug.clone();
+    let source = t.source.clone().unwrap_or_else(|| {
+        let same = crate::model::key::slugify(&t.title).ok().as_deref() == Some(key.slug.as_str());
+        if t.title.is_empty() || same {
+            format!("imported from Claude Code {}", t.file)
+        } else {
+            format!("imported from Claude Code {} (\"{}\")", t.file, t.title)
+        }
+    });
+    Ok(Remember {
+        key,
+        name,
+        description: t.description.clone(),
+        kind: t.kind,
+        tags: Vec::new(),
+        source,
+        confidence: 1.0,
+        body: t.body.clone(),
+        review_by: None,
+        expires: None,
+        collision: Collision::Ask,
+        expect: None,
+    })
+}
+
+/// What Claude Code's format cannot say, taken from the memory `old` at the
+/// request's key: its name as written (the file has a title, not a name),
+/// tags, confidence and its dates to review by and forget after. A topic
+/// file without them leaves them as they are.
+pub fn keep_uncarried(req: &mut Remember, old: &Memory) {
+    req.name = old.name.clone();
+    req.tags = old.tags.clone();
+    req.confidence = old.confidence.unwrap_or(1.0);
+    req.review_by = old.review_by;
+    req.expires = old.expires;
+}
+
+/// `2026-10-02`, `2026-10-02T10:00:00Z` or with milliseconds.
+pub fn parse_when(s: &str) -> Option<Timestamp> {
+    let s = s.trim();
+    if let Ok(d) = Date::parse(s) {
+        return Some(Timestamp(d.0 * DAY_MS));
+    }
+    let seconds = match (s.find('.'), s.ends_with('Z')) {
+        (Some(dot), true) => format!("{}Z", &s[..dot]),
+        _ => s.to_string(),
+    };
+    Timestamp::parse(&seconds).ok()
 }
 
 #[cfg(test)]

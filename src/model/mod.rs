@@ -8,6 +8,7 @@ pub mod fingerprint;
 pub mod key;
 pub mod markdown;
 pub mod memory;
+pub mod remember;
 pub mod stamp;
 pub mod text;
 pub mod time;

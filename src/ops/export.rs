@@ -50,7 +50,7 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
     // changed (a new source, say) is written back, not a second file.
     let mut by_key = std::collections::HashMap::new();
     for (name, topic) in &folder {
-        if let Some(Ok(req)) = topic.as_ref().map(crate::ops::import::topic_request) {
+        if let Some(Ok(req)) = topic.as_ref().map(claude_code::topic_request) {
             by_key.entry(req.key).or_insert_with(|| name.clone());
         }
     }
@@ -182,7 +182,7 @@ fn changed_since(t: &Topic, m: &Memory) -> bool {
     let modified = t
         .modified
         .as_deref()
-        .and_then(crate::ops::import::parse_when);
+        .and_then(claude_code::parse_when);
     match (modified, m.updated) {
         (Some(file), Some(memory)) => file.0.div_euclid(1000) > memory.0.div_euclid(1000),
         _ => false,
@@ -193,14 +193,14 @@ fn changed_since(t: &Topic, m: &Memory) -> bool {
 /// importing it would change nothing (the fields Claude Code's format
 /// cannot carry aside).
 fn says(t: &Topic, key: &Key, m: &Memory) -> bool {
-    let Ok(mut req) = crate::ops::import::topic_request(t) else {
+    let Ok(mut req) = claude_code::topic_request(t) else {
         return false;
     };
     if &req.key != key {
         return false;
     }
-    crate::ops::import::keep_uncarried(&mut req, m);
-    crate::ops::write::says_the_same(m, &req)
+    claude_code::keep_uncarried(&mut req, m);
+    crate::model::remember::says_the_same(m, &req)
 }
 
 /// Every readable memory with its key, most valuable first: new index

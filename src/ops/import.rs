@@ -15,12 +15,14 @@
 //! repository the team commits. The repository's items are written first,
 //! then the others, so a command writes one store after the other.
 
-use crate::interop::{claude_code, openclaw};
+use crate::interop::claude_code::{self, keep_uncarried, parse_when, topic_request};
+use crate::interop::openclaw;
 use crate::model::event::Event;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, MemoryType};
-use crate::model::time::{Date, Timestamp, DAY_MS};
-use crate::ops::write::{self, Collision, Preview, Remember, RememberOutcome};
+use crate::model::time::{Timestamp, DAY_MS};
+use crate::model::remember::{Collision, Remember};
+use crate::ops::write::{self, Preview, RememberOutcome};
 use crate::store::{Ctx, Store, StoreError};
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
@@ -169,18 +171,6 @@ fn write_one(
     }
 }
 
-/// What Claude Code's format cannot say, taken from the memory `old` at the
-/// request's key: its name as written (the file has a title, not a name),
-/// tags, confidence and its dates to review by and forget after. A topic
-/// file without them leaves them as they are.
-pub(crate) fn keep_uncarried(req: &mut Remember, old: &Memory) {
-    req.name = old.name.clone();
-    req.tags = old.tags.clone();
-    req.confidence = old.confidence.unwrap_or(1.0);
-    req.review_by = old.review_by;
-    req.expires = old.expires;
-}
-
 /// Imports a Claude Code memory folder into `repo` (each memory where
 /// `route` says) as `ctx.actor`; `ctx.now` bounds the items' own dates (a
 /// date in the future is taken as now).
@@ -242,57 +232,6 @@ pub fn claude_code<R: Route>(
         });
     }
     write_planned(repo, route, ctx, items, planned, dry_run)
-}
-
-/// The `remember` a topic stands for: memoir's own key and source when
-/// memoir exported it, else `<scope>/<file name as a slug>` and the file as
-/// the source (with its title when that says more than the name).
-pub(crate) fn topic_request(t: &claude_code::Topic) -> Result<Remember, String> {
-    let stem = t.file.strip_suffix(".md").unwrap_or(&t.file);
-    let scope = if t.kind == MemoryType::User {
-        "user"
-    } else {
-        "project"
-    };
-    // Claude Code names files `<type>_<topic>`: `user_role` is user/role.
-    let stem = stem
-        .strip_prefix(scope)
-        .and_then(|s| s.strip_prefix(['_', '-']))
-        .filter(|s| !s.is_empty())
-        .unwrap_or(stem);
-    let exported = t.memoir_key.as_deref().and_then(|k| Key::parse(k).ok());
-    let key = match exported {
-        Some((key, _)) => key,
-        None => {
-            Key::parse(&format!("{scope}/{}", crate::model::key::phrase_name(stem)))
-                .map_err(|e| format!("{}: {e}", t.file))?
-                .0
-        }
-    };
-    // The name is the slug: the file's own name is kept in the source.
-    let name = key.slug.clone();
-    let source = t.source.clone().unwrap_or_else(|| {
-        let same = crate::model::key::slugify(&t.title).ok().as_deref() == Some(key.slug.as_str());
-        if t.title.is_empty() || same {
-            format!("imported from Claude Code {}", t.file)
-        } else {
-            format!("imported from Claude Code {} (\"{}\")", t.file, t.title)
-        }
-    });
-    Ok(Remember {
-        key,
-        name,
-        description: t.description.clone(),
-        kind: t.kind,
-        tags: Vec::new(),
-        source,
-        confidence: 1.0,
-        body: t.body.clone(),
-        review_by: None,
-        expires: None,
-        collision: Collision::Ask,
-        expect: None,
-    })
 }
 
 /// Imports an OpenClaw workspace into `repo`: each daily-note entry as a
@@ -593,7 +532,7 @@ fn propose(
         Ok(_) => {}
         Err(e) => return refused(e),
     }
-    if write::is_proposed(pending, req) {
+    if crate::model::remember::is_proposed(pending, req) {
         return Ok(Outcome::Unchanged);
     }
     if dry_run {
@@ -614,7 +553,7 @@ fn remember(
     dry_run: bool,
 ) -> Result<Outcome, StoreError> {
     // A change imported before waits for a human already.
-    if write::is_proposed(pending, req) {
+    if crate::model::remember::is_proposed(pending, req) {
         return Ok(Outcome::Unchanged);
     }
     if dry_run {
@@ -645,19 +584,6 @@ fn refused(e: StoreError) -> Result<Outcome, StoreError> {
         StoreError::Invalid { .. } => Ok(Outcome::Invalid(e.to_string())),
         other => Err(other),
     }
-}
-
-/// `2026-10-02`, `2026-10-02T10:00:00Z` or with milliseconds.
-pub(crate) fn parse_when(s: &str) -> Option<Timestamp> {
-    let s = s.trim();
-    if let Ok(d) = Date::parse(s) {
-        return Some(Timestamp(d.0 * DAY_MS));
-    }
-    let seconds = match (s.find('.'), s.ends_with('Z')) {
-        (Some(dot), true) => format!("{}Z", &s[..dot]),
-        _ => s.to_string(),
-    };
-    Timestamp::parse(&seconds).ok()
 }
 
 /// A file read: its text and modification time, or why not.

@@ -797,7 +797,7 @@ mod tests {
             now: now(),
             actor: "Ada <ada@example.com>".into(),
         };
-        crate::ops::write::event(&ctx, Op::Note, None, Vec::new(), text.into()).expect("an event")
+        crate::change::event::event(&ctx, Op::Note, None, Vec::new(), text.into()).expect("an event")
     }
 
     /// Options for a recall that returns every match, notes included.

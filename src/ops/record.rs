@@ -141,7 +141,7 @@ fn event_for(
             (op, content, None, filled)
         }
     };
-    let mut e = crate::ops::write::event(ctx, op, Some(d.key.clone()), prev, body)?;
+    let mut e = crate::change::event::event(ctx, op, Some(d.key.clone()), prev, body)?;
     e.reason = reason;
     let recorded = Recorded {
         key: d.key,

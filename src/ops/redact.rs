@@ -207,7 +207,7 @@ fn audit_event(
         .iter()
         .map(|r| format!("{} {} {} {}\n", r.id, r.path, r.removed, r.rules.join(",")))
         .collect();
-    let mut event = crate::ops::write::event(ctx, Op::Redact, None, Vec::new(), body)?;
+    let mut event = crate::change::event::event(ctx, Op::Redact, None, Vec::new(), body)?;
     let count =
         |n: usize, one: &str, many: &str| format!("{n} {}", if n == 1 { one } else { many });
     event.reason = Some(opts.reason.clone().unwrap_or_else(|| {

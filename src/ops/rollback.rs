@@ -5,7 +5,7 @@
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::version_message::{Change, Made, Sign, VersionMessage};
-use crate::ops::consolidate::ConsolidateError;
+use crate::change::version::VersionError;
 use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Ctx, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};
@@ -44,8 +44,8 @@ pub fn rollback(
     ctx: &Ctx,
     rev: &str,
     opts: &Options,
-) -> Result<Report, ConsolidateError> {
-    let (_lock, session) = crate::ops::consolidate::begin_version(
+) -> Result<Report, VersionError> {
+    let (_lock, session) = crate::change::version::begin_version(
         store,
         opts.dry_run,
         opts.author.clone(),
@@ -199,13 +199,13 @@ fn back_to(
             crate::policy::memory::check_content_secrets(content, &key.rel_path())?;
             let op = if conflict { Op::Resolve } else { Op::Remember };
             report.restored.push(key.clone());
-            crate::ops::write::event(ctx, op, Some(key.clone()), heads, content.to_string())?
+            crate::change::event::event(ctx, op, Some(key.clone()), heads, content.to_string())?
         }
         None if current.is_none() && !conflict => return Ok(None),
         None => {
             report.forgotten.push(key.clone());
             let op = if conflict { Op::Resolve } else { Op::Forget };
-            crate::ops::write::event(ctx, op, Some(key.clone()), heads, String::new())?
+            crate::change::event::event(ctx, op, Some(key.clone()), heads, String::new())?
         }
     };
     if conflict {

@@ -7,67 +7,19 @@
 //! view files, and regenerates MEMORY.md from the index's records.
 
 use crate::change::batch::apply_to;
+use crate::change::event::event;
 use crate::index::snapshot::Snapshot;
 use crate::log::transition::KeyState;
-use crate::model::event::{new_id, Event, Op};
+use crate::model::event::{Event, Op};
 use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
-use crate::model::memory::{Memory, MemoryType};
+use crate::model::memory::Memory;
+use crate::model::remember::{Collision, Remember, REVIEW};
+use crate::model::remember::says_the_same;
 use crate::model::text;
-use crate::model::time::{Date, Timestamp};
+use crate::model::time::Timestamp;
 use crate::policy;
 use crate::store::{Ctx, Store, StoreError};
-
-/// How `remember` treats a collision with an existing memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Collision {
-    /// Keep the new memory as a proposal and ask (exit 4).
-    #[default]
-    Ask,
-    /// The new memory replaces what it collides with.
-    Replace,
-    /// Keep both: a same-key collision gets the next free `<slug>-N`.
-    KeepBoth,
-    /// Only propose, whatever happens.
-    Propose,
-    /// Only propose, for a person to review: consolidation holds the
-    /// proposal until it is accepted (imported curated text, which no one
-    /// stated to memoir).
-    Review,
-}
-
-/// The `reason` of a proposal a person must accept before consolidation
-/// adds it ([`Collision::Review`]).
-pub const REVIEW: &str = "review: imported, a person accepts it";
-
-/// A memory to remember.
-#[derive(Debug, Clone)]
-pub struct Remember {
-    /// Where it goes.
-    pub key: Key,
-    /// Its name as given.
-    pub name: String,
-    /// One-line summary.
-    pub description: String,
-    /// Its kind.
-    pub kind: MemoryType,
-    /// Labels.
-    pub tags: Vec<String>,
-    /// Why it can be trusted.
-    pub source: String,
-    /// 0..=1.
-    pub confidence: f64,
-    /// Markdown body.
-    pub body: String,
-    /// Stale after.
-    pub review_by: Option<Date>,
-    /// Forgotten after.
-    pub expires: Option<Date>,
-    /// What to do on a collision.
-    pub collision: Collision,
-    /// Compare-and-swap: the event id the memory must be at now.
-    pub expect: Option<String>,
-}
 
 /// Why a memory became a proposal instead of being written.
 #[derive(Debug, Clone, PartialEq)]
@@ -128,26 +80,6 @@ pub enum RememberOutcome {
     },
 }
 
-impl Remember {
-    /// The memory this request makes, as first written at `now`: what
-    /// `remember` writes and `consolidate` proposes.
-    pub(crate) fn memory(&self, now: Timestamp) -> Memory {
-        Memory {
-            name: self.name.clone(),
-            description: self.description.clone(),
-            kind: self.kind,
-            tags: self.tags.clone(),
-            source: Some(self.source.clone()),
-            confidence: Some(self.confidence),
-            created: Some(now),
-            updated: Some(now),
-            review_by: self.review_by,
-            expires: self.expires,
-            body: self.body.clone(),
-        }
-    }
-}
-
 /// Appends a note to this writer's log for today.
 pub fn note(store: &Store, ctx: &Ctx, text: &str) -> Result<String, StoreError> {
     note_from(store, ctx, text, None)
@@ -171,30 +103,6 @@ pub fn note_from(
     let _lock = store.lock()?;
     crate::log::files::append(store, std::slice::from_ref(&event))?;
     Ok(event.id)
-}
-
-/// A new event by this actor at this time, with a fresh id.
-pub(crate) fn event(
-    ctx: &Ctx,
-    op: Op,
-    key: Option<Key>,
-    prev: Vec<String>,
-    body: String,
-) -> Result<Event, StoreError> {
-    // The actor goes into every entry: it passes the policy too.
-    policy::check_secrets(&ctx.actor, "actor")?;
-    Ok(Event {
-        id: new_id(ctx.now).map_err(StoreError::io("random source"))?,
-        op,
-        time: ctx.now,
-        actor: ctx.actor.clone(),
-        key,
-        prev,
-        reason: None,
-        consumed: Vec::new(),
-        redacted: None,
-        body,
-    })
 }
 
 /// The event that forgets `key` (at `heads`), saying why.
@@ -406,36 +314,6 @@ pub fn preview(store: &Store, ctx: &Ctx, req: &Remember) -> Result<Preview, Stor
             Some(_) => Preview::Changed,
         },
     )
-}
-
-/// Whether a memory already says what the request would write, times
-/// aside: compared as the request's file reads back, since rendering ends
-/// a body with a newline (`--body x` twice was a change).
-pub(crate) fn says_the_same(old: &Memory, req: &Remember) -> bool {
-    without_times(old) == as_written(req)
-}
-
-/// The memory a request writes as its file reads back, times aside.
-fn as_written(req: &Remember) -> Memory {
-    let m = req.memory(crate::model::time::Timestamp(0));
-    without_times(&Memory::parse(&m.render()).unwrap_or(m))
-}
-
-/// Whether a pending proposal (of `pending`, as a replay gives them)
-/// proposes exactly this memory, times aside.
-pub fn is_proposed(pending: &[crate::model::event::Event], req: &Remember) -> bool {
-    pending.iter().any(|e| {
-        e.key.as_ref() == Some(&req.key)
-            && Memory::parse(&e.body).is_ok_and(|m| says_the_same(&m, req))
-    })
-}
-
-fn without_times(m: &Memory) -> Memory {
-    Memory {
-        created: None,
-        updated: None,
-        ..m.clone()
-    }
 }
 
 /// What is at the key `remember` writes, read under the lock.
@@ -704,6 +582,9 @@ pub fn forget(store: &Store, ctx: &Ctx, key: &Key, reason: &str) -> Result<Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::memory::MemoryType;
+    use crate::model::remember::without_times;
+    use crate::model::time::Date;
 
     fn now() -> Timestamp {
         Timestamp::parse("2026-11-29T10:41:07Z").expect("time")

@@ -10,8 +10,8 @@
 //! Applying appends the events (with a `consolidate` event listing what it
 //! consumed), writes the views and MEMORY.md, then commits the store paths.
 
-use crate::change::version::{self, changed_store_paths};
-use crate::git::{self, CommitError};
+use crate::change::version::{self, begin_version, changed_store_paths, VersionError};
+use crate::git;
 use crate::index::snapshot::Snapshot;
 use crate::log::replay::Replay;
 use crate::model::event::{Event, Op};
@@ -132,11 +132,11 @@ pub struct Options {
     /// Commit on a detached HEAD.
     pub allow_detached: bool,
     /// Candidate memories from an extractor: logged as proposals, then planned.
-    pub extracted: Vec<crate::ops::write::Remember>,
+    pub extracted: Vec<crate::model::remember::Remember>,
     /// The notes the extractor read: the consolidation consumes them.
     pub notes: Vec<String>,
     /// Decisions a human made on the plan's conflicts, by key.
-    pub decisions: std::collections::BTreeMap<Key, crate::ops::resolve::Decision>,
+    pub decisions: std::collections::BTreeMap<Key, crate::change::resolve::Decision>,
     /// Proposals held for review (imported curated text) to plan as any
     /// other, by key (`--accept`).
     pub accept: Vec<Key>,
@@ -149,46 +149,6 @@ impl Options {
     pub fn accepts(&self, key: &Key) -> bool {
         self.accept_all || self.accept.contains(key)
     }
-}
-
-/// Why a consolidation stopped before writing anything.
-#[derive(Debug, thiserror::Error)]
-pub enum ConsolidateError {
-    /// A git precondition failed.
-    #[error(transparent)]
-    Git(#[from] CommitError),
-    /// The store failed.
-    #[error(transparent)]
-    Store(#[from] StoreError),
-}
-
-/// Starts a change that ends in a commit: the store lock first, so that
-/// a second one waits for the first (or gives up with exit 5); then,
-/// unless only planning, git's preconditions and its index lock, before
-/// anything is appended.
-pub(crate) fn begin_version(
-    store: &Store,
-    dry_run: bool,
-    author: Option<(String, String)>,
-    allow_detached: bool,
-) -> Result<
-    (
-        crate::local::lock::StoreLock,
-        Option<(git::Session, git::Signature)>,
-    ),
-    ConsolidateError,
-> {
-    let lock = store.lock()?;
-    let session = if dry_run {
-        None
-    } else {
-        Some(git::Repo::discover(&store.root)?.begin(
-            author,
-            allow_detached,
-            &store.state.path.join("git-index-lock-owner"),
-        )?)
-    };
-    Ok((lock, session))
 }
 
 /// Notes no consolidation has consumed yet, oldest first: what an
@@ -212,7 +172,7 @@ pub fn pending_notes(store: &Store) -> Result<Vec<Event>, StoreError> {
 /// Plans and (unless `dry_run`) applies a consolidation, then commits
 /// the store. Git's preconditions are checked and its index lock taken
 /// before anything is written.
-pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, ConsolidateError> {
+pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, VersionError> {
     // What goes into the commit passes the policy as the store does.
     if let Some(message) = &opts.message {
         crate::policy::check_secrets(message, "--message")?;
@@ -251,7 +211,7 @@ fn extracted_proposals(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Vec<E
         let m = c.memory(ctx.now);
         let content = m.render();
         crate::policy::memory::check_memory(&store.config, &m, &content, &c.key.rel_path())?;
-        proposals.push(crate::ops::write::event(
+        proposals.push(crate::change::event::event(
             ctx,
             Op::Propose,
             Some(c.key.clone()),
@@ -271,7 +231,7 @@ fn consolidate_locked(
     proposals: Vec<Event>,
     session: Option<(git::Session, git::Signature)>,
     changed: Changed<'_>,
-) -> Result<Plan, ConsolidateError> {
+) -> Result<Plan, VersionError> {
     // The index first: bringing it up to date may replay the logs, and
     // two replays must not be held at once.
     let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Plan)?;
@@ -378,7 +338,7 @@ fn finish_consolidation(
     opts: &Options,
     snap: &mut Snapshot,
     changed: Changed<'_>,
-) -> Result<Plan, ConsolidateError> {
+) -> Result<Plan, VersionError> {
     let (replay, _) = crate::log::read::replay_with(store, proposals.clone())?;
     let basis = Basis::Replay(&replay);
     let pending: Vec<&Event> = replay
@@ -443,13 +403,13 @@ fn decide_conflicts(
         if !plan.steps.iter().any(|s| in_conflict(s, key)) {
             continue;
         }
-        let (resolved, _) = crate::ops::resolve::resolve_events(store, ctx, replay, key, decision)?;
+        let (resolved, _) = crate::change::resolve::resolve_events(store, ctx, replay, key, decision)?;
         let choice = match decision {
-            crate::ops::resolve::Decision::Keep => "keep",
-            crate::ops::resolve::Decision::Take(_) => "take",
-            crate::ops::resolve::Decision::Both => "both",
-            crate::ops::resolve::Decision::BothWithAncestor => "both",
-            crate::ops::resolve::Decision::Content(_) => "edit",
+            crate::change::resolve::Decision::Keep => "keep",
+            crate::change::resolve::Decision::Take(_) => "take",
+            crate::change::resolve::Decision::Both => "both",
+            crate::change::resolve::Decision::BothWithAncestor => "both",
+            crate::change::resolve::Decision::Content(_) => "edit",
         };
         for s in plan.steps.iter_mut().filter(|s| in_conflict(s, key)) {
             s.action = Action::Decided {
@@ -496,7 +456,7 @@ fn finish_interrupted(
     by: Committer<'_>,
     mut plan: Plan,
     last: &Event,
-) -> Result<Plan, ConsolidateError> {
+) -> Result<Plan, VersionError> {
     let Committer {
         store,
         ctx,
@@ -533,7 +493,7 @@ fn commit_direct_writes(
     plan: Plan,
     snap: &mut Snapshot,
     paths: Vec<String>,
-) -> Result<Plan, ConsolidateError> {
+) -> Result<Plan, VersionError> {
     if paths.is_empty() {
         return Ok(plan);
     }
@@ -551,7 +511,7 @@ fn commit_consolidation(
     consumed: Vec<String>,
     snap: &mut Snapshot,
     before: Changed<'_>,
-) -> Result<Plan, ConsolidateError> {
+) -> Result<Plan, VersionError> {
     let Committer {
         store,
         ctx,
@@ -573,7 +533,7 @@ fn commit_consolidation(
     plan.direct = count_direct(&direct);
     let (added, changed, forgotten, conflicts) = plan.counts();
     let mut marker =
-        crate::ops::write::event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
+        crate::change::event::event(ctx, Op::Consolidate, None, Vec::new(), String::new())?;
     marker.consumed = consumed;
     marker.reason = Some(format!(
         "{added} added, {changed} changed, {forgotten} forgotten, {conflicts} conflicts"
@@ -759,12 +719,6 @@ impl Changed<'_> {
     }
 }
 
-impl From<crate::git::GitError> for ConsolidateError {
-    fn from(e: crate::git::GitError) -> Self {
-        ConsolidateError::Store(StoreError::Git(e))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -809,7 +763,7 @@ mod tests {
         t.memory("project/db", "the database is postgres 16");
         let mut req = TempStore::request("project/db", "the database is postgres 16");
         req.source = "the ops runbook".into();
-        req.collision = crate::ops::write::Collision::Propose;
+        req.collision = crate::model::remember::Collision::Propose;
         t.apply(&req);
         let plan = consolidate(&t.store, &t.ctx, &options()).expect("consolidated");
         assert_eq!(actions(&plan), [("project/db".to_string(), Action::Merge)]);

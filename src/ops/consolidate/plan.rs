@@ -252,7 +252,7 @@ impl<'a> Planner<'a> {
         // Imported curated text waits for a person to accept it: never
         // added by a plain consolidation. (An older memoir marked none:
         // its OpenClaw proposals are known by their source.)
-        let imported = e.reason.as_deref() == Some(crate::ops::write::REVIEW)
+        let imported = e.reason.as_deref() == Some(crate::model::remember::REVIEW)
             || p.memory
                 .source
                 .as_deref()
@@ -493,7 +493,7 @@ pub(super) fn plan_events(
             crate::policy::memory::check_memory(&store.config, &m, after, &rel)?;
         }
         let mut e = match &step.action {
-            Action::Add | Action::Merge => crate::ops::write::event(
+            Action::Add | Action::Merge => crate::change::event::event(
                 ctx,
                 Op::Remember,
                 Some(step.key.clone()),
@@ -501,7 +501,7 @@ pub(super) fn plan_events(
                 step.after.clone().unwrap_or_default(),
             )?,
             Action::Expire | Action::Evict => {
-                let mut e = crate::ops::write::event(
+                let mut e = crate::change::event::event(
                     ctx,
                     Op::Forget,
                     Some(step.key.clone()),
