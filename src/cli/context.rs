@@ -86,8 +86,8 @@ fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Resul
             budget.saturating_sub(tokens)
         };
         let var = |name: &str| std::env::var(name).ok();
-        let semantic = memoir::ops::semantic::Semantic::of(store, var);
-        let rerank = memoir::ops::rerank::Rerank::of(store, var);
+        let semantic = memoir::search::semantic::Semantic::of(store, var);
+        let rerank = memoir::search::reader::Rerank::of(store, var);
         let readers = memoir::ops::recall::Readers {
             semantic: semantic.as_ref(),
             rerank: rerank.as_ref(),

@@ -12,7 +12,7 @@ use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::time::{Date, Timestamp};
-use crate::ops::semantic::{Mode, Semantic};
+use crate::search::semantic::{Mode, Semantic};
 use crate::render::memory_md;
 use crate::search::rank::{self, estimate_tokens};
 use crate::search::results::{Hit, Item, NoteHit, Options, Results};
@@ -171,7 +171,7 @@ pub fn recall_with(
 ) -> Result<Recall, StoreError> {
     let (corpus, mut warnings) = corpus(store, opts.notes)?;
     let (found, mode, fallback) =
-        crate::ops::semantic::search(store, &corpus, query, opts, semantic);
+        crate::search::semantic::search(store, &corpus, query, opts, semantic);
     warnings.extend(fallback);
     let Results {
         mut hits,
@@ -229,7 +229,7 @@ pub struct Readers<'a> {
     /// Semantic recall (`embeddings:`).
     pub semantic: Option<&'a Semantic>,
     /// The reranker (`rerank:`).
-    pub rerank: Option<&'a crate::ops::rerank::Rerank>,
+    pub rerank: Option<&'a crate::search::reader::Rerank>,
 }
 
 /// [`context`], with a query searched by keywords fused with embeddings
@@ -251,16 +251,16 @@ pub fn context_with(
             // A fusion or a reader ranks the weaker candidates too.
             let wide = semantic.is_some() || readers.rerank.is_some();
             let decide = match wide {
-                true => crate::ops::semantic::wide(&opts),
+                true => crate::search::semantic::wide(&opts),
                 false => opts.clone(),
             };
             let keyword = crate::search::inject::keyword_decision(&corpus, q, &decide, &texts);
             let (found, _, fallback) =
-                crate::ops::semantic::with_keyword(store, &corpus, q, keyword, &decide, semantic);
+                crate::search::semantic::with_keyword(store, &corpus, q, keyword, &decide, semantic);
             warnings.extend(fallback);
             let found = match readers.rerank {
                 None => crate::search::inject::injected(found),
-                Some(rerank) => match crate::ops::rerank::decide(store, q, &found, rerank) {
+                Some(rerank) => match crate::search::reader::decide(store, q, &found, rerank) {
                     Ok(read) => read,
                     Err(warning) => {
                         warnings.push(warning);

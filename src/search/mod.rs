@@ -6,4 +6,6 @@ pub mod inject;
 pub(crate) mod nearest;
 pub mod passage;
 pub mod rank;
+pub mod reader;
 pub mod results;
+pub mod semantic;
