@@ -2,9 +2,9 @@
 
 use super::output::{short_id, strings};
 use super::{error::code, error::CliError, parse_key, App};
+use memoir::change::resolve::Decision;
 use memoir::extract::{ExtractError, Extracted};
 use memoir::ops::consolidate::{Action, Options, Plan};
-use memoir::change::resolve::Decision;
 use serde_json::{json, Value};
 use std::io::{IsTerminal, Write};
 
@@ -174,9 +174,9 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let plan = match memoir::ops::consolidate::consolidate(&store, &ctx, &opts) {
         Ok(p) => p,
         // A merge's one next step, as `status` and `check` say it.
-        Err(memoir::change::version::VersionError::Git(
-            memoir::git::CommitError::InProgress("merge"),
-        )) => {
+        Err(memoir::change::version::VersionError::Git(memoir::git::CommitError::InProgress(
+            "merge",
+        ))) => {
             let step = app
                 .merge_in_progress(&store)?
                 .map(|(_, step)| step)

@@ -77,7 +77,8 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     // Every store's hits vouched for by its index: printed unscanned.
     let mut vouched = true;
     for (store, origin) in stores {
-        let semantic = memoir::search::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
+        let semantic =
+            memoir::search::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
         let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
         let mode = recall.mode.as_str();
         vouched &= recall.vouched;

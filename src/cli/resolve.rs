@@ -2,8 +2,8 @@
 
 use super::output::strings;
 use super::{error::CliError, parse_key, App};
-use memoir::model::event::Op;
 use memoir::change::resolve::Decision;
+use memoir::model::event::Op;
 use serde_json::json;
 
 /// Decide a conflict.

@@ -6,8 +6,8 @@ use super::ExtractError;
 use crate::model::event::Event;
 use crate::model::key::Key;
 use crate::model::memory::MemoryType;
-use crate::model::time::Date;
 use crate::model::remember::Remember;
+use crate::model::time::Date;
 use serde_json::json;
 use std::collections::HashSet;
 

@@ -179,10 +179,7 @@ fn rewritten(
 /// Whether the topic file `t` was modified (its `modified`, to the second)
 /// after the memory `m` was last updated.
 fn changed_since(t: &Topic, m: &Memory) -> bool {
-    let modified = t
-        .modified
-        .as_deref()
-        .and_then(claude_code::parse_when);
+    let modified = t.modified.as_deref().and_then(claude_code::parse_when);
     match (modified, m.updated) {
         (Some(file), Some(memory)) => file.0.div_euclid(1000) > memory.0.div_euclid(1000),
         _ => false,

@@ -12,10 +12,10 @@ use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::time::{Date, Timestamp};
-use crate::search::semantic::{Mode, Semantic};
 use crate::render::memory_md;
 use crate::search::rank::{self, estimate_tokens};
 use crate::search::results::{Hit, Item, NoteHit, Options, Results};
+use crate::search::semantic::{Mode, Semantic};
 use crate::store::{Store, StoreError};
 
 /// The default token budget of `context`.
@@ -255,8 +255,9 @@ pub fn context_with(
                 false => opts.clone(),
             };
             let keyword = crate::search::inject::keyword_decision(&corpus, q, &decide, &texts);
-            let (found, _, fallback) =
-                crate::search::semantic::with_keyword(store, &corpus, q, keyword, &decide, semantic);
+            let (found, _, fallback) = crate::search::semantic::with_keyword(
+                store, &corpus, q, keyword, &decide, semantic,
+            );
             warnings.extend(fallback);
             let found = match readers.rerank {
                 None => crate::search::inject::injected(found),
@@ -797,7 +798,8 @@ mod tests {
             now: now(),
             actor: "Ada <ada@example.com>".into(),
         };
-        crate::change::event::event(&ctx, Op::Note, None, Vec::new(), text.into()).expect("an event")
+        crate::change::event::event(&ctx, Op::Note, None, Vec::new(), text.into())
+            .expect("an event")
     }
 
     /// Options for a recall that returns every match, notes included.

@@ -2,10 +2,10 @@
 //! appending events and committing. Logs keep everything; history is never
 //! rewritten (to undo a bad consolidation C, roll back to `C^`).
 
+use crate::change::version::VersionError;
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::version_message::{Change, Made, Sign, VersionMessage};
-use crate::change::version::VersionError;
 use crate::render::memory_md::MEMORY_MD;
 use crate::store::{Ctx, Store, StoreError};
 use std::collections::{BTreeMap, BTreeSet};

@@ -403,7 +403,8 @@ fn decide_conflicts(
         if !plan.steps.iter().any(|s| in_conflict(s, key)) {
             continue;
         }
-        let (resolved, _) = crate::change::resolve::resolve_events(store, ctx, replay, key, decision)?;
+        let (resolved, _) =
+            crate::change::resolve::resolve_events(store, ctx, replay, key, decision)?;
         let choice = match decision {
             crate::change::resolve::Decision::Keep => "keep",
             crate::change::resolve::Decision::Take(_) => "take",
