@@ -17,13 +17,12 @@ use crate::store::{Store, StoreError};
 pub(crate) fn repair_unfinished_writes(
     store: &Store,
     snap: &Snapshot,
-    workdir: &std::path::Path,
     paths: &mut Vec<String>,
 ) -> Result<(), StoreError> {
     if !unfinished_writes(store, snap) {
         return Ok(());
     }
-    let prefix = store.workdir_prefix(workdir);
+    let prefix = store.prefix();
     let repaired = crate::change::rebuild::rebuild_locked(store, false, false)?;
     paths.extend(
         repaired
@@ -77,21 +76,20 @@ fn unfinished_writes(store: &Store, snap: &Snapshot) -> bool {
 /// when its event was logged.
 pub(crate) fn gate_commit(
     store: &Store,
-    workdir: &std::path::Path,
     paths: &[String],
     snap: Option<&Snapshot>,
 ) -> Result<(), StoreError> {
-    let prefix = store.workdir_prefix(workdir);
+    let prefix = store.prefix();
     let in_store: Vec<(&str, &str)> = paths
         .iter()
-        .filter_map(|p| Some((p.as_str(), p.strip_prefix(&prefix)?)))
+        .filter_map(|p| Some((p.as_str(), p.strip_prefix(prefix)?)))
         .collect();
     let logs: Vec<&str> = in_store
         .iter()
         .filter(|(_, rel)| rel.starts_with("memory/log/"))
         .map(|(p, _)| *p)
         .collect();
-    let committed = git::Repo::discover(workdir)?.head_blobs(&logs)?;
+    let committed = store.repo().head_blobs(&logs)?;
     for (path, rel) in in_store {
         let log = rel.starts_with("memory/log/");
         if log && is_log_path(rel) {
@@ -275,14 +273,11 @@ fn gate_entries_added(store: &Store, rel: &str, now: &[u8], from: usize) -> Resu
 
 /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that
 /// differ from HEAD, or that HEAD has and the work tree lost; sorted.
-pub(crate) fn changed_store_paths(
-    store: &Store,
-    workdir: &std::path::Path,
-) -> Result<Vec<String>, StoreError> {
-    let prefix = store.workdir_prefix(workdir);
+pub(crate) fn changed_store_paths(store: &Store) -> Result<Vec<String>, StoreError> {
+    let prefix = store.prefix();
     // Temporary files of an interrupted write are not the store's.
     let keep = |name: &str| !name.starts_with('.') || name == ".gitkeep";
-    let repo = git::Repo::discover(workdir)?;
+    let repo = store.repo();
     let mut paths = repo.changed_paths(
         &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
         &format!("{prefix}memory/"),
@@ -359,7 +354,7 @@ pub(crate) fn begin_version(
     let session = if dry_run {
         None
     } else {
-        Some(git::Repo::discover(&store.root)?.begin(
+        Some(store.repo().begin(
             author,
             allow_detached,
             &store.state.path.join("git-index-lock-owner"),

@@ -75,7 +75,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
 
 /// The merge drivers and the hooks of this clone.
 fn git_setup(store: &Store) -> Vec<Finding> {
-    let setup = match memoir::integration::hooks::setup(&store.root) {
+    let setup = match memoir::integration::hooks::setup(store) {
         Ok(s) => s,
         Err(e) => return vec![Finding::new("git", false, e.to_string(), "")],
     };
@@ -139,10 +139,7 @@ fn identity(app: &App, store: &Store) -> Finding {
 fn committer(store: &Store) -> Finding {
     let (ok, detail) = match super::consolidate::author() {
         Ok(Some((name, email))) => (true, format!("{name} <{email}> (from MEMOIR_AUTHOR)")),
-        Ok(None) => match memoir::git::Repo::discover(&store.root)
-            .ok()
-            .and_then(|r| r.identity())
-        {
+        Ok(None) => match store.repo().identity() {
             Some(who) => (true, format!("{who} (from git)")),
             None => (
                 false,

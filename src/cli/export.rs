@@ -40,7 +40,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
     let dir = match args.dir {
         Some(d) => d,
-        None => claude_code_folder(&store.root)?,
+        None => claude_code_folder(&store)?,
     };
     let e = memoir::ops::export::claude_code(&store, &dir, args.dry_run)?;
     app.out.json(&json!({

@@ -38,12 +38,12 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let done = match args.action {
         Action::Install { force } => {
             if force {
-                memoir::integration::hooks::uninstall(&store.root)
+                memoir::integration::hooks::uninstall(&store)
                     .map_err(|e| CliError::Failed(e.to_string()))?;
             }
-            memoir::integration::hooks::install(&store.root)
+            memoir::integration::hooks::install(&store)
         }
-        Action::Uninstall => memoir::integration::hooks::uninstall(&store.root),
+        Action::Uninstall => memoir::integration::hooks::uninstall(&store),
     }
     .map_err(|e| CliError::Failed(e.to_string()))?;
     app.out.json_list(

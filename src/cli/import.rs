@@ -53,7 +53,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let dir = match args.dir {
         Some(d) => d,
         None if args.from == "openclaw" => openclaw_folder()?,
-        None => claude_code_folder(&store.root)?,
+        None => claude_code_folder(&store)?,
     };
     if !dir.is_dir() {
         // Looked for where the tool keeps it: say so, and how to point
@@ -201,12 +201,13 @@ fn report(
     })
 }
 
-/// Claude Code's memory folder for the project at `root`, found as Claude
+/// Claude Code's memory folder for the store's project, found as Claude
 /// Code finds it: the override variable, `autoMemoryDirectory` in the
 /// policy, local or user settings (never the checked-in project settings),
 /// else `<config dir>/projects/<git root as a folder name>/memory` (the
 /// repository's root, wherever in it the store is).
-pub fn claude_code_folder(root: &Path) -> Result<PathBuf, CliError> {
+pub fn claude_code_folder(store: &Store) -> Result<PathBuf, CliError> {
+    let root = store.root.as_path();
     if let Some(dir) =
         std::env::var_os("CLAUDE_COWORK_MEMORY_PATH_OVERRIDE").filter(|d| !d.is_empty())
     {
@@ -253,9 +254,7 @@ pub fn claude_code_folder(root: &Path) -> Result<PathBuf, CliError> {
     }
     // Claude Code keys a project by its git root, not the folder a store
     // sits in (`<repo>/pkg`): the same folder its own sessions there use.
-    let git_root = memoir::git::Repo::discover(root)
-        .map(|r| r.workdir().to_path_buf())
-        .unwrap_or_else(|_| root.to_path_buf());
+    let git_root = store.repo().workdir().to_path_buf();
     let canonical = std::fs::canonicalize(&git_root).unwrap_or(git_root);
     let name = memoir::interop::claude_code::project_folder(&canonical.to_string_lossy());
     let projects = config.join("projects");

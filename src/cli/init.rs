@@ -31,7 +31,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Some(d) => d,
         None => std::env::current_dir()?,
     };
-    let report = memoir::store::init(&dir)?;
+    let report = memoir::store::init_in(&dir, app.named_repo())?;
     // Memory files already there (a store set up again) are indexed now,
     // so `check` is clean right after.
     let store = app.open(&report.root)?;

@@ -63,6 +63,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     let handler = Commands {
         global: app.global.clone(),
         cwd: app.cwd.clone(),
+        named: app.named.clone(),
     };
     let mut server = Server::new(info, tools(scopes), handler);
     server.serve(std::io::stdin().lock(), std::io::stdout().lock())?;
@@ -73,6 +74,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
 struct Commands {
     global: Global,
     cwd: Option<std::path::PathBuf>,
+    named: Option<memoir::git::NamedRepo>,
 }
 
 impl Handler for Commands {
@@ -109,6 +111,7 @@ impl Handler for Commands {
             out: Output::capture(),
             stats: Default::default(),
             private: Default::default(),
+            named: self.named.clone(),
         };
         let result = dispatch(command, &mut app);
         let printed = app.out.captured();

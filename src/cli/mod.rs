@@ -130,6 +130,8 @@ pub struct App {
     /// Held once a private store is opened: what the command creates
     /// from then on is its owner's alone (see `stores`).
     private: std::cell::RefCell<Option<stores::Private>>,
+    /// The repository git's environment names (`GIT_DIR`), if any.
+    named: Option<memoir::git::NamedRepo>,
 }
 
 /// The store, clock and actor as the environment and flags name them.
@@ -151,7 +153,7 @@ impl App {
 
     /// Opens the store at `root` with the global flags' settings.
     pub fn open(&self, root: &std::path::Path) -> Result<Store, CliError> {
-        let mut s = Store::open(root)?;
+        let mut s = Store::open_in(root, self.named.as_ref())?;
         *self.stats.borrow_mut() = Some(s.stats.clone());
         if stores::is_private(&s.root) {
             self.keep_private();
@@ -172,6 +174,17 @@ impl App {
                 .and_then(|name| memoir::store::Failpoint::parse(&name)),
         );
         Ok(s)
+    }
+
+    /// The repository for `dir` (the one git's environment names, when
+    /// `dir` is in its work tree).
+    pub fn repo(&self, dir: &std::path::Path) -> Result<memoir::git::Repo, memoir::git::GitError> {
+        memoir::git::Repo::find(dir, self.named.as_ref())
+    }
+
+    /// The repository git's environment names, if any.
+    pub fn named_repo(&self) -> Option<&memoir::git::NamedRepo> {
+        self.named.as_ref()
     }
 
     /// The time: MEMOIR_NOW pins it, else the system clock.
@@ -200,8 +213,8 @@ impl App {
         let actor = std::env::var("MEMOIR_ACTOR")
             .ok()
             .filter(|a| !a.trim().is_empty())
-            .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.identity())
-            .or_else(|| memoir::git::Repo::discover(&here?).ok()?.identity());
+            .or_else(|| store.repo().identity())
+            .or_else(|| self.repo(&here?).ok()?.identity());
         if actor
             .as_ref()
             .is_some_and(|a| a.contains('\n') || a.chars().count() > 200)
@@ -274,7 +287,6 @@ pub fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return usage(&e),
     };
-    use_git_environment();
     let out = Output::new(
         cli.global.json,
         cli.global.quiet,
@@ -286,6 +298,7 @@ pub fn main() -> ExitCode {
         out,
         stats: Default::default(),
         private: Default::default(),
+        named: git_environment(),
     };
     // A bad MEMOIR_NOW is a usage error whatever the command (some never ask the time).
     let result = app.now().and_then(|_| dispatch(cli.command, &mut app));
@@ -357,15 +370,18 @@ fn usage(e: &clap::Error) -> ExitCode {
 
 /// git's own variables name the repository as for git itself (hooks,
 /// `git --git-dir`, scripted setups): GIT_DIR, and GIT_WORK_TREE or the
-/// current directory as the top of the work tree.
-fn use_git_environment() {
-    if let Some(git_dir) = std::env::var_os("GIT_DIR").filter(|d| !d.is_empty()) {
-        let cwd = std::env::current_dir().unwrap_or_default();
-        let work_tree = std::env::var_os("GIT_WORK_TREE")
-            .filter(|d| !d.is_empty())
-            .map_or_else(|| cwd.clone(), |w| cwd.join(w));
-        memoir::git::use_repository(cwd.join(git_dir), work_tree);
-    }
+/// current directory as the top of the work tree. The work tree is made
+/// canonical, as a store's root is, so that what lies in it is known.
+fn git_environment() -> Option<memoir::git::NamedRepo> {
+    let git_dir = std::env::var_os("GIT_DIR").filter(|d| !d.is_empty())?;
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let work_tree = std::env::var_os("GIT_WORK_TREE")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| cwd.clone(), |w| cwd.join(w));
+    Some(memoir::git::NamedRepo {
+        git_dir: cwd.join(git_dir),
+        work_tree: std::fs::canonicalize(&work_tree).unwrap_or(work_tree),
+    })
 }
 
 /// Runs the subcommand.

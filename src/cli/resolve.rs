@@ -50,7 +50,7 @@ pub struct Args {
 fn editor(store: &memoir::store::Store) -> Result<String, CliError> {
     let set = |name: &str| std::env::var(name).ok().filter(|v| !v.trim().is_empty());
     let chosen = set("GIT_EDITOR")
-        .or_else(|| memoir::git::Repo::discover(&store.root).ok()?.core_editor())
+        .or_else(|| store.repo().core_editor())
         .or_else(|| set("VISUAL"))
         .or_else(|| set("EDITOR"));
     if let Some(e) = chosen {

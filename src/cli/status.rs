@@ -65,7 +65,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
             super::output::count(personal_count, "memory", "memories")
         ))?;
     }
-    let drivers = memoir::integration::hooks::setup(&store.root)
+    let drivers = memoir::integration::hooks::setup(&store)
         .map(|s| s.drivers.iter().all(|(_, c)| c.is_some()))
         .unwrap_or(true);
     if !drivers {

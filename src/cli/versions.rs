@@ -18,8 +18,9 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     // Its output is the data asked for: -q hides warnings only.
     app.out.show_data();
     let store = app.store()?;
-    let versions = memoir::git::Repo::discover(&store.root)
-        .and_then(|repo| repo.versions())
+    let versions = store
+        .repo()
+        .versions()
         .map_err(|e| CliError::Failed(e.to_string()))?;
     let when = |s: i64| Timestamp(s * 1000).seconds();
     let kind = |v: &Version| {

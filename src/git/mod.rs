@@ -1,7 +1,7 @@
 //! Everything memoir asks of git, through gix (the only module that uses it).
 //!
 //! A [`Repo`] is the repository a store lives in, opened once per command
-//! step ([`Repo::discover`]); what memoir asks of it are its methods, one
+//! ([`Repo::find`], kept by the store as a [`SharedRepo`]); what memoir asks of it are its methods, one
 //! file a concern:
 //!
 //! - `commit`: a commit session (`Repo::begin`, `Session::commit`) under
@@ -45,16 +45,17 @@ pub(crate) struct RepoInfo {
     pub worktree: Option<String>,
 }
 
-/// The repository named by the caller (git's `GIT_DIR`, with the work tree
-/// `GIT_WORK_TREE` or the directory git would take), for every later
-/// lookup of this process: the CLI reads git's environment, the core is
-/// told. Set once; later calls are ignored.
-pub fn use_repository(git_dir: PathBuf, work_tree: PathBuf) {
-    let _ = NAMED.set((git_dir, work_tree));
+/// A repository the caller names, as git's `GIT_DIR` and `GIT_WORK_TREE`
+/// (or the directory git would take) name one for git itself: hooks,
+/// `git --git-dir`, scripted set-ups. The CLI reads git's environment and
+/// passes this in; the core never reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedRepo {
+    /// The git directory.
+    pub git_dir: PathBuf,
+    /// The top of its work tree.
+    pub work_tree: PathBuf,
 }
-
-/// The repository given to [`use_repository`], as (git dir, work tree).
-static NAMED: std::sync::OnceLock<(PathBuf, PathBuf)> = std::sync::OnceLock::new();
 
 /// Did discovery fail for want of a repository (none at or above the
 /// directory, or none below a search limit)?
@@ -79,14 +80,58 @@ pub struct Repo {
     workdir: PathBuf,
 }
 
-impl Repo {
-    /// The repository for `dir`: the one named by [`use_repository`], else
-    /// the one found at or above `dir`. A bare repository is refused: every
-    /// store is in a work tree.
-    pub fn discover(dir: &Path) -> Result<Repo, GitError> {
-        if let Some((git_dir, work_tree)) = NAMED.get() {
-            return Repo::open(git_dir, work_tree);
+/// An open repository that threads share: a store opens its repository
+/// once per command and hands each use a handle ([`SharedRepo::local`]),
+/// instead of finding it again (discovery reads git's config files each
+/// time).
+#[derive(Clone)]
+pub struct SharedRepo {
+    /// gix's handle, for any thread.
+    repo: gix::ThreadSafeRepository,
+    /// The work tree's root.
+    workdir: PathBuf,
+}
+
+impl std::fmt::Debug for SharedRepo {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SharedRepo")
+            .field("workdir", &self.workdir)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SharedRepo {
+    /// A handle for this thread.
+    pub fn local(&self) -> Repo {
+        Repo {
+            repo: self.repo.to_thread_local(),
+            workdir: self.workdir.clone(),
         }
+    }
+
+    /// The work tree's root.
+    pub fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+}
+
+impl Repo {
+    /// The repository for `dir`: the one `named`, when `dir` is in its
+    /// work tree, else the one found at or above `dir` (so a store in
+    /// another repository, as the personal store is, finds its own). A
+    /// bare repository is refused: every store is in a work tree.
+    pub fn find(dir: &Path, named: Option<&NamedRepo>) -> Result<Repo, GitError> {
+        match named {
+            Some(named) if dir.starts_with(&named.work_tree) => {
+                Repo::open(&named.git_dir, &named.work_tree)
+            }
+            _ => Repo::discover(dir),
+        }
+    }
+
+    /// The repository found at or above `dir`, as git finds it with none
+    /// named.
+    pub fn discover(dir: &Path) -> Result<Repo, GitError> {
         let repo = gix::discover(dir).map_err(|e| {
             // Only "none found" is no repository: one found but broken is
             // reported as it is (`memoir init` would create another inside).
@@ -126,6 +171,14 @@ impl Repo {
     /// The work tree's root.
     pub fn workdir(&self) -> &Path {
         &self.workdir
+    }
+
+    /// This repository, for any thread (see [`SharedRepo`]).
+    pub fn share(self) -> SharedRepo {
+        SharedRepo {
+            repo: self.repo.into_sync(),
+            workdir: self.workdir,
+        }
     }
 
     /// The common git directory (shared by all worktrees of a clone).

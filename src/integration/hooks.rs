@@ -6,7 +6,7 @@
 //! The shim's stdin is /dev/null, so a chained hook still reads what git
 //! gives it (post-rewrite's list of rewritten commits).
 
-use crate::git::{self, GitError};
+use crate::git::GitError;
 use std::path::{Path, PathBuf};
 
 /// The hooks memoir installs.
@@ -178,9 +178,9 @@ impl Setup {
     }
 }
 
-/// Which hooks and merge drivers the clone at `dir` has.
-pub fn setup(dir: &Path) -> Result<Setup, HooksError> {
-    let repo = git::Repo::discover(dir)?;
+/// Which hooks and merge drivers the store's clone has.
+pub fn setup(store: &crate::store::Store) -> Result<Setup, HooksError> {
+    let repo = store.repo();
     let hooks_dir = repo.hooks_dir();
     let mut hooks = Vec::new();
     for hook in HOOKS {
@@ -198,8 +198,8 @@ pub fn setup(dir: &Path) -> Result<Setup, HooksError> {
 }
 
 /// Installs the hooks and merge drivers; returns what was done.
-pub fn install(dir: &Path) -> Result<Vec<Done>, HooksError> {
-    let repo = git::Repo::discover(dir)?;
+pub fn install(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
+    let repo = store.repo();
     let hooks = repo.hooks_dir();
     std::fs::create_dir_all(&hooks).map_err(io(&hooks))?;
     let mut done = Vec::new();
@@ -252,8 +252,8 @@ pub fn install(dir: &Path) -> Result<Vec<Done>, HooksError> {
 
 /// Removes memoir's hook blocks (and hooks that held nothing else) and its
 /// merge driver configuration.
-pub fn uninstall(dir: &Path) -> Result<Vec<Done>, HooksError> {
-    let repo = git::Repo::discover(dir)?;
+pub fn uninstall(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
+    let repo = store.repo();
     let hooks = repo.hooks_dir();
     let mut done = Vec::new();
     for hook in HOOKS {
@@ -300,8 +300,8 @@ pub fn uninstall(dir: &Path) -> Result<Vec<Done>, HooksError> {
 /// Store paths (store-relative) that the index at `index_path` stages
 /// differently from HEAD: what a commit would change of the store.
 pub fn staged(store: &crate::store::Store, index_path: &Path) -> Result<Vec<String>, GitError> {
-    let repo = git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
+    let repo = store.repo();
+    let prefix = store.prefix();
     let staged = repo.staged_paths(
         index_path,
         &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
@@ -309,7 +309,7 @@ pub fn staged(store: &crate::store::Store, index_path: &Path) -> Result<Vec<Stri
     )?;
     Ok(staged
         .into_iter()
-        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
         .collect())
 }
 
@@ -319,13 +319,13 @@ pub fn partly_staged(
     index_path: &Path,
     paths: &[String],
 ) -> Result<Vec<String>, GitError> {
-    let repo = git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
+    let repo = store.repo();
+    let prefix = store.prefix();
     let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
     Ok(repo
         .partly_staged(index_path, &full)?
         .into_iter()
-        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
         .collect())
 }
 
@@ -336,8 +336,8 @@ pub fn stage(
     index_path: &Path,
     paths: &[String],
 ) -> Result<(), GitError> {
-    let repo = git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
+    let repo = store.repo();
+    let prefix = store.prefix();
     let full: Vec<String> = paths.iter().map(|p| format!("{prefix}{p}")).collect();
     repo.stage(index_path, &full)
 }

@@ -232,22 +232,18 @@ impl MergeInProgress {
 pub fn in_progress(
     store: &crate::store::Store,
 ) -> Result<Option<MergeInProgress>, crate::store::StoreError> {
-    let repo = match crate::git::Repo::discover(&store.root) {
-        Ok(r) => r,
-        // No repository: no merge.
-        Err(_) => return Ok(None),
-    };
+    let repo = store.repo();
     if !repo.merging() {
         return Ok(None);
     }
-    let prefix = store.workdir_prefix(repo.workdir());
+    let prefix = store.prefix();
     let unmerged = repo
         .unmerged_paths(
             &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
             &format!("{prefix}memory/"),
         )?
         .into_iter()
-        .filter_map(|p| p.strip_prefix(&prefix).map(str::to_string))
+        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
         .collect();
     // Not under the store lock: a dry run writes nothing, and a write
     // racing it only makes the advice one step early.

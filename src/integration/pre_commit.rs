@@ -41,7 +41,7 @@ pub fn pre_commit(
     ctx: &Ctx,
     index_file: Option<&Path>,
 ) -> Result<PreCommit, StoreError> {
-    let repo = git::Repo::discover(&store.root)?;
+    let repo = store.repo();
     let index = commit_index(&repo, index_file);
     let staged_now = staged(store, &index)?;
     if staged_now.is_empty() {
@@ -88,7 +88,7 @@ pub fn pre_commit(
 /// stages anything of the store: one that does not is none of memoir's
 /// business, even when memoir could not write (no identity to log as).
 pub fn stages_store(store: &Store, index_file: Option<&Path>) -> Result<bool, StoreError> {
-    let repo = git::Repo::discover(&store.root)?;
+    let repo = store.repo();
     Ok(!staged(store, &commit_index(&repo, index_file))?.is_empty())
 }
 

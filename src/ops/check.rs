@@ -102,7 +102,7 @@ fn secret_found(path: &str, line: usize, f: &Finding, what: &str) -> Problem {
 
 /// The error of a HEAD that is a `git revert` of a memoir version.
 fn reverted_version(store: &Store) -> Option<Problem> {
-    let repo = crate::git::Repo::discover(&store.root).ok()?;
+    let repo = store.repo();
     let reverted = repo.head_reverts_a_version()?;
     let short = short_id(&reverted);
     Some(Problem::new(
@@ -328,17 +328,14 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
 /// deleted), and what it gained free of secrets. Only the logs git sees
 /// changed are read.
 fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> {
-    // Not in a repository, or one git cannot read: the other checks say so.
-    let Ok(repo) = crate::git::Repo::discover(&store.root) else {
-        return Ok(Vec::new());
-    };
-    let prefix = store.workdir_prefix(repo.workdir());
-    let changed = crate::change::version::changed_store_paths(store, repo.workdir())?;
+    let repo = store.repo();
+    let prefix = store.prefix();
+    let changed = crate::change::version::changed_store_paths(store)?;
     let logs: Vec<&str> = changed
         .iter()
         .map(String::as_str)
         .filter(|p| {
-            p.strip_prefix(&prefix)
+            p.strip_prefix(prefix)
                 .is_some_and(|r| r.starts_with("memory/log/"))
         })
         .collect();
@@ -349,7 +346,7 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
     let mut out = Vec::new();
     let committed = repo.head_blobs(&logs)?;
     for path in logs {
-        let rel = path.strip_prefix(&prefix).unwrap_or(path);
+        let rel = path.strip_prefix(prefix).unwrap_or(path);
         let Some(old) = committed.get(path) else {
             // New since HEAD: what it holds must be what a change may add.
             if store.path(rel).is_file() {

@@ -162,7 +162,8 @@ fn revisions(
     let or_head = |r: &str| if r.is_empty() { "HEAD" } else { r }.to_string();
     let (a, b) = (or_head(a), or_head(b));
     if symmetric {
-        let base = crate::git::Repo::discover(&store.root)?
+        let base = store
+            .repo()
             .merge_base_of(&a, &b)?
             .ok_or_else(|| StoreError::Invalid {
                 path: from.to_string(),
@@ -185,7 +186,7 @@ pub fn diff(store: &Store, from: Option<&str>, to: Option<&str>) -> Result<Memor
     let (from, to) = (from.as_deref(), to.as_deref());
     let base = match from {
         Some(r) => Some(r.to_string()),
-        None => crate::git::Repo::discover(&store.root)?.default_base()?,
+        None => store.repo().default_base()?,
     };
     let (from_id, a) = match &base {
         Some(r) => side_at(store, r)?,

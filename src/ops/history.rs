@@ -59,8 +59,8 @@ pub fn history(store: &Store, key: &Key) -> Result<Vec<Version>, StoreError> {
     events.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
     // The commit that carried each event: the oldest whose log holds it.
     let ids: Vec<String> = events.iter().map(|e| e.id.clone()).collect();
-    let repo = crate::git::Repo::discover(&store.root)?;
-    let prefix = store.workdir_prefix(repo.workdir());
+    let repo = store.repo();
+    let prefix = store.prefix();
     let paths: Vec<String> = holding.iter().map(|rel| format!("{prefix}{rel}")).collect();
     let commits = repo.first_commits(&paths, &ids)?;
     let rel = key.rel_path();

@@ -94,8 +94,8 @@ pub fn rollback(
     // The version's gate, as consolidate's: what the store changed since
     // HEAD passes it (logs only grown, no secret appended by hand, no
     // file around the policy) before anything is written.
-    let before = crate::change::version::changed_store_paths(store, session.workdir())?;
-    crate::change::version::gate_commit(store, session.workdir(), &before, None)?;
+    let before = crate::change::version::changed_store_paths(store)?;
+    crate::change::version::gate_commit(store, &before, None)?;
     let mut cache = crate::index::refresh::refreshed_cache(store)?;
     if !events.is_empty() {
         crate::change::batch::apply(store, &mut cache, &events)?;
@@ -105,7 +105,7 @@ pub fn rollback(
         store.write_view(MEMORY_MD, text)?;
     }
     let message = commit_message(&report, short);
-    let paths = crate::change::version::changed_store_paths(store, session.workdir())?;
+    let paths = crate::change::version::changed_store_paths(store)?;
     sig.seconds = ctx.now.0.div_euclid(1000);
     report.commit = session.commit(&paths, &message, &sig)?;
     Ok(report)

@@ -69,6 +69,11 @@ pub struct Store {
     /// This clone's branch as a writer: the log file name.
     pub writer: String,
     pub(crate) state: StateDir,
+    /// The repository the store lives in, opened once.
+    repo: git::SharedRepo,
+    /// The store's folder relative to the work tree, `/`-separated, ending
+    /// in `/` (empty when the store is the work tree's root).
+    prefix: String,
     lock_timeout: Duration,
     /// What was read of the store since it was opened (shared, so that
     /// tests can check that per-write commands have a flat cost).
@@ -142,9 +147,16 @@ pub fn init_standalone(dir: &Path) -> Result<InitReport, StoreError> {
 
 /// Creates a store in `dir` (and a git repository there if it is in none).
 pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
+    init_in(dir, None)
+}
+
+/// Creates a store in `dir`, in the repository `named` when `dir` is in
+/// its work tree, else in the one found there (or a new one there if it is
+/// in none).
+pub fn init_in(dir: &Path, named: Option<&git::NamedRepo>) -> Result<InitReport, StoreError> {
     fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
     let root = fs::canonicalize(dir).map_err(StoreError::io(dir))?;
-    let created_repo = match git::Repo::discover(&root) {
+    let created_repo = match git::Repo::find(&root, named) {
         Ok(_) => false,
         Err(GitError::NotARepo(_)) => {
             git::init(&root)?;
@@ -309,15 +321,34 @@ pub(crate) fn utf8(bytes: Vec<u8>, rel: &str) -> Result<String, StoreError> {
     })
 }
 
+/// `root`'s folder relative to the work tree at `workdir`, `/`-separated,
+/// ending in `/` (empty when it is the work tree's root).
+fn workdir_prefix(root: &Path, workdir: &Path) -> String {
+    match root.strip_prefix(workdir) {
+        Ok(p) if !p.as_os_str().is_empty() => {
+            format!("{}/", p.to_string_lossy().replace('\\', "/"))
+        }
+        _ => String::new(),
+    }
+}
+
 impl Store {
-    /// Opens the store rooted at `root`.
+    /// Opens the store rooted at `root`, in the repository found there.
     pub fn open(root: &Path) -> Result<Store, StoreError> {
+        Store::open_in(root, None)
+    }
+
+    /// Opens the store rooted at `root`, in the repository `named` when
+    /// `root` is in its work tree (see [`git::Repo::find`]).
+    pub fn open_in(root: &Path, named: Option<&git::NamedRepo>) -> Result<Store, StoreError> {
         let root = fs::canonicalize(root).map_err(StoreError::io(root))?;
         if !is_store(&root) {
             return Err(StoreError::NotFound(root));
         }
         refuse_symlink(&root.join("memory"), "memory")?;
-        let repo = git::Repo::discover(&root)?.info()?;
+        let found = git::Repo::find(&root, named)?;
+        let repo = found.info()?;
+        let prefix = workdir_prefix(&root, found.workdir());
         let config_path = root.join(CONFIG_PATH);
         let config = match crate::fs::safe_file::read(&config_path, MAX_CONFIG_BYTES) {
             Ok(Some(bytes)) => {
@@ -334,6 +365,8 @@ impl Store {
             root,
             config,
             state,
+            repo: found.share(),
+            prefix,
             lock_timeout: Duration::from_secs(10),
             stats: Default::default(),
             ready_dirs: Default::default(),
@@ -395,15 +428,17 @@ impl Store {
         self.state.vectors_path(model)
     }
 
+    /// The repository the store lives in (a handle for this thread onto
+    /// the one the store opened).
+    pub fn repo(&self) -> git::Repo {
+        self.repo.local()
+    }
+
     /// The store's folder relative to the work tree, `/`-separated, ending
-    /// in `/` (empty when the store is the work tree's root).
-    pub(crate) fn workdir_prefix(&self, workdir: &Path) -> String {
-        match self.root.strip_prefix(workdir) {
-            Ok(p) if !p.as_os_str().is_empty() => {
-                format!("{}/", p.to_string_lossy().replace('\\', "/"))
-            }
-            _ => String::new(),
-        }
+    /// in `/` (empty when the store is the work tree's root): what a
+    /// store-relative path is prefixed with in git.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
     }
 
     /// The store's files at revision `rev` (MEMORY.md and every file under
@@ -414,17 +449,17 @@ impl Store {
         rev: &str,
         under: &str,
     ) -> Result<(String, std::collections::BTreeMap<String, Vec<u8>>), StoreError> {
-        let repo = git::Repo::discover(&self.root)?;
-        let prefix = self.workdir_prefix(repo.workdir());
+        let repo = self.repo();
+        let prefix = self.prefix();
         let (commit, files) = repo.files_at(
             rev,
             &format!("{prefix}{MEMORY_MD}"),
             &format!("{prefix}{under}"),
-            &|path: &str| read_cap(path.strip_prefix(&prefix).unwrap_or(path)),
+            &|path: &str| read_cap(path.strip_prefix(prefix).unwrap_or(path)),
         )?;
         let files = files
             .into_iter()
-            .filter_map(|(path, bytes)| Some((path.strip_prefix(&prefix)?.to_string(), bytes)))
+            .filter_map(|(path, bytes)| Some((path.strip_prefix(prefix)?.to_string(), bytes)))
             .collect();
         Ok((commit, files))
     }
@@ -551,13 +586,12 @@ impl Store {
     /// memory files, but it is in git), or what `init` wrote. So a view
     /// deleted by hand or by a crash comes back byte for byte.
     fn lost_memory_md(&self) -> String {
-        let committed = crate::git::Repo::discover(&self.root)
+        let path = format!("{}{MEMORY_MD}", self.prefix());
+        let committed = self
+            .repo()
+            .head_blobs(&[&path])
             .ok()
-            .and_then(|repo| {
-                let path = format!("{}{MEMORY_MD}", self.workdir_prefix(repo.workdir()));
-                let mut blobs = repo.head_blobs(&[&path]).ok()?;
-                String::from_utf8(blobs.remove(&path)?).ok()
-            });
+            .and_then(|mut blobs| String::from_utf8(blobs.remove(&path)?).ok());
         committed.unwrap_or_else(memory_md::initial)
     }
 

@@ -245,3 +245,48 @@ fn outside_a_repository_the_personal_store_stands_alone() {
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("no memoir store"), "{err}");
 }
+
+/// A hook runs with git's `GIT_DIR` naming the team's repository. That
+/// names the repository of the stores in its work tree only: the personal
+/// store, a repository of its own under HOME, keeps its own local state
+/// and writer, and the team's repository gains no state for it.
+#[test]
+fn git_dir_names_the_team_repository_not_the_personal_stores() {
+    let env = Env::new();
+    let git_dir = env.path(".git");
+    let run = |args: &[&str]| {
+        let out = env
+            .cmd(args)
+            .env("GIT_DIR", &git_dir)
+            .env("GIT_WORK_TREE", env.root())
+            .output()
+            .expect("run");
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    run(&["remember", "project/db", "-d", "Postgres 16", "-s", "ops"]);
+    let out = run(&[
+        "remember",
+        "user/likes-tea",
+        "-d",
+        "Ada drinks green tea",
+        "-s",
+        "stated by Ada",
+    ]);
+    assert_eq!(out, "remembered user/likes-tea (in your personal store)\n");
+    let personal = env.dir.path().join("home/.local/share/memoir/user");
+    let stores = |git: &std::path::Path| {
+        std::fs::read_dir(git.join("memoir/stores"))
+            .map(|d| d.count())
+            .unwrap_or(0)
+    };
+    assert_eq!(stores(&git_dir), 1, "only the team store's state is here");
+    assert_eq!(
+        stores(&personal.join(".git")),
+        1,
+        "the personal store's own"
+    );
+    let hits: Value =
+        serde_json::from_str(&run(&["--json", "recall", "what tea does Ada drink"])).expect("json");
+    assert_eq!(hits["hits"][0]["key"], "user/likes-tea");
+}

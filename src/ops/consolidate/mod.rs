@@ -193,10 +193,7 @@ pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, Ver
         // store, so those paths and the ones it writes are every path
         // it commits.
         let changed = match &session {
-            Some((session, _)) => {
-                let workdir = session.workdir().to_path_buf();
-                Changed::Finding(scope.spawn(move || changed_store_paths(store, &workdir)))
-            }
+            Some(_) => Changed::Finding(scope.spawn(move || changed_store_paths(store))),
             None => Changed::Found(Vec::new()),
         };
         consolidate_locked(store, ctx, opts, proposals, session, changed)
@@ -320,7 +317,8 @@ fn uncommitted_marker(store: &Store, paths: &[String]) -> Result<bool, StoreErro
 
 /// The ids of the `consolidate` markers that memoir versions commit.
 fn committed_markers(store: &Store) -> Result<std::collections::HashSet<String>, StoreError> {
-    Ok(git::Repo::discover(&store.root)?
+    Ok(store
+        .repo()
         .versions()?
         .into_iter()
         .filter_map(|v| v.event)
@@ -478,8 +476,8 @@ fn finish_interrupted(
         counts: Vec::new(),
     }
     .render();
-    let paths = changed_store_paths(store, session.workdir())?;
-    version::gate_commit(store, session.workdir(), &paths, None)?;
+    let paths = changed_store_paths(store)?;
+    version::gate_commit(store, &paths, None)?;
     sig.seconds = ctx.now.0.div_euclid(1000);
     plan.event = Some(last.id.clone());
     plan.commit = session.commit(&paths, &message, &sig)?;
@@ -528,8 +526,8 @@ fn commit_consolidation(
     // A view a killed write left behind is brought up to the logs first:
     // committed as it is, the version would hold a log and a view that
     // disagree.
-    version::repair_unfinished_writes(store, snap, session.workdir(), &mut paths)?;
-    version::gate_commit(store, session.workdir(), &paths, Some(snap))?;
+    version::repair_unfinished_writes(store, snap, &mut paths)?;
+    version::gate_commit(store, &paths, Some(snap))?;
     let direct = direct_writes(store, session.workdir(), &paths, &plan)?;
     plan.direct = count_direct(&direct);
     let (added, changed, forgotten, conflicts) = plan.counts();
@@ -542,7 +540,7 @@ fn commit_consolidation(
     events.push(marker.clone());
     let written = crate::change::batch::apply_to(store, snap, &events)?;
     plan.event = Some(marker.id.clone());
-    let prefix = store.workdir_prefix(session.workdir());
+    let prefix = store.prefix();
     paths.extend(written.into_iter().map(|rel| format!("{prefix}{rel}")));
     paths.sort_unstable();
     paths.dedup();
@@ -551,7 +549,7 @@ fn commit_consolidation(
     if paths.contains(&format!("{prefix}memory/log/.gitkeep")) {
         plan.setup = paths
             .iter()
-            .filter_map(|p| p.strip_prefix(&prefix))
+            .filter_map(|p| p.strip_prefix(prefix))
             .filter(|r| {
                 *r == ".gitattributes"
                     || *r == crate::render::memory_md::MEMORY_MD
@@ -677,7 +675,7 @@ fn direct_writes(
         return Ok(Vec::new());
     }
     let wanted: Vec<&str> = keyed.iter().map(|(p, _)| *p).collect();
-    let at_head = git::Repo::discover(&store.root)?.head_blobs(&wanted)?;
+    let at_head = store.repo().head_blobs(&wanted)?;
     Ok(keyed
         .into_iter()
         .map(|(p, k)| {
