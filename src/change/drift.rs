@@ -131,7 +131,11 @@ impl Problem {
     /// The error a memory file's format or the write policy gives it.
     fn of_file(path: &str, e: &StoreError) -> Problem {
         let (line, rule, message) = match e {
-            StoreError::Invalid { line, message, .. } => (*line, "format".into(), message.clone()),
+            e if e.is_malformed() => (
+                e.location().and_then(|(_, line)| line),
+                "format".into(),
+                e.detail(),
+            ),
             StoreError::Refused {
                 rule,
                 line,

@@ -168,9 +168,10 @@ impl CliError {
             CliError::Store(StoreError::Refused {
                 rule, path, line, ..
             }) => (Some(rule.as_str()), Some(path.as_str()), *line),
-            CliError::Store(StoreError::Invalid { path, line, .. }) => {
-                (None, Some(path.as_str()), *line)
-            }
+            CliError::Store(e) if e.is_malformed() => match e.location() {
+                Some((path, line)) => (None, Some(path), line),
+                None => (None, None, None),
+            },
             CliError::Refused { rule, input, .. } => {
                 (Some(rule.as_str()), Some(input.as_str()), None)
             }

@@ -84,13 +84,7 @@ pub(crate) fn quarantine_message(q: &event::Quarantined) -> String {
 
 /// An error's message without the path it names (the issue names it).
 pub(crate) fn error_message(e: &StoreError) -> String {
-    match e {
-        StoreError::Invalid { message, .. } | StoreError::Refused { message, .. } => {
-            message.clone()
-        }
-        StoreError::Io { source, .. } => source.to_string(),
-        e => e.to_string(),
-    }
+    e.detail()
 }
 
 /// All events of the store's logs, with what a reader should be told.

@@ -45,12 +45,9 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
     let mut report = CheckReport::default();
     let mut scan = match scan(store, true, Keep::Prints) {
         Ok(s) => s,
-        Err(StoreError::Invalid {
-            path,
-            line,
-            message,
-        }) => {
-            let p = Problem::new(Severity::Error, &path, line, "format", message);
+        Err(e) if e.is_malformed() => {
+            let (path, line) = e.location().unwrap_or(("memory", None));
+            let p = Problem::new(Severity::Error, path, line, "format", e.detail());
             report.problems.push(p);
             return Ok(report);
         }

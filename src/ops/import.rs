@@ -581,7 +581,7 @@ fn refused(e: StoreError) -> Result<Outcome, StoreError> {
         StoreError::Refused { rule, message, .. } => {
             Ok(Outcome::Refused(format!("{rule}: {message}")))
         }
-        StoreError::Invalid { .. } => Ok(Outcome::Invalid(e.to_string())),
+        e if e.is_malformed() => Ok(Outcome::Invalid(e.to_string())),
         other => Err(other),
     }
 }

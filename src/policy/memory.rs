@@ -492,7 +492,11 @@ mod tests {
     fn invalid(content: &str, rel: &str) -> (&'static str, Option<usize>, String) {
         match validate_file(content, rel) {
             Ok(_) => ("ok", None, String::new()),
-            Err(StoreError::Invalid { line, message, .. }) => ("invalid", line, message),
+            Err(e) if e.is_malformed() => (
+                "invalid",
+                e.location().and_then(|(_, line)| line),
+                e.detail(),
+            ),
             Err(StoreError::Refused { line, message, .. }) => ("refused", line, message),
             Err(e) => ("other", None, e.to_string()),
         }

@@ -30,7 +30,36 @@ pub enum StoreError {
     /// The lock was not acquired in time.
     #[error(transparent)]
     Lock(#[from] LockError),
-    /// Malformed input: a file that does not parse or breaks the format.
+    /// A log that does not parse (an entry's heading or metadata).
+    #[error("{path}:{}: {}", source.line, source.message)]
+    Log {
+        /// Store-relative path of the log.
+        path: String,
+        /// Where and why.
+        source: LogError,
+    },
+    /// `memory/config.yaml` that does not parse or names what cannot be.
+    #[error("{CONFIG_PATH}{}: {}", .0.line.map(|l| format!(":{l}")).unwrap_or_default(), .0.message)]
+    Config(#[source] ConfigError),
+    /// A memory file that breaks the format (not the write policy: that
+    /// is [`StoreError::Refused`]).
+    #[error("{path}{}: {}", source.line.map(|l| format!(":{l}")).unwrap_or_default(), source.message)]
+    Memory {
+        /// Store-relative path of the file.
+        path: String,
+        /// Where and why.
+        source: MemoryError,
+    },
+    /// A store path memoir will not read: a symbolic link, a folder or
+    /// another file that is not a regular one.
+    #[error("{path}: {source}")]
+    Unreadable {
+        /// Store-relative path.
+        path: String,
+        /// Which kind of path it is.
+        source: crate::fs::safe_file::ReadError,
+    },
+    /// Other malformed input: an argument or a file that breaks the format.
     #[error("{path}{}: {message}", line.map(|l| format!(":{l}")).unwrap_or_default())]
     Invalid {
         /// Store-relative path (or the argument) at fault.
@@ -88,10 +117,52 @@ impl StoreError {
 
     /// A store path that is a symbolic link, which memoir never follows.
     pub(crate) fn link(rel: &str) -> StoreError {
-        StoreError::Invalid {
+        StoreError::Unreadable {
             path: rel.to_string(),
-            line: None,
-            message: crate::fs::safe_file::ReadError::Link.to_string(),
+            source: crate::fs::safe_file::ReadError::Link,
+        }
+    }
+
+    /// Where the error is, when it names a place: the store-relative path
+    /// (or the argument) and the 1-based line.
+    pub fn location(&self) -> Option<(&str, Option<usize>)> {
+        match self {
+            StoreError::Log { path, source } => Some((path, Some(source.line))),
+            StoreError::Config(e) => Some((CONFIG_PATH, e.line)),
+            StoreError::Memory { path, source } => Some((path, source.line)),
+            StoreError::Unreadable { path, .. } => Some((path, None)),
+            StoreError::Invalid { path, line, .. } | StoreError::Refused { path, line, .. } => {
+                Some((path, *line))
+            }
+            _ => None,
+        }
+    }
+
+    /// Malformed input: a file that does not parse or breaks the format
+    /// (not one the write policy refuses).
+    pub fn is_malformed(&self) -> bool {
+        matches!(
+            self,
+            StoreError::Log { .. }
+                | StoreError::Config(_)
+                | StoreError::Memory { .. }
+                | StoreError::Unreadable { .. }
+                | StoreError::Invalid { .. }
+        )
+    }
+
+    /// What is wrong, without the path and line it names.
+    pub fn detail(&self) -> String {
+        match self {
+            StoreError::Log { source, .. } => source.message.clone(),
+            StoreError::Config(e) => e.message.clone(),
+            StoreError::Memory { source, .. } => source.message.clone(),
+            StoreError::Unreadable { source, .. } => source.to_string(),
+            StoreError::Invalid { message, .. } | StoreError::Refused { message, .. } => {
+                message.clone()
+            }
+            StoreError::Io { source, .. } => source.to_string(),
+            e => e.to_string(),
         }
     }
 
@@ -103,10 +174,9 @@ impl StoreError {
                 line: e.line,
                 message: e.message.clone(),
             },
-            None => StoreError::Invalid {
+            None => StoreError::Memory {
                 path: path.to_string(),
-                line: e.line,
-                message: e.message.clone(),
+                source: e.clone(),
             },
         }
     }
@@ -129,27 +199,85 @@ impl StoreError {
                 path: PathBuf::from(rel),
                 source,
             },
-            e => StoreError::Invalid {
+            e => StoreError::Unreadable {
                 path: rel.to_string(),
-                line: None,
-                message: e.to_string(),
+                source: e,
             },
         }
     }
 
     pub(crate) fn log(path: &str, e: LogError) -> StoreError {
-        StoreError::Invalid {
+        StoreError::Log {
             path: path.to_string(),
-            line: Some(e.line),
-            message: e.message,
+            source: e,
         }
     }
 
     pub(crate) fn config(e: ConfigError) -> StoreError {
-        StoreError::Invalid {
-            path: CONFIG_PATH.to_string(),
-            line: e.line,
-            message: e.message,
-        }
+        StoreError::Config(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::error::Error as _;
+
+    /// The typed kinds print as the one `Invalid` did (`path:line:
+    /// message`), keep their cause as the source, and say where they are.
+    #[test]
+    fn typed_kinds_print_as_before_and_keep_their_cause() {
+        let log = StoreError::log(
+            "memory/log/2026-11-29/ada.md",
+            LogError {
+                line: 7,
+                message: "metadata is not JSON".into(),
+            },
+        );
+        assert_eq!(
+            log.to_string(),
+            "memory/log/2026-11-29/ada.md:7: metadata is not JSON"
+        );
+        assert_eq!(
+            log.location(),
+            Some(("memory/log/2026-11-29/ada.md", Some(7)))
+        );
+        assert!(log.source().is_some() && log.is_malformed());
+        let config = StoreError::config(ConfigError {
+            line: Some(3),
+            message: "unknown key".into(),
+        });
+        assert_eq!(config.to_string(), "memory/config.yaml:3: unknown key");
+        assert_eq!(config.detail(), "unknown key");
+        let no_line = StoreError::config(ConfigError {
+            line: None,
+            message: "not a mapping".into(),
+        });
+        assert_eq!(no_line.to_string(), "memory/config.yaml: not a mapping");
+        let link = StoreError::link("memory/project/db.md");
+        assert_eq!(
+            link.to_string(),
+            "memory/project/db.md: is a symbolic link; memoir never follows links in a store"
+        );
+        assert_eq!(link.location(), Some(("memory/project/db.md", None)));
+        let memory = StoreError::invalid(
+            "memory/project/db.md",
+            &MemoryError {
+                line: Some(2),
+                message: "no description".into(),
+                rule: None,
+            },
+        );
+        assert!(matches!(memory, StoreError::Memory { .. }));
+        assert_eq!(memory.to_string(), "memory/project/db.md:2: no description");
+        let refused = StoreError::invalid(
+            "memory/project/db.md",
+            &MemoryError {
+                line: None,
+                message: "no source".into(),
+                rule: Some("source"),
+            },
+        );
+        assert!(!refused.is_malformed());
     }
 }
