@@ -3,18 +3,23 @@
 //! ```sh
 //! cargo run --release --example gen_store -- <dir> <memories> [seed]
 //!     [--events M] [--proposals P] [--zh FRACTION] [--body-lines L]
+//!     [--writers W] [--days D] [--conflicts C]
 //! ```
 //!
 //! `<dir>` must not exist yet; it becomes a git repository (nothing
 //! committed) holding a store with `<memories>` live memories across the
 //! three scopes and four types, `--zh` of them in Chinese (default 1/3),
 //! bodies of `--body-lines` sentences (default 3), and `--events` log
-//! entries in all (default 4 × memories) from three writers: one `remember`
-//! per memory, then updates of existing memories (a `remember` with `prev`),
-//! memories created and later forgotten, pending proposals of new memories (one in
-//! twenty of the extra events, at most 1,000) and notes. The views and
-//! MEMORY.md are what replaying the logs gives, and the persistent index
-//! is built, as after `memoir reindex`.
+//! entries in all (default 4 × memories) from `--writers` writers (default
+//! three) taking turns: one `remember` per memory, then updates of existing
+//! memories (a `remember` with `prev`), memories created and later
+//! forgotten, pending proposals of new memories (one in twenty of the
+//! extra events, at most 1,000) and notes; last, `--conflicts` memories
+//! get two versions from two writers that each replace the same head (an
+//! open conflict). Events are 30 seconds apart, or spread over `--days`
+//! days (years of history: `--days 1095`). The views and MEMORY.md are
+//! what replaying the logs gives, and the persistent index is built, as
+//! after `memoir reindex`.
 
 use memoir::model::event::{id_from, Event, Op};
 use memoir::model::key::Key;
@@ -197,6 +202,9 @@ struct Spec {
     proposals: Option<usize>,
     zh: f64,
     body_lines: usize,
+    writers: usize,
+    days: Option<usize>,
+    conflicts: usize,
 }
 
 impl Spec {
@@ -214,7 +222,7 @@ impl Spec {
             }
         }
         let [dir, n, rest @ ..] = positional.as_slice() else {
-            return Err("usage: gen_store <dir> <memories> [seed] [--events M] [--proposals P] [--zh FRACTION] [--body-lines L]".into());
+            return Err("usage: gen_store <dir> <memories> [seed] [--events M] [--proposals P] [--zh FRACTION] [--body-lines L] [--writers W] [--days D] [--conflicts C]".into());
         };
         let num = |s: &str, what: &str| {
             s.parse::<usize>()
@@ -230,12 +238,18 @@ impl Spec {
             proposals: None,
             zh: 1.0 / 3.0,
             body_lines: 3,
+            writers: WRITERS.len(),
+            days: None,
+            conflicts: 0,
         };
         for (name, value) in flags {
             match name {
                 "events" => spec.events = num(value, "--events")?,
                 "proposals" => spec.proposals = Some(num(value, "--proposals")?),
                 "body-lines" => spec.body_lines = num(value, "--body-lines")?,
+                "writers" => spec.writers = num(value, "--writers")?.max(2),
+                "days" => spec.days = Some(num(value, "--days")?.max(1)),
+                "conflicts" => spec.conflicts = num(value, "--conflicts")?,
                 "zh" => {
                     spec.zh = value
                         .parse::<f64>()
@@ -284,6 +298,18 @@ const WRITERS: [(&str, &str); 3] = [
     ("bob-5678ef01", "Bob <bob@example.com>"),
 ];
 
+/// Writer `i` of `n`: the three above, then `w<i>-<8 hex digits>`, each a
+/// person of its own.
+fn writer(i: usize, n: usize) -> (String, String) {
+    match WRITERS.get(i).filter(|_| n <= WRITERS.len()) {
+        Some((w, a)) => (w.to_string(), a.to_string()),
+        None => (
+            format!("w{i:02}-{:08x}", 0x1000_0000 + i * 0x0101_0101),
+            format!("Writer {i} <w{i}@example.com>"),
+        ),
+    }
+}
+
 /// The generator's state: the logs being written and each memory's head.
 struct Gen {
     rng: Rng,
@@ -295,6 +321,8 @@ struct Gen {
     memories: Vec<(Key, Option<String>, String)>,
     /// Memory names used so far (memories and proposals).
     names: usize,
+    /// Milliseconds between two events.
+    step: i64,
 }
 
 impl Gen {
@@ -325,17 +353,18 @@ impl Gen {
 
     /// Appends an event to its writer's log for its day; returns its id.
     fn log(&mut self, op: Op, key: Option<Key>, prev: Vec<String>, body: String) -> String {
-        // Thirty seconds apart: 200,000 events span about ten weeks.
-        self.clock = Timestamp(self.clock.0 + 30_000);
+        // Thirty seconds apart (200,000 events span about ten weeks), or
+        // spread over the days asked for.
+        self.clock = Timestamp(self.clock.0 + self.step);
         let mut random = [0u8; 10];
         random[..8].copy_from_slice(&self.rng.next().to_le_bytes());
-        let (writer, actor) = WRITERS[self.events % WRITERS.len()];
+        let (writer, actor) = writer(self.events % self.spec.writers, self.spec.writers);
         self.events += 1;
         let event = Event {
             id: id_from(self.clock, random),
             op,
             time: self.clock,
-            actor: actor.into(),
+            actor,
             key,
             prev,
             reason: (op == Op::Forget).then(|| "superseded (generated)".to_string()),
@@ -401,6 +430,9 @@ fn generate(dir: &Path, spec: &Spec) -> Result<Mix, Box<dyn std::error::Error>> 
         logs: BTreeMap::new(),
         memories: Vec::new(),
         names: 0,
+        step: spec.days.map_or(30_000, |d| {
+            (d as i64 * 86_400_000 / spec.events.max(spec.memories).max(1) as i64).max(1)
+        }),
     };
     let live = spec.memories;
     for _ in 0..live + mix.forgets {
@@ -437,6 +469,24 @@ fn generate(dir: &Path, spec: &Spec) -> Result<Mix, Box<dyn std::error::Error>> 
             _ => g.note(),
         }
     }
+    // Two writers each replace the same head of a memory: both versions
+    // stay heads, the view keeps what they agreed on.
+    for i in 0..spec.conflicts.min(live) {
+        let (key, content, head) = g.memories[i].clone();
+        for _ in 0..2 {
+            let mut memory = Memory::parse(content.as_deref().unwrap_or_default())?;
+            let chinese = g.chinese();
+            memory
+                .body
+                .push_str(&(sentence(&mut g.rng, chinese, 14) + "\n"));
+            g.log(
+                Op::Remember,
+                Some(key.clone()),
+                vec![head.clone()],
+                memory.render(),
+            );
+        }
+    }
     for (rel, text) in &g.logs {
         let path = dir.join(rel);
         std::fs::create_dir_all(path.parent().ok_or("log path")?)?;
@@ -463,13 +513,19 @@ fn main() {
     };
     match generate(Path::new(&dir), &spec) {
         Ok(mix) => println!(
-            "{dir}: {} memories, {} events ({} updates, {} forgotten, {} proposals, {} notes)",
+            "{dir}: {} memories, {} events ({} updates, {} forgotten, {} proposals, {} notes, {} conflicts)",
             spec.memories,
-            spec.memories + 2 * mix.forgets + mix.updates + mix.proposals + mix.notes,
+            spec.memories
+                + 2 * mix.forgets
+                + mix.updates
+                + mix.proposals
+                + mix.notes
+                + 2 * spec.conflicts.min(spec.memories),
             mix.updates,
             mix.forgets,
             mix.proposals,
-            mix.notes
+            mix.notes,
+            spec.conflicts.min(spec.memories)
         ),
         Err(e) => {
             eprintln!("gen_store: {e}");
@@ -507,7 +563,45 @@ mod tests {
             proposals: None,
             zh: 0.5,
             body_lines: 2,
+            writers: 3,
+            days: None,
+            conflicts: 0,
         }
+    }
+
+    /// Years of history from many writers, with open conflicts: each
+    /// writer's log per day, the events where their days say, and replay
+    /// finds the conflicts asked for.
+    #[test]
+    fn a_long_history_spreads_over_days_and_writers_with_conflicts() {
+        let tmp = tempfile::tempdir().expect("temp dir");
+        let dir = tmp.path().join("long");
+        let long = Spec {
+            writers: 7,
+            days: Some(1095),
+            conflicts: 4,
+            ..spec(3)
+        };
+        generate(&dir, &long).expect("generates");
+        let files = tree(&dir);
+        let logs: Vec<&String> = files
+            .keys()
+            .filter(|p| p.starts_with("memory/log/") && !p.ends_with(".gitkeep"))
+            .collect();
+        let writers: std::collections::BTreeSet<&str> =
+            logs.iter().filter_map(|p| p.rsplit('/').next()).collect();
+        assert_eq!(writers.len(), 7, "{writers:?}");
+        let days: std::collections::BTreeSet<&str> =
+            logs.iter().filter_map(|p| p.split('/').nth(2)).collect();
+        assert!(
+            days.first() >= Some(&"2026-06-01") && days.last() >= Some(&"2029-05-01"),
+            "{days:?}"
+        );
+        let store = memoir::store::Store::open(&dir).expect("opens");
+        let (replay, warnings) = memoir::log::read::replay(&store).expect("replays");
+        assert!(warnings.is_empty(), "{warnings:?}");
+        let conflicted = replay.memories.values().filter(|m| m.conflict).count();
+        assert_eq!(conflicted, 4);
     }
 
     #[test]
