@@ -203,7 +203,7 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
             conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
         })
         .collect();
-    let (current, wanted) = store.memory_md_with(&block.text)?;
+    let (current, wanted) = crate::change::memory_md::expected(store, &block.text)?;
     st.index_stale = current.as_deref() != Some(wanted.as_str());
     Ok(st)
 }

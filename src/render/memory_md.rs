@@ -185,6 +185,17 @@ impl<'k> Rank<&'k Key> {
     }
 }
 
+/// Keeps the `budget` most valuable of `items` when there are more, in
+/// no order: the one cut MEMORY.md makes, whether its readers rank
+/// summaries or the persistent index's records. `order` is
+/// [`Rank::value_order`] of what each says (or [`value_order`]).
+pub fn pick<T>(items: &mut Vec<T>, budget: usize, order: impl FnMut(&T, &T) -> Ordering) {
+    if items.len() > budget {
+        items.select_nth_unstable_by(budget, order);
+        items.truncate(budget);
+    }
+}
+
 /// [`Rank::value_order`] of two memories from what they say.
 pub fn value_order(a: &(&Key, &Summary), b: &(&Key, &Summary)) -> Ordering {
     Rank::of(a.0, a.1).value_order(&Rank::of(b.0, b.1))
@@ -272,10 +283,7 @@ pub fn render_chosen(mut all: Vec<Item<'_>>, total: usize, budget: usize) -> Blo
         }
     }
     // Only the most valuable `budget` can be shown: select them, then order.
-    if all.len() > budget {
-        all.select_nth_unstable_by(budget, value_order);
-        all.truncate(budget);
-    }
+    pick(&mut all, budget, value_order);
     all.sort_by(value_order);
     // Each memory costs a line plus at most its group's headings; shrink
     // until the block and the closing line fit.
@@ -295,6 +303,17 @@ pub fn render_chosen(mut all: Vec<Item<'_>>, total: usize, budget: usize) -> Blo
         }
         n -= (lines + 1 - budget).min(n);
     }
+}
+
+/// MEMORY.md as it should be: `base` (its text, or the one it is
+/// rebuilt around when it is gone) with this generated block. Of a text
+/// git merged without memoir's driver, the block is regenerated and our
+/// side of each conflict in the team's text is kept.
+pub fn expected(base: &str, block: &str) -> String {
+    if crate::model::text::has_conflict_markers(base) {
+        return splice(&crate::model::text::ours_of_conflicts(base), block);
+    }
+    splice(base, block)
 }
 
 /// Replaces the generated block of `current` (MEMORY.md's text) with

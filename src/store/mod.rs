@@ -527,50 +527,6 @@ impl Store {
 }
 
 impl Store {
-    /// MEMORY.md as it is and as it is with this generated block.
-    pub(crate) fn memory_md_with(
-        &self,
-        block: &str,
-    ) -> Result<(Option<String>, String), StoreError> {
-        let current = self.read(MEMORY_MD, None)?;
-        let mut base = match &current {
-            Some(text) => text.clone(),
-            None => self.lost_memory_md(),
-        };
-        if crate::model::text::has_conflict_markers(&base) {
-            // A text merge without memoir's driver: the block is regenerated;
-            // of the team's text, our side of each conflict is kept.
-            base = crate::model::text::ours_of_conflicts(&base);
-        }
-        let wanted = memory_md::splice(&base, block);
-        Ok((current, wanted))
-    }
-
-    /// What a MEMORY.md that is gone is rewritten around: the one HEAD
-    /// has (the team's text outside the block is not derived from the
-    /// memory files, but it is in git), or what `init` wrote. So a view
-    /// deleted by hand or by a crash comes back byte for byte.
-    fn lost_memory_md(&self) -> String {
-        let committed = crate::git::Repo::discover(&self.root)
-            .ok()
-            .and_then(|repo| {
-                let path = format!("{}{MEMORY_MD}", self.workdir_prefix(repo.workdir()));
-                let mut blobs = repo.head_blobs(&[&path]).ok()?;
-                String::from_utf8(blobs.remove(&path)?).ok()
-            });
-        committed.unwrap_or_else(memory_md::initial)
-    }
-
-    /// Writes MEMORY.md with this generated block; `true` if it changed.
-    pub(crate) fn write_memory_md(&self, block: &str) -> Result<bool, StoreError> {
-        let (current, wanted) = self.memory_md_with(block)?;
-        if current.as_deref() == Some(wanted.as_str()) {
-            return Ok(false);
-        }
-        self.write_view(MEMORY_MD, &wanted)?;
-        Ok(true)
-    }
-
     /// Rewrites the journal from scratch.
     pub(crate) fn journal_reset(&self, views: impl IntoIterator<Item = (String, u64)>) {
         let _ = self.state.journal_compact(views);

@@ -1,0 +1,46 @@
+//! MEMORY.md on disk: the one text it is expected to hold (the team's
+//! text around the generated block `render::memory_md` renders) and its
+//! write. `check`, `status`, `rebuild`, `reindex` and every write ask
+//! here; the block itself is the caller's, from what it has read (the
+//! persistent index, a snapshot, a drift scan).
+
+use crate::render::memory_md::{self, MEMORY_MD};
+use crate::store::{Store, StoreError};
+
+/// MEMORY.md as it is, and as it should be with this generated block:
+/// its own text around it, or, when it is gone, the text it is rebuilt
+/// around ([`lost`]).
+pub(crate) fn expected(store: &Store, block: &str) -> Result<(Option<String>, String), StoreError> {
+    let current = store.read(MEMORY_MD, None)?;
+    let wanted = match &current {
+        Some(text) => memory_md::expected(text, block),
+        None => memory_md::expected(&lost(store), block),
+    };
+    Ok((current, wanted))
+}
+
+/// What a MEMORY.md that is gone is rewritten around: the one HEAD has
+/// (the team's text outside the block is not derived from the memory
+/// files, but it is in git), or what `init` wrote. So a view deleted by
+/// hand or by a crash comes back byte for byte.
+fn lost(store: &Store) -> String {
+    let committed = crate::git::Repo::discover(&store.root)
+        .ok()
+        .and_then(|repo| {
+            let path = format!("{}{MEMORY_MD}", store.workdir_prefix(repo.workdir()));
+            let mut blobs = repo.head_blobs(&[&path]).ok()?;
+            String::from_utf8(blobs.remove(&path)?).ok()
+        });
+    committed.unwrap_or_else(memory_md::initial)
+}
+
+/// Writes MEMORY.md with this generated block, through the store's one
+/// view write (an atomic replacement); `true` if it changed.
+pub(crate) fn write(store: &Store, block: &str) -> Result<bool, StoreError> {
+    let (current, wanted) = expected(store, block)?;
+    if current.as_deref() == Some(wanted.as_str()) {
+        return Ok(false);
+    }
+    store.write_view(MEMORY_MD, &wanted)?;
+    Ok(true)
+}
