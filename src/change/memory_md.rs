@@ -44,3 +44,43 @@ pub(crate) fn write(store: &Store, block: &str) -> Result<bool, StoreError> {
     store.write_view(MEMORY_MD, &wanted)?;
     Ok(true)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::MEMORY_MD;
+    use crate::model::text::has_conflict_markers;
+    use crate::testing::TempStore;
+
+    #[test]
+    fn check_status_and_reindex_agree_on_a_memory_md_git_merged_as_text() {
+        let t = TempStore::new();
+        t.remember("deploy", "Deploys run from CI.");
+        // Git's text merge left conflict markers in the team's text only.
+        let current = t.read(MEMORY_MD).expect("MEMORY.md");
+        let merged = format!("<<<<<<< HEAD\nOurs.\n=======\nTheirs.\n>>>>>>> other\n\n{current}");
+        t.write(MEMORY_MD, &merged);
+        let today = t.ctx().now.date();
+        let status = crate::ops::query::status(&t.store, today).expect("status");
+        assert!(status.index_stale, "status: out of date");
+        let report = crate::ops::check::check(&t.store).expect("check");
+        assert!(
+            report
+                .problems
+                .iter()
+                .any(|p| p.path == MEMORY_MD && p.message.starts_with("out of date")),
+            "check says so too: {:?}",
+            report.problems
+        );
+        // What both expect is what reindex writes: our side kept.
+        assert!(crate::ops::reindex::reindex(&t.store).expect("reindex"));
+        let after = t.read(MEMORY_MD).expect("MEMORY.md");
+        assert!(!has_conflict_markers(&after) && after.contains("Ours.\n"));
+        assert!(!after.contains("Theirs."));
+        let report = crate::ops::check::check(&t.store).expect("check");
+        assert!(
+            !report.problems.iter().any(|p| p.path == MEMORY_MD),
+            "{:?}",
+            report.problems
+        );
+    }
+}
