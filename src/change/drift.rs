@@ -555,7 +555,7 @@ pub(crate) fn memory_md_block(
         })
         .collect();
     let chosen = keys.iter().map(|(k, s)| (k.as_ref(), *s)).collect();
-    memory_md::render_chosen(chosen, total, budget)
+    memory_md::Summaries::chosen(chosen, total).render(budget)
 }
 
 #[cfg(test)]

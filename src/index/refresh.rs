@@ -432,5 +432,5 @@ pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
 /// `budget` lines.
 pub(crate) fn memory_md_block(cache: &Cache, budget: usize) -> crate::render::memory_md::Block {
     let summaries = summaries(cache);
-    crate::render::memory_md::render_block(summaries.iter().map(|(k, s)| (k, *s)), budget)
+    crate::render::memory_md::Summaries::all(summaries.iter().map(|(k, s)| (k, *s))).render(budget)
 }

@@ -199,11 +199,8 @@ impl Snapshot {
                 Source::Tail(j) => tail.get(*j).cloned(),
             })
             .collect();
-        crate::render::memory_md::render_chosen(
-            chosen.iter().map(|(k, s)| (k, s)).collect(),
-            total,
-            budget,
-        )
+        let chosen = chosen.iter().map(|(k, s)| (k, s)).collect();
+        crate::render::memory_md::Summaries::chosen(chosen, total).render(budget)
     }
 }
 

@@ -186,10 +186,8 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
     );
     st.drift.sort();
     st.drift.dedup();
-    let block = crate::render::memory_md::render_block(
-        all.iter().map(|(k, s)| (k, *s)),
-        store.config.index_budget,
-    );
+    let block = crate::render::memory_md::Summaries::all(all.iter().map(|(k, s)| (k, *s)))
+        .render(store.config.index_budget);
     st.over_budget = block.omitted;
     let mut recent: Vec<_> = all.iter().collect();
     recent.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then(a.0.cmp(&b.0)));

@@ -13,6 +13,7 @@ use crate::model::key::Key;
 use crate::model::memory::Memory;
 use crate::model::time::{Date, Timestamp};
 use crate::render::context::{self, Found, FoundMemory, FoundNote, Note, NoteFrom};
+use crate::render::memory_md::Summaries;
 use crate::search::rank;
 use crate::search::results::{Hit, Item, NoteHit, Options, Results};
 use crate::search::semantic::{Mode, Semantic};
@@ -331,8 +332,9 @@ fn hot_context(
     warnings: &mut Vec<String>,
 ) -> Context {
     let memories = summaries(cache);
+    let index = Summaries::all(memories.iter().map(|(k, s)| (k, *s)));
     let hot = context::Hot {
-        memories: &memories,
+        index: &index,
         index_lines: store.config.index_budget,
         conflicts: cache
             .keys

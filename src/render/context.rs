@@ -389,9 +389,9 @@ const INDEX_CLOSE: &str = "</memory_index>";
 /// What the hot memory is made of, but for the recent notes.
 #[derive(Debug, Clone)]
 pub struct Hot<'a> {
-    /// Every memory with its summary: the index lists them as MEMORY.md
-    /// does ([`memory_md::render_block`]).
-    pub memories: &'a [(Key, &'a Summary)],
+    /// The memories the index lists, as MEMORY.md does
+    /// ([`memory_md::Summaries::render`]).
+    pub index: &'a memory_md::Summaries<'a>,
     /// MEMORY.md's line budget (`index_budget`).
     pub index_lines: usize,
     /// The keys of the open conflicts, in order.
@@ -435,11 +435,10 @@ pub fn hot(hot: &Hot, recent_notes: impl FnOnce() -> Vec<Note>, budget: usize) -
 /// memories and says how many more there are. Left out if even the
 /// smallest does not fit.
 fn push_index(b: &mut Budget, hot: &Hot, out: &mut Block) {
-    let all = hot.memories;
     let room = Budget::cost(INDEX_OPEN) + Budget::cost(INDEX_CLOSE) + Budget::cost(HOT_CLOSE);
     let available = b.limit.saturating_sub(b.used + room);
-    let block = index_block(all, hot.index_lines, available);
-    if all.is_empty() || block_cost(&block) > available || !b.push(INDEX_OPEN.into(), 0) {
+    let block = index_block(hot.index, hot.index_lines, available);
+    if hot.index.total() == 0 || block_cost(&block) > available || !b.push(INDEX_OPEN.into(), 0) {
         return;
     }
     for line in block.text.lines() {
@@ -452,9 +451,8 @@ fn push_index(b: &mut Budget, hot: &Hot, out: &mut Block) {
 
 /// MEMORY.md's block for `lines` lines, or for the largest line budget
 /// whose block costs at most `available` tokens.
-fn index_block(all: &[(Key, &Summary)], lines: usize, available: usize) -> memory_md::Block {
-    let items = || all.iter().map(|(k, s)| (k, *s));
-    let block = memory_md::render_block(items(), lines);
+fn index_block(all: &memory_md::Summaries, lines: usize, available: usize) -> memory_md::Block {
+    let block = all.render(lines);
     if block_cost(&block) <= available {
         return block;
     }
@@ -462,13 +460,13 @@ fn index_block(all: &[(Key, &Summary)], lines: usize, available: usize) -> memor
     let (mut lo, mut hi) = (0, lines);
     while lo + 1 < hi {
         let mid = (lo + hi) / 2;
-        if block_cost(&memory_md::render_block(items(), mid)) <= available {
+        if block_cost(&all.render(mid)) <= available {
             lo = mid;
         } else {
             hi = mid;
         }
     }
-    memory_md::render_block(items(), lo)
+    all.render(lo)
 }
 
 /// What an index block costs as the context prints it (neutralized).

@@ -256,21 +256,48 @@ fn render_groups(entries: &[Item<'_>]) -> (String, usize) {
     (out, lines)
 }
 
-/// Renders the generated block for these memories within `budget` lines.
-pub fn render_block<'a>(
-    memories: impl IntoIterator<Item = (&'a Key, &'a Summary)>,
-    budget: usize,
-) -> Block {
-    let all: Vec<(&Key, &Summary)> = memories.into_iter().collect();
-    let total = all.len();
-    render_chosen(all, total, budget)
+/// What MEMORY.md's generated block renders from, and the hot memory's
+/// index in `context` (cut to its token budget) too: memories with their
+/// summaries, and how many there are in all. It holds every memory, or,
+/// from a reader that ranks without decoding them all (the persistent
+/// index's records, a drift scan), at least the most valuable of them
+/// ([`pick`]), as many as the line budget it is rendered within.
+#[derive(Debug, Clone, Default)]
+pub struct Summaries<'a> {
+    items: Vec<Item<'a>>,
+    total: usize,
 }
 
-/// Renders the generated block from `chosen`, which holds every memory when
+impl<'a> Summaries<'a> {
+    /// Every memory.
+    pub fn all(memories: impl IntoIterator<Item = (&'a Key, &'a Summary)>) -> Summaries<'a> {
+        let items: Vec<Item<'a>> = memories.into_iter().collect();
+        let total = items.len();
+        Summaries { items, total }
+    }
+
+    /// The most valuable of `total` memories, already picked: all of them
+    /// when they fit the line budget they are rendered within, else at
+    /// least that many.
+    pub fn chosen(items: Vec<(&'a Key, &'a Summary)>, total: usize) -> Summaries<'a> {
+        Summaries { items, total }
+    }
+
+    /// How many memories there are in all.
+    pub fn total(&self) -> usize {
+        self.total
+    }
+
+    /// The generated block within `budget` lines.
+    pub fn render(&self, budget: usize) -> Block {
+        render_chosen(self.items.clone(), self.total, budget)
+    }
+}
+
+/// Renders the generated block from `all`, which holds every memory when
 /// there are at most `budget` of the `total`, else at least the `budget`
-/// most valuable (by [`value_order`]): a reader that ranks memories without
-/// decoding them all passes only those.
-pub fn render_chosen(mut all: Vec<Item<'_>>, total: usize, budget: usize) -> Block {
+/// most valuable (by [`value_order`]).
+fn render_chosen(mut all: Vec<Item<'_>>, total: usize, budget: usize) -> Block {
     // Every memory takes a line: past the budget in count, skip rendering all.
     if total <= budget {
         let (text, lines) = render_groups(&all);
