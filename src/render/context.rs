@@ -574,6 +574,44 @@ mod tests {
     }
 
     #[test]
+    fn what_lies_past_the_budget_is_never_asked_for() {
+        let keys: Vec<Key> = (0..5)
+            .map(|i| Key::parse(&format!("project/m{i}")).expect("a key").0)
+            .collect();
+        let text = |i: usize| {
+            format!("---\nname: m{i}\ndescription: memory {i}\ntype: project\n---\nbody {i}\n")
+        };
+        let memories: Vec<Memory> = (0..5)
+            .map(|i| Memory::parse(&text(i)).expect("a memory"))
+            .collect();
+        let summaries: Vec<Summary> = memories.iter().map(Summary::of).collect();
+        let asked = std::cell::Cell::new(0);
+        let found = (0..5).map(|i| {
+            asked.set(asked.get() + 1);
+            // The second could not be read: skipped, still counted.
+            (i != 1).then(|| {
+                Found::Memory(FoundMemory {
+                    key: &keys[i],
+                    summary: &summaries[i],
+                    conflict: false,
+                    stale: false,
+                    memory: memories[i].clone(),
+                    clean: true,
+                })
+            })
+        });
+        let block = relevant(found, 5, 60);
+        assert_eq!(block.memories, keys[..1], "{}", block.text);
+        assert_eq!(
+            block.omitted, 3,
+            "the third did not fit: it and the two after"
+        );
+        assert_eq!(asked.get(), 3, "the fourth and fifth were never read");
+        assert_eq!(block.tokens, tokens_of(&block.text));
+        assert!(block.vouched);
+    }
+
+    #[test]
     fn a_budget_keeps_room_for_what_is_reserved() {
         // "<x>" costs 2 (1 for its three characters, 1 for the newline).
         let mut b = Budget::new(6);
