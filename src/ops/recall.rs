@@ -2,8 +2,9 @@
 //!
 //! Both read through the persistent index and never fail because one file
 //! or one log is broken: what cannot be read is skipped and reported as a
-//! warning. `context` renders the block an agent injects into its prompt,
-//! within a token budget (format in `docs/search.md`).
+//! warning. `context` reads what the block an agent injects into its
+//! prompt needs, and `render::context` renders it within a token budget
+//! (format in `docs/search.md`).
 
 use crate::index::cache::Cache;
 use crate::index::corpus::{corpus, read_index, Corpus, NoteSource};

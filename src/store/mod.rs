@@ -196,24 +196,27 @@ fn init_folders(root: &Path) -> Result<Vec<String>, StoreError> {
 fn init_memory_md(root: &Path) -> Result<Option<String>, StoreError> {
     let index = root.join(MEMORY_MD);
     refuse_symlink(&index, MEMORY_MD)?;
-    if !index.exists() {
-        replace_synced(&index, memory_md::initial().as_bytes())?;
-        return Ok(Some(MEMORY_MD.to_string()));
-    }
-    let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
-        .map_err(|e| StoreError::unreadable(MEMORY_MD, e, read_cap(MEMORY_MD)))?
-        .unwrap_or_default();
-    let text = String::from_utf8(text).map_err(|_| StoreError::Invalid {
-        path: MEMORY_MD.into(),
-        line: None,
-        message: "not UTF-8".into(),
-    })?;
-    if text.lines().any(|l| l.trim_end() == memory_md::START) {
+    let current = if index.exists() {
+        let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
+            .map_err(|e| StoreError::unreadable(MEMORY_MD, e, read_cap(MEMORY_MD)))?
+            .unwrap_or_default();
+        Some(String::from_utf8(text).map_err(|_| StoreError::Invalid {
+            path: MEMORY_MD.into(),
+            line: None,
+            message: "not UTF-8".into(),
+        })?)
+    } else {
+        None
+    };
+    let Some(text) = memory_md::at_init(current.as_deref()) else {
         return Ok(None);
-    }
+    };
     // The team's text is kept whole, whatever happens midway.
-    replace_synced(&index, memory_md::splice(&text, "").as_bytes())?;
-    Ok(Some(format!("{MEMORY_MD} (memoir's block added)")))
+    replace_synced(&index, text.as_bytes())?;
+    Ok(Some(match current {
+        None => MEMORY_MD.to_string(),
+        Some(_) => format!("{MEMORY_MD} (memoir's block added)"),
+    }))
 }
 
 /// `.gitattributes` with the lines memoir needs, kept after any the
