@@ -143,7 +143,8 @@ pub(crate) fn apply(store: &Store, cache: &mut Cache, events: &[Event]) -> Resul
     for f in appended {
         cache.logs.insert(f.rel, f.stamp);
     }
-    crate::index::refresh::write_memory_md_from_cache(store, cache)?;
+    let block = crate::index::refresh::memory_md_block(cache, store.config.index_budget);
+    crate::change::memory_md::write(store, &block.text)?;
     crate::index::refresh::save_cache(store, cache);
     Ok(())
 }
@@ -159,7 +160,8 @@ pub(crate) fn apply_to(
 ) -> Result<Vec<String>, StoreError> {
     let (appended, views) = write_events(store, events)?;
     snap.push(events);
-    crate::index::snapshot::write_memory_md_from(store, snap)?;
+    let block = snap.memory_md_block(store.config.index_budget);
+    crate::change::memory_md::write(store, &block.text)?;
     let mut written: Vec<String> = appended.into_iter().map(|f| f.rel).collect();
     written.extend(views.into_iter().map(|(rel, _)| rel));
     written.push(crate::render::memory_md::MEMORY_MD.to_string());

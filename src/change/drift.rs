@@ -509,54 +509,57 @@ impl Rewritten {
     /// Keeps only the `budget` most valuable once there are over `limit`.
     pub(crate) fn prune(&mut self, limit: usize) {
         if self.best.len() > limit {
-            self.best.select_nth_unstable_by(self.budget, |a, b| {
+            memory_md::pick(&mut self.best, self.budget, |a, b| {
                 memory_md::value_order(&(&a.0, &a.1), &(&b.0, &b.1))
             });
-            self.best.truncate(self.budget);
         }
     }
 }
 
 /// MEMORY.md's generated block for the memory files as this scan read
-/// them, but for those `rewritten` since. Ranked on what the summaries
-/// say (borrowed, not copied), keys made only for the most valuable, as
-/// MEMORY.md's cut is made from the index's records.
+/// them, but for those `rewritten` since. Both ranked together and cut
+/// once ([`memory_md::pick`]) on what the summaries say (borrowed, not
+/// copied), keys made only for the most valuable, as MEMORY.md's cut is
+/// made from the index's records.
 pub(crate) fn memory_md_block(
     scan: &Scan,
     rewritten: &Rewritten,
     budget: usize,
 ) -> memory_md::Block {
     type Rank<'a> = memory_md::Rank<(&'a str, &'a str)>;
-    let mut unchanged: Vec<(Rank<'_>, &str, &memory::Summary)> = scan
+    let rank = |key, s: &memory::Summary| Rank {
+        kind: memory_md::type_rank(&s.kind),
+        confidence: s.confidence,
+        updated: s.updated,
+        key,
+    };
+    // Each scanned file by its path (its key is made only if chosen), each
+    // rewritten one by its key.
+    let scanned = scan
         .files
         .iter()
         .filter(|(rel, _)| !rewritten.changed.contains(rel.as_str()))
         .filter_map(|(rel, seen)| {
             let s = seen.as_ref().ok()?.summary.as_ref()?;
-            let rank = Rank {
-                kind: memory_md::type_rank(&s.kind),
-                confidence: s.confidence,
-                updated: s.updated,
-                key: crate::index::snapshot::split_key(rel)?,
-            };
-            Some((rank, rel.as_str(), s))
+            let key = crate::index::snapshot::split_key(rel)?;
+            Some((rank(key, s), Err(rel.as_str()), s))
+        });
+    let mut ranked: Vec<(Rank<'_>, Result<&Key, &str>, &memory::Summary)> = scanned.collect();
+    let total = ranked.len() + rewritten.valid;
+    ranked.extend(
+        (rewritten.best.iter())
+            .map(|(k, s)| (rank((k.scope.as_str(), k.slug.as_str()), s), Ok(k), s)),
+    );
+    memory_md::pick(&mut ranked, budget, |a, b| a.0.value_order(&b.0));
+    let keys: Vec<(std::borrow::Cow<'_, Key>, &memory::Summary)> = ranked
+        .into_iter()
+        .filter_map(|(_, key, s)| match key {
+            Ok(k) => Some((std::borrow::Cow::Borrowed(k), s)),
+            Err(rel) => Some((std::borrow::Cow::Owned(Key::from_rel_path(rel)?), s)),
         })
         .collect();
-    let total = unchanged.len() + rewritten.valid;
-    if unchanged.len() > budget {
-        unchanged.select_nth_unstable_by(budget, |a, b| a.0.value_order(&b.0));
-        unchanged.truncate(budget);
-    }
-    let keys: Vec<(Key, &memory::Summary)> = unchanged
-        .iter()
-        .filter_map(|(_, rel, s)| Some((Key::from_rel_path(rel)?, *s)))
-        .collect();
-    let now: Vec<(&Key, &memory::Summary)> = keys
-        .iter()
-        .map(|(k, s)| (k, *s))
-        .chain(rewritten.best.iter().map(|(k, s)| (k, s)))
-        .collect();
-    memory_md::render_chosen(now, total, budget)
+    let chosen = keys.iter().map(|(k, s)| (k.as_ref(), *s)).collect();
+    memory_md::Summaries::chosen(chosen, total).render(budget)
 }
 
 #[cfg(test)]

@@ -97,7 +97,7 @@ pub(crate) fn rebuild_locked(
     // every view was deleted, tens of thousands).
     drop(writes);
     let block = memory_md_block(&scan, &rewritten, store.config.index_budget);
-    let (current, wanted) = store.memory_md_with(&block.text)?;
+    let (current, wanted) = crate::change::memory_md::expected(store, &block.text)?;
     report.index_changed = current.as_deref() != Some(wanted.as_str());
     if dry_run {
         return Ok(report);

@@ -428,12 +428,9 @@ pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
     true
 }
 
-/// Regenerates MEMORY.md from the index's summaries; `true` if it changed.
-pub(crate) fn write_memory_md_from_cache(store: &Store, cache: &Cache) -> Result<bool, StoreError> {
+/// MEMORY.md's generated block from the index's summaries, within
+/// `budget` lines.
+pub(crate) fn memory_md_block(cache: &Cache, budget: usize) -> crate::render::memory_md::Block {
     let summaries = summaries(cache);
-    let block = crate::render::memory_md::render_block(
-        summaries.iter().map(|(k, s)| (k, *s)),
-        store.config.index_budget,
-    );
-    store.write_memory_md(&block.text)
+    crate::render::memory_md::Summaries::all(summaries.iter().map(|(k, s)| (k, *s))).render(budget)
 }

@@ -187,11 +187,8 @@ impl Snapshot {
             ranked.push((rank, Source::Tail(j)));
         }
         let total = ranked.len();
-        if total > budget {
-            // The same order as from summaries, on the records alone.
-            ranked.select_nth_unstable_by(budget, |(a, _), (b, _)| a.value_order(b));
-            ranked.truncate(budget);
-        }
+        // The same order as from summaries, on the records alone.
+        crate::render::memory_md::pick(&mut ranked, budget, |(a, _), (b, _)| a.value_order(b));
         let chosen: Vec<(Key, Summary)> = ranked
             .iter()
             .filter_map(|(_, source)| match source {
@@ -202,11 +199,8 @@ impl Snapshot {
                 Source::Tail(j) => tail.get(*j).cloned(),
             })
             .collect();
-        crate::render::memory_md::render_chosen(
-            chosen.iter().map(|(k, s)| (k, s)).collect(),
-            total,
-            budget,
-        )
+        let chosen = chosen.iter().map(|(k, s)| (k, s)).collect();
+        crate::render::memory_md::Summaries::chosen(chosen, total).render(budget)
     }
 }
 
@@ -306,12 +300,6 @@ pub(crate) fn snapshot(store: &Store, load: Load) -> Result<Snapshot, StoreError
         ..Tail::default()
     };
     Ok(Snapshot { index: view, tail })
-}
-
-/// Regenerates MEMORY.md from a snapshot; `true` if it changed.
-pub(crate) fn write_memory_md_from(store: &Store, snap: &Snapshot) -> Result<bool, StoreError> {
-    let block = snap.memory_md_block(store.config.index_budget);
-    store.write_memory_md(&block.text)
 }
 
 #[cfg(test)]

@@ -576,9 +576,31 @@ pub fn count(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// A rough token count for budgets: a quarter token per ASCII character,
+/// one per other character (CJK is about a token a character), rounded up.
+pub fn estimate_tokens(text: &str) -> usize {
+    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
+        if c.is_ascii() {
+            (a + 1, o)
+        } else {
+            (a, o + 1)
+        }
+    });
+    ascii.div_ceil(4) + other
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tokens_are_estimated_a_quarter_per_ascii_character_one_per_other() {
+        assert_eq!(estimate_tokens(""), 0);
+        assert_eq!(estimate_tokens("abcd"), 1);
+        assert_eq!(estimate_tokens("abcde"), 2);
+        assert_eq!(estimate_tokens("测试命令"), 4);
+        assert_eq!(estimate_tokens("a测"), 2);
+    }
 
     #[test]
     fn cjk_bigrams_and_stop_words() {

@@ -265,7 +265,7 @@ fn index_problems(store: &Store, scan: &Scan, merged: bool) -> Result<Vec<Proble
     };
     match &current {
         None => out.push(error(&format!("missing; {command} writes it"))),
-        Some(text) if *text != memory_md::splice(text, &block.text) => out.push(error(&format!(
+        Some(text) if *text != memory_md::expected(text, &block.text) => out.push(error(&format!(
             "out of date with the memory files; {command} regenerates it"
         ))),
         _ => {}

@@ -186,10 +186,8 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
     );
     st.drift.sort();
     st.drift.dedup();
-    let block = crate::render::memory_md::render_block(
-        all.iter().map(|(k, s)| (k, *s)),
-        store.config.index_budget,
-    );
+    let block = crate::render::memory_md::Summaries::all(all.iter().map(|(k, s)| (k, *s)))
+        .render(store.config.index_budget);
     st.over_budget = block.omitted;
     let mut recent: Vec<_> = all.iter().collect();
     recent.sort_by(|a, b| b.1.updated.cmp(&a.1.updated).then(a.0.cmp(&b.0)));
@@ -203,7 +201,7 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
             conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
         })
         .collect();
-    let (current, wanted) = store.memory_md_with(&block.text)?;
+    let (current, wanted) = crate::change::memory_md::expected(store, &block.text)?;
     st.index_stale = current.as_deref() != Some(wanted.as_str());
     Ok(st)
 }

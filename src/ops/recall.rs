@@ -2,18 +2,20 @@
 //!
 //! Both read through the persistent index and never fail because one file
 //! or one log is broken: what cannot be read is skipped and reported as a
-//! warning. `context` renders the block an agent injects into its prompt,
-//! within a token budget (format in `docs/search.md`).
+//! warning. `context` reads what the block an agent injects into its
+//! prompt needs, and `render::context` renders it within a token budget
+//! (format in `docs/search.md`).
 
 use crate::index::cache::Cache;
 use crate::index::corpus::{corpus, read_index, Corpus, NoteSource};
 use crate::index::refresh::summaries;
 use crate::model::event::Op;
 use crate::model::key::Key;
-use crate::model::memory::{Memory, Summary};
+use crate::model::memory::Memory;
 use crate::model::time::{Date, Timestamp};
-use crate::render::memory_md;
-use crate::search::rank::{self, estimate_tokens};
+use crate::render::context::{self, Found, FoundMemory, FoundNote, Note, NoteFrom};
+use crate::render::memory_md::Summaries;
+use crate::search::rank;
 use crate::search::results::{Hit, Item, NoteHit, Options, Results};
 use crate::search::semantic::{Mode, Semantic};
 use crate::store::{Store, StoreError};
@@ -64,90 +66,6 @@ pub struct Context {
     /// The index vouches for everything in `text` (see [`context_with`]):
     /// it needs no second scan.
     pub vouched: bool,
-}
-
-/// Neutralizes anything in memory text that could open or close one of the
-/// context's own elements (`<relevant_memories>`, `<memory …>`, …), so a
-/// memory cannot forge or end the block it sits in.
-pub fn neutralize(text: &str) -> String {
-    // "memory" also covers memory_index; each is matched as a prefix.
-    const TAGS: [&str; 7] = [
-        "relevant_memories",
-        "memory",
-        "note",
-        "open_conflicts",
-        "recent_notes",
-        "hot_memory",
-        "personal_",
-    ];
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(i) = rest.find('<') {
-        out.push_str(&rest[..i]);
-        let after = &rest[i + 1..];
-        let name = after.strip_prefix('/').unwrap_or(after);
-        let forged = TAGS.iter().any(|t| {
-            name.len() >= t.len()
-                && name.is_char_boundary(t.len())
-                && name[..t.len()].eq_ignore_ascii_case(t)
-        });
-        out.push_str(if forged { "&lt;" } else { "<" });
-        rest = after;
-    }
-    out.push_str(rest);
-    out
-}
-
-/// An attribute value: it can neither end its quotes nor open a tag, and
-/// stays on its line.
-fn attr(value: &str) -> String {
-    value
-        .replace('&', "&amp;")
-        .replace('"', "&quot;")
-        .replace('<', "&lt;")
-        .replace('\n', " ")
-}
-
-/// Lines added to a block while they fit a token budget.
-struct Budget {
-    lines: Vec<String>,
-    used: usize,
-    limit: usize,
-}
-
-impl Budget {
-    fn new(limit: usize) -> Budget {
-        Budget {
-            lines: Vec::new(),
-            used: 0,
-            limit,
-        }
-    }
-
-    fn cost(line: &str) -> usize {
-        estimate_tokens(line) + 1
-    }
-
-    /// Adds the line if it fits with `reserve` tokens left over.
-    fn push(&mut self, line: String, reserve: usize) -> bool {
-        let c = Budget::cost(&line);
-        if self.used + c + reserve > self.limit {
-            return false;
-        }
-        self.used += c;
-        self.lines.push(line);
-        true
-    }
-
-    /// Ends the block with its closing tag (reserved for all along) and
-    /// puts the text into `ctx`.
-    fn close(mut self, tag: &str, mut ctx: Context) -> Context {
-        self.push(tag.into(), 0);
-        ctx.text = self.lines.join("\n");
-        ctx.text.push('\n');
-        ctx.tokens = self.used;
-        ctx
-    }
 }
 
 /// The warning for a recalled memory (by its path) or note (`note <id>`)
@@ -321,44 +239,30 @@ fn context_options(today: Date) -> Options {
 /// beside it: its outer element becomes `<personal_memories>` (for a
 /// query) or `<personal_hot_memory>` (without one).
 pub fn as_personal(mut ctx: Context) -> Context {
-    for (open, close, new_open, new_close) in [
-        (
-            RELEVANT_OPEN,
-            RELEVANT_CLOSE,
-            "<personal_memories>",
-            "</personal_memories>",
-        ),
-        (
-            HOT_OPEN,
-            HOT_CLOSE,
-            "<personal_hot_memory>",
-            "</personal_hot_memory>",
-        ),
-    ] {
-        let body = ctx
-            .text
-            .strip_prefix(open)
-            .and_then(|t| t.trim_end_matches('\n').strip_suffix(close));
-        if let Some(body) = body {
-            ctx.text = format!("{new_open}{body}{new_close}\n");
-            ctx.tokens += Budget::cost(new_open) + Budget::cost(new_close)
-                - Budget::cost(open)
-                - Budget::cost(close);
-            break;
-        }
-    }
+    let (text, tokens) = context::as_personal(std::mem::take(&mut ctx.text), ctx.tokens);
+    ctx.text = text;
+    ctx.tokens = tokens;
     ctx
 }
 
-const RELEVANT_OPEN: &str = "<relevant_memories>";
-const RELEVANT_CLOSE: &str = "</relevant_memories>";
-const MEMORY_CLOSE: &str = "</memory>";
+/// A rendered block as a [`Context`], its versions and warnings not yet
+/// added.
+fn from_block(block: context::Block) -> Context {
+    Context {
+        text: block.text,
+        tokens: block.tokens,
+        memories: block.memories,
+        notes: block.notes,
+        omitted: block.omitted,
+        ..Context::default()
+    }
+}
 
 /// `context <query>`: the relevant memories and notes `found`, in rank
-/// order while the budget lasts, each memory whole or cut in its body;
-/// and whether the index vouches for all of it (every memory read as the
-/// index found it clean, every note indexed and clean: see
-/// [`context_with`]).
+/// order while the budget lasts, each memory whole or cut in its body
+/// (`render::context::relevant`); and whether the index vouches for all
+/// of it (every memory read as the index found it clean, every note
+/// indexed and clean: see [`context_with`]).
 fn relevant_context(
     store: &Store,
     corpus: &Corpus,
@@ -366,114 +270,40 @@ fn relevant_context(
     budget: usize,
     warnings: &mut Vec<String>,
 ) -> (Context, bool) {
-    let mut vouched = true;
-    let ctx = relevant_block(store, corpus, found, budget, warnings, &mut vouched);
-    (ctx, vouched)
-}
-
-/// [`relevant_context`]'s block; clears `vouched` for each piece that
-/// goes in unvouched.
-fn relevant_block(
-    store: &Store,
-    corpus: &Corpus,
-    found: Results,
-    budget: usize,
-    warnings: &mut Vec<String>,
-    vouched: &mut bool,
-) -> Context {
-    let mut ctx = Context::default();
-    if found.is_empty() {
-        return ctx;
-    }
     let items = found.ranked();
-    // Relevant, but not one fits the budget: nothing is printed, and what
-    // was left out is counted (a budget too small is not "nothing relevant").
-    let none_fits = Context {
-        omitted: items.len(),
-        ..Context::default()
-    };
-    let mut b = Budget::new(budget);
-    if !b.push(RELEVANT_OPEN.into(), Budget::cost(RELEVANT_CLOSE)) {
-        return none_fits;
-    }
-    for (i, item) in items.iter().enumerate() {
-        let shown = match item {
-            Item::Memory(hit) => {
-                let Some((m, clean)) = read_hit(store, hit, warnings) else {
-                    continue;
-                };
-                let shown = push_memory(&mut b, hit, &m);
-                if !matches!(shown, Shown::Not) {
-                    ctx.memories.push(hit.key.clone());
-                    *vouched &= clean;
-                }
-                shown
-            }
-            Item::Note(note) => {
-                let shown = push_found_note(&mut b, note);
-                if !matches!(shown, Shown::Not) {
-                    ctx.notes.push(note.id.clone());
-                    *vouched &= note.clean;
-                }
-                shown
-            }
-        };
-        match shown {
-            Shown::Whole => {}
-            Shown::Cut => {
-                ctx.omitted = items.len() - i - 1;
-                break;
-            }
-            Shown::Not => {
-                ctx.omitted = items.len() - i;
-                break;
-            }
+    // Each memory's file is read only when the block gets that far.
+    let shown = items.iter().map(|item| match item {
+        Item::Memory(hit) => {
+            let (memory, clean) = read_hit(store, hit, warnings)?;
+            Some(Found::Memory(FoundMemory {
+                key: &hit.key,
+                summary: &hit.summary,
+                conflict: hit.conflict,
+                stale: hit.stale,
+                memory,
+                clean,
+            }))
         }
+        Item::Note(note) => Some(Found::Note(FoundNote {
+            id: &note.id,
+            from: match note.source {
+                NoteSource::Log => NoteFrom::Log {
+                    time: note.time,
+                    actor: &note.actor,
+                },
+                NoteSource::MemoryMd { line } => NoteFrom::TeamText { line },
+            },
+            text: &note.text,
+            clean: note.clean,
+        })),
+    });
+    let block = context::relevant(shown, items.len(), budget);
+    let vouched = block.vouched;
+    let mut ctx = from_block(block);
+    if !ctx.memories.is_empty() {
+        ctx.versions = crate::index::snapshot::heads(store, &corpus.index, &ctx.memories);
     }
-    if ctx.memories.is_empty() && ctx.notes.is_empty() {
-        return none_fits;
-    }
-    ctx.versions = crate::index::snapshot::heads(store, &corpus.index, &ctx.memories);
-    b.close(RELEVANT_CLOSE, ctx)
-}
-
-/// Adds a relevant note (or piece of MEMORY.md's own text) whole, or
-/// nothing: an observation cut short could say the opposite of what it
-/// said.
-fn push_found_note(b: &mut Budget, note: &NoteHit) -> Shown {
-    let (head, close) = match note.source {
-        NoteSource::Log => {
-            let actor = note.actor.split(" <").next().unwrap_or(&note.actor);
-            let head = format!(
-                "<note time=\"{}\" writer=\"{}\" status=\"unconfirmed\">",
-                note.time.seconds(),
-                attr(actor)
-            );
-            (head, "</note>")
-        }
-        NoteSource::MemoryMd { line } => (
-            format!(
-                "<team_text file=\"{}\" line=\"{line}\">",
-                crate::render::memory_md::MEMORY_MD
-            ),
-            "</team_text>",
-        ),
-    };
-    let text = neutralize(note.text.trim_matches('\n'));
-    let lines: Vec<&str> = text.lines().map(|l| l.trim_end_matches('\r')).collect();
-    let cost = Budget::cost(&head)
-        + lines.iter().map(|l| Budget::cost(l)).sum::<usize>()
-        + Budget::cost(close);
-    let reserve = Budget::cost(RELEVANT_CLOSE);
-    if b.used + cost + reserve > b.limit {
-        return Shown::Not;
-    }
-    b.push(head, reserve);
-    for l in lines {
-        b.push(l.to_string(), reserve);
-    }
-    b.push(close.into(), reserve);
-    Shown::Whole
+    (ctx, vouched)
 }
 
 /// A hit's memory as its file says now, and whether the index vouches
@@ -493,72 +323,8 @@ fn read_hit(store: &Store, hit: &Hit, warnings: &mut Vec<String>) -> Option<(Mem
     Some((Memory::parse(&content).ok()?, clean))
 }
 
-/// How much of a memory went into a block.
-enum Shown {
-    /// All of it.
-    Whole,
-    /// Its heading and description, and its body only in part.
-    Cut,
-    /// Nothing: not even its heading and description fit.
-    Not,
-}
-
-/// Adds a memory to a block: its heading and description, or nothing if
-/// they do not fit; then its body while it fits.
-fn push_memory(b: &mut Budget, hit: &Hit, m: &Memory) -> Shown {
-    let head = memory_head(hit);
-    let reserve = Budget::cost(MEMORY_CLOSE) + Budget::cost(RELEVANT_CLOSE);
-    let description = neutralize(&m.description);
-    // A memory needs at least its heading and description to be useful.
-    if Budget::cost(&head) + Budget::cost(&description) + reserve + b.used > b.limit {
-        return Shown::Not;
-    }
-    b.push(head, reserve);
-    b.push(description, reserve);
-    let body = neutralize(m.body.trim_matches('\n'));
-    let whole = body
-        .lines()
-        .all(|line| b.push(line.trim_end_matches('\r').to_string(), reserve));
-    b.push(MEMORY_CLOSE.into(), Budget::cost(RELEVANT_CLOSE));
-    if whole {
-        Shown::Whole
-    } else {
-        Shown::Cut
-    }
-}
-
-/// A memory's opening tag: key, date, source and confidence, and the
-/// flags that apply.
-fn memory_head(hit: &Hit) -> String {
-    let s = &hit.summary;
-    let mut head = format!(
-        "<memory key=\"{}\" updated=\"{}\" source=\"{}\" confidence=\"{}\"",
-        hit.key,
-        if s.updated > 0 {
-            Timestamp(s.updated).date().to_string()
-        } else {
-            String::new()
-        },
-        attr(s.source.as_deref().unwrap_or("")),
-        s.confidence
-    );
-    if hit.conflict {
-        head.push_str(" conflict=\"open\"");
-    }
-    if hit.stale {
-        head.push_str(" review=\"overdue\"");
-    }
-    head.push('>');
-    head
-}
-
-const HOT_OPEN: &str = "<hot_memory>";
-const HOT_CLOSE: &str = "</hot_memory>";
-const INDEX_OPEN: &str = "<memory_index>";
-const INDEX_CLOSE: &str = "</memory_index>";
-
 /// `context` without a query: the index, the open conflicts and the recent
-/// notes, in that order while the budget lasts.
+/// notes, in that order while the budget lasts (`render::context::hot`).
 fn hot_context(
     store: &Store,
     cache: &Cache,
@@ -566,156 +332,22 @@ fn hot_context(
     now: Timestamp,
     warnings: &mut Vec<String>,
 ) -> Context {
-    let mut ctx = Context::default();
-    let mut b = Budget::new(budget);
-    if !b.push(HOT_OPEN.into(), Budget::cost(HOT_CLOSE)) {
-        return ctx;
-    }
-    push_index(&mut b, store, cache, &mut ctx);
-    push_conflicts(&mut b, cache);
-    push_notes(&mut b, &recent_notes(store, now, warnings), &mut ctx);
-    // Nothing but the opening tag: nothing to say.
-    if b.lines.len() == 1 {
-        return Context::default();
-    }
-    b.close(HOT_CLOSE, ctx)
-}
-
-/// The index: MEMORY.md's generated block for the memory files; past the
-/// token budget, the block for fewer lines, which keeps the most valuable
-/// memories and says how many more there are. Left out if even the
-/// smallest does not fit.
-fn push_index(b: &mut Budget, store: &Store, cache: &Cache, ctx: &mut Context) {
-    let all = summaries(cache);
-    let room = Budget::cost(INDEX_OPEN) + Budget::cost(INDEX_CLOSE) + Budget::cost(HOT_CLOSE);
-    let available = b.limit.saturating_sub(b.used + room);
-    let block = memory_md_block(&all, store.config.index_budget, available);
-    if all.is_empty() || block_cost(&block) > available || !b.push(INDEX_OPEN.into(), 0) {
-        return;
-    }
-    for line in block.text.lines() {
-        b.push(neutralize(line), 0);
-        ctx.memories.extend(listed_key(line));
-    }
+    let memories = summaries(cache);
+    let index = Summaries::all(memories.iter().map(|(k, s)| (k, *s)));
+    let hot = context::Hot {
+        index: &index,
+        index_lines: store.config.index_budget,
+        conflicts: cache
+            .keys
+            .iter()
+            .filter(|(_, k)| k.conflict)
+            .map(|(k, _)| k.as_str())
+            .collect(),
+    };
+    let block = context::hot(&hot, || recent_notes(store, now, warnings), budget);
+    let mut ctx = from_block(block);
     ctx.versions = cache.heads(&ctx.memories);
-    b.push(INDEX_CLOSE.into(), 0);
-    ctx.omitted = block.omitted;
-}
-
-/// MEMORY.md's block for `lines` lines, or for the largest line budget
-/// whose block costs at most `available` tokens.
-fn memory_md_block(all: &[(Key, &Summary)], lines: usize, available: usize) -> memory_md::Block {
-    let items = || all.iter().map(|(k, s)| (k, *s));
-    let block = memory_md::render_block(items(), lines);
-    if block_cost(&block) <= available {
-        return block;
-    }
-    // The largest line budget whose block fits: binary search.
-    let (mut lo, mut hi) = (0, lines);
-    while lo + 1 < hi {
-        let mid = (lo + hi) / 2;
-        if block_cost(&memory_md::render_block(items(), mid)) <= available {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    memory_md::render_block(items(), lo)
-}
-
-/// What an index block costs as the context prints it (neutralized).
-fn block_cost(block: &memory_md::Block) -> usize {
-    block
-        .text
-        .lines()
-        .map(|l| Budget::cost(&neutralize(l)))
-        .sum()
-}
-
-/// The memory an index line lists (`- [name](memory/scope/slug.md) — …`).
-fn listed_key(line: &str) -> Option<Key> {
-    line.strip_prefix("- [")
-        .and_then(|l| l.split("](").nth(1))
-        .and_then(|r| r.split(')').next())
-        .and_then(Key::from_rel_path)
-}
-
-/// Adds a section of the hot memory: its opening tag, only if some ten
-/// tokens of what it holds fit after it too (a section that shows nothing
-/// would only cost tokens); then what `fill` adds, given the room to keep
-/// for the closing tags; then its closing tag, reserved for all along.
-fn push_section(b: &mut Budget, name: &str, fill: impl FnOnce(&mut Budget, usize)) {
-    let close = format!("</{name}>");
-    let reserve = Budget::cost(&close) + Budget::cost(HOT_CLOSE);
-    if b.push(format!("<{name}>"), reserve + 10) {
-        fill(b, reserve);
-        b.push(close, Budget::cost(HOT_CLOSE));
-    }
-}
-
-/// The open conflicts, each with how to resolve it, while they fit.
-fn push_conflicts(b: &mut Budget, cache: &Cache) {
-    let conflicts: Vec<&String> = cache
-        .keys
-        .iter()
-        .filter(|(_, k)| k.conflict)
-        .map(|(k, _)| k)
-        .collect();
-    if conflicts.is_empty() {
-        return;
-    }
-    push_section(b, "open_conflicts", |b, reserve| {
-        for k in conflicts {
-            let line = format!("- {k}: versions disagree; the file shows what they agreed on (`memoir resolve {k}`)");
-            if !b.push(line, reserve) {
-                break;
-            }
-        }
-    });
-}
-
-/// The recent notes, newest first, while they fit: the first that does not
-/// fit whole ends the section.
-fn push_notes(b: &mut Budget, notes: &[Note], ctx: &mut Context) {
-    if notes.is_empty() {
-        return;
-    }
-    push_section(b, "recent_notes", |b, reserve| {
-        for note in notes {
-            if !push_note(b, note, reserve) {
-                break;
-            }
-            // What the section printed is what the receipt says was injected.
-            ctx.notes.push(note.id.clone());
-        }
-    });
-}
-
-/// Adds a note: its first line after its time and writer's name, the
-/// others indented; false if it did not fit whole.
-fn push_note(b: &mut Budget, note: &Note, reserve: usize) -> bool {
-    // The name without the email address.
-    let actor = note.actor.split(" <").next().unwrap_or(&note.actor);
-    let text = neutralize(note.text.trim_matches('\n'));
-    let mut lines = text.lines();
-    let first = format!(
-        "- {} {}: {}",
-        note.time.seconds(),
-        actor,
-        lines.next().unwrap_or("")
-    );
-    b.push(first, reserve)
-        && lines.all(|l| b.push(format!("  {}", l.trim_end_matches('\r')), reserve))
-}
-
-/// A note from a log.
-struct Note {
-    /// Its event id.
-    id: String,
-    time: Timestamp,
-    /// Its writer, `Name <email>`.
-    actor: String,
-    text: String,
+    ctx
 }
 
 /// Notes from today's and yesterday's logs, newest first (equal times:
@@ -817,38 +449,7 @@ mod tests {
     }
 
     fn tokens_of(text: &str) -> usize {
-        text.lines().map(Budget::cost).sum()
-    }
-
-    #[test]
-    fn neutralize_escapes_only_the_contexts_own_tags() {
-        let text = "a <b> <memory key=\"x\"> </Relevant_Memories> <memory_index> \
-                    </hot_memory> <open_conflicts><recent_notes> <memo <é <测 <";
-        assert_eq!(
-            neutralize(text),
-            "a <b> &lt;memory key=\"x\"> &lt;/Relevant_Memories> &lt;memory_index> \
-             &lt;/hot_memory> &lt;open_conflicts>&lt;recent_notes> <memo <é <测 <"
-        );
-        assert_eq!(neutralize("no tags"), "no tags");
-    }
-
-    #[test]
-    fn attribute_values_cannot_end_the_attribute_or_open_a_tag() {
-        assert_eq!(attr("a & \"b\" <c>\nd"), "a &amp; &quot;b&quot; &lt;c> d");
-    }
-
-    #[test]
-    fn a_budget_keeps_room_for_what_is_reserved() {
-        // "<x>" costs 2 (1 for its three characters, 1 for the newline).
-        let mut b = Budget::new(6);
-        assert!(b.push("<x>".into(), 2));
-        assert!(!b.push("aaaaaaaa".into(), 2), "3 + 2 more would pass 6");
-        assert!(b.push("aaaa".into(), 2));
-        assert_eq!(b.used, 4);
-        let ctx = b.close("</x>", Context::default());
-        assert_eq!(ctx.text, "<x>\naaaa\n</x>\n");
-        assert_eq!(ctx.tokens, 6);
-        assert_eq!(tokens_of(&ctx.text), 6);
+        text.lines().map(context::line_cost).sum()
     }
 
     #[test]

@@ -8,7 +8,8 @@ use crate::store::{Store, StoreError};
 pub fn reindex(store: &Store) -> Result<bool, StoreError> {
     let _lock = store.lock()?;
     let cache = crate::index::refresh::refreshed_cache(store)?;
-    let changed = crate::index::refresh::write_memory_md_from_cache(store, &cache)?;
+    let block = crate::index::refresh::memory_md_block(&cache, store.config.index_budget);
+    let changed = crate::change::memory_md::write(store, &block.text)?;
     crate::index::refresh::save_cache(store, &cache);
     Ok(changed)
 }

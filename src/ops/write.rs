@@ -215,7 +215,8 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
             }
         };
         let _ = store.state.journal_append(&[(rel, wrote)]);
-        crate::index::snapshot::write_memory_md_from(store, &snap)?;
+        let block = snap.memory_md_block(store.config.index_budget);
+        crate::change::memory_md::write(store, &block.text)?;
     }
     if let Some(old) = existing
         .content

@@ -724,18 +724,9 @@ pub fn memory_hit(
     shown(view, &ranked, opts, &conflicts)
 }
 
-/// A rough token count for budgets: a quarter token per ASCII character,
-/// one per other character (CJK is about a token a character), rounded up.
-pub fn estimate_tokens(text: &str) -> usize {
-    let (ascii, other) = text.chars().fold((0usize, 0usize), |(a, o), c| {
-        if c.is_ascii() {
-            (a + 1, o)
-        } else {
-            (a, o + 1)
-        }
-    });
-    ascii.div_ceil(4) + other
-}
+/// The token estimate budgets use, where the search's readers have
+/// always found it (it lives in `model::text`, below `render`).
+pub use crate::model::text::estimate_tokens;
 
 #[cfg(test)]
 mod tests {
@@ -1182,15 +1173,6 @@ mod tests {
             ["user/cache-b"]
         );
         assert_eq!(with(&|o| o.tag = Some("ops".into())), ["project/cache-a"]);
-    }
-
-    #[test]
-    fn tokens_are_estimated_a_quarter_per_ascii_character_one_per_other() {
-        assert_eq!(estimate_tokens(""), 0);
-        assert_eq!(estimate_tokens("abcd"), 1);
-        assert_eq!(estimate_tokens("abcde"), 2);
-        assert_eq!(estimate_tokens("测试命令"), 4);
-        assert_eq!(estimate_tokens("a测"), 2);
     }
 
     const VOCAB: [&str; 8] = [

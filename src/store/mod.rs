@@ -208,24 +208,27 @@ fn init_folders(root: &Path) -> Result<Vec<String>, StoreError> {
 fn init_memory_md(root: &Path) -> Result<Option<String>, StoreError> {
     let index = root.join(MEMORY_MD);
     refuse_symlink(&index, MEMORY_MD)?;
-    if !index.exists() {
-        replace_synced(&index, memory_md::initial().as_bytes())?;
-        return Ok(Some(MEMORY_MD.to_string()));
-    }
-    let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
-        .map_err(|e| StoreError::unreadable(MEMORY_MD, e, read_cap(MEMORY_MD)))?
-        .unwrap_or_default();
-    let text = String::from_utf8(text).map_err(|_| StoreError::Invalid {
-        path: MEMORY_MD.into(),
-        line: None,
-        message: "not UTF-8".into(),
-    })?;
-    if text.lines().any(|l| l.trim_end() == memory_md::START) {
+    let current = if index.exists() {
+        let text = crate::fs::safe_file::read(&index, read_cap(MEMORY_MD))
+            .map_err(|e| StoreError::unreadable(MEMORY_MD, e, read_cap(MEMORY_MD)))?
+            .unwrap_or_default();
+        Some(String::from_utf8(text).map_err(|_| StoreError::Invalid {
+            path: MEMORY_MD.into(),
+            line: None,
+            message: "not UTF-8".into(),
+        })?)
+    } else {
+        None
+    };
+    let Some(text) = memory_md::at_init(current.as_deref()) else {
         return Ok(None);
-    }
+    };
     // The team's text is kept whole, whatever happens midway.
-    replace_synced(&index, memory_md::splice(&text, "").as_bytes())?;
-    Ok(Some(format!("{MEMORY_MD} (memoir's block added)")))
+    replace_synced(&index, text.as_bytes())?;
+    Ok(Some(match current {
+        None => MEMORY_MD.to_string(),
+        Some(_) => format!("{MEMORY_MD} (memoir's block added)"),
+    }))
 }
 
 /// `.gitattributes` with the lines memoir needs, kept after any the
@@ -562,49 +565,6 @@ impl Store {
 }
 
 impl Store {
-    /// MEMORY.md as it is and as it is with this generated block.
-    pub(crate) fn memory_md_with(
-        &self,
-        block: &str,
-    ) -> Result<(Option<String>, String), StoreError> {
-        let current = self.read(MEMORY_MD, None)?;
-        let mut base = match &current {
-            Some(text) => text.clone(),
-            None => self.lost_memory_md(),
-        };
-        if crate::model::text::has_conflict_markers(&base) {
-            // A text merge without memoir's driver: the block is regenerated;
-            // of the team's text, our side of each conflict is kept.
-            base = crate::model::text::ours_of_conflicts(&base);
-        }
-        let wanted = memory_md::splice(&base, block);
-        Ok((current, wanted))
-    }
-
-    /// What a MEMORY.md that is gone is rewritten around: the one HEAD
-    /// has (the team's text outside the block is not derived from the
-    /// memory files, but it is in git), or what `init` wrote. So a view
-    /// deleted by hand or by a crash comes back byte for byte.
-    fn lost_memory_md(&self) -> String {
-        let path = format!("{}{MEMORY_MD}", self.prefix());
-        let committed = self
-            .repo()
-            .head_blobs(&[&path])
-            .ok()
-            .and_then(|mut blobs| String::from_utf8(blobs.remove(&path)?).ok());
-        committed.unwrap_or_else(memory_md::initial)
-    }
-
-    /// Writes MEMORY.md with this generated block; `true` if it changed.
-    pub(crate) fn write_memory_md(&self, block: &str) -> Result<bool, StoreError> {
-        let (current, wanted) = self.memory_md_with(block)?;
-        if current.as_deref() == Some(wanted.as_str()) {
-            return Ok(false);
-        }
-        self.write_view(MEMORY_MD, &wanted)?;
-        Ok(true)
-    }
-
     /// Rewrites the journal from scratch.
     pub(crate) fn journal_reset(&self, views: impl IntoIterator<Item = (String, u64)>) {
         let _ = self.state.journal_compact(views);
