@@ -2,7 +2,6 @@
 
 use super::claude_hook::read_hook;
 use super::output::warn;
-use super::stores::Origin;
 use super::{error::CliError, App};
 use memoir::ops::recall::DEFAULT_BUDGET;
 use serde_json::json;
@@ -66,66 +65,31 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
 }
 
 /// Prints the memory block for `query` (the hot memory without one),
-/// then records what it printed.
+/// from every store of the person's; each records what it printed.
 fn print(app: &mut App, query: Option<&str>, budget: usize, hook: bool) -> Result<u8, CliError> {
     let now = app.now()?;
-    let mut stores = app.stores()?;
-    // The person's own store speaks first (their preferences shape the
-    // work) within a third of the budget; the repository's gets the rest.
-    stores.reverse();
-    let mut text = String::new();
-    let (mut tokens, mut omitted) = (0, 0);
-    let (mut memories, mut personal) = (Vec::new(), Vec::new());
-    let many = stores.len() > 1;
-    // Every store's block vouched for by its index: printed unscanned.
-    let mut vouched = true;
-    for (store, origin) in &stores {
-        let share = if many && *origin == Origin::Personal {
-            budget / 3
-        } else {
-            budget.saturating_sub(tokens)
-        };
-        let var = |name: &str| std::env::var(name).ok();
-        let semantic = memoir::search::semantic::Semantic::of(store, var);
-        let rerank = memoir::search::reader::Rerank::of(store, var);
-        let readers = memoir::ops::recall::Readers {
-            semantic: semantic.as_ref(),
-            rerank: rerank.as_ref(),
-        };
-        let mut ctx = memoir::ops::recall::context_with(store, query, share, now, readers)?;
-        if *origin == Origin::Personal {
-            ctx = memoir::ops::recall::as_personal(ctx);
-        }
-        for w in &ctx.warnings {
-            warn(app.quiet(), w);
-        }
-        vouched &= ctx.vouched;
-        let asked = memoir::ops::seen::Asked {
-            query,
-            budget,
-            share,
-            hook,
-            now,
-        };
-        // Only a record for people: a prompt must not fail for want of a receipt.
-        if let Err(e) = memoir::ops::seen::record_context(store, &asked, &ctx) {
-            warn(app.quiet(), &format!("{e}; no receipt recorded"));
-        }
-        text.push_str(&ctx.text);
-        tokens += ctx.tokens;
-        omitted += ctx.omitted;
-        let keys = ctx.memories.iter().map(ToString::to_string);
-        if *origin == Origin::Personal {
-            personal.extend(keys.clone());
-        }
-        memories.extend(keys);
+    let stores = app.stores()?;
+    let asked = memoir::ops::recall::stores::ContextAsked {
+        query,
+        budget,
+        hook,
+        now,
+    };
+    let var = |name: &str| std::env::var(name).ok();
+    let ctx = memoir::ops::recall::stores::context(&stores, asked, &var)?;
+    for w in &ctx.warnings {
+        warn(app.quiet(), w);
     }
-    app.out.vetted(vouched);
+    app.out.vetted(ctx.vouched);
+    let keys = |keys: &[memoir::model::key::Key]| -> Vec<String> {
+        keys.iter().map(ToString::to_string).collect()
+    };
     app.out.json(&json!({
-        "text": text, "tokens": tokens, "omitted": omitted, "memories": memories, "personal": personal,
+        "text": ctx.text, "tokens": ctx.tokens, "omitted": ctx.omitted,
+        "memories": keys(&ctx.memories), "personal": keys(&ctx.personal),
     }))?;
     if !app.out.json {
-        app.out.raw(&text)?;
+        app.out.raw(&ctx.text)?;
     }
     Ok(0)
 }

@@ -4,8 +4,9 @@ use super::output::{columns, day, flags, memory_json, warn};
 use super::stores::Origin;
 use super::{error::CliError, App};
 use memoir::index::corpus::NoteSource;
+use memoir::ops::recall::stores::Answer;
 use memoir::search::rank::DEFAULT_MIN_SCORE;
-use memoir::search::results::{Item, Options, Results};
+use memoir::search::results::{Item, Options};
 use serde_json::json;
 
 /// Find the memories relevant to a query, most relevant first.
@@ -72,73 +73,33 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         weaker: !args.relevant_only,
     };
     let query = args.query.join(" ");
-    // Each store's hits in its own order, with the place they merge by.
-    let mut lists: Vec<Vec<(Place, serde_json::Value, String)>> = Vec::new();
-    // Every store's hits vouched for by its index: printed unscanned.
-    let mut vouched = true;
-    for (store, origin) in stores {
-        let semantic =
-            memoir::search::semantic::Semantic::of(&store, |name| std::env::var(name).ok());
-        let recall = memoir::ops::recall::recall_with(&store, &query, &opts, semantic.as_ref())?;
-        let mode = recall.mode.as_str();
-        vouched &= recall.vouched;
-        for w in &recall.warnings {
-            warn(app.quiet(), w);
-        }
-        let found = Results {
-            hits: recall.hits,
-            notes: recall.notes,
-            ..Results::default()
-        };
-        // What the store answered with was recalled; a weaker match only shown.
-        let keys: Vec<_> = found
-            .hits
-            .iter()
-            .filter(|h| h.relevant)
-            .map(|h| h.key.clone())
-            .collect();
-        // The access signal is a hint for consolidation: never a reason to fail.
-        if let Err(e) = memoir::ops::seen::record_recall(&store, &keys, now) {
-            warn(app.quiet(), &format!("{e}; recall not recorded"));
-        }
-        let items = found.ranked();
-        lists.push(
-            items
-                .iter()
-                .map(|item| {
-                    (
-                        Place::of(item),
-                        item_json(item, mode, origin),
-                        item_text(item, origin),
-                    )
-                })
-                .collect(),
-        );
+    let var = |name: &str| std::env::var(name).ok();
+    let found = memoir::ops::recall::stores::recall(&stores, &query, &opts, &var, now)?;
+    for w in &found.warnings {
+        warn(app.quiet(), w);
     }
-    let merged = merge(lists, args.limit);
-    // What was asked (filters included) has an answer: some hit is relevant.
-    let answered = merged.first().is_some_and(|(p, _, _)| p.relevant);
-    app.out.vetted(vouched);
+    app.out.vetted(found.vouched);
     if app.out.json {
-        let hits: Vec<_> = merged.into_iter().map(|(_, j, _)| j).collect();
+        let hits: Vec<_> = found
+            .answers
+            .iter()
+            .map(|a| item_json(&a.found.item(), a.mode.as_str(), a.origin))
+            .collect();
         app.out
-            .json(&json!({ "answered": answered, "hits": hits }))?;
+            .json(&json!({ "answered": found.answered, "hits": hits }))?;
         return Ok(0);
     }
-    print_text(app, &merged, answered)?;
+    print_text(app, &found.answers, found.answered)?;
     Ok(0)
 }
 
-/// The merged hits as text: the relevant, then one line before the first
+/// The answers as text: the relevant, then one line before the first
 /// weaker match, then the weaker ones.
-fn print_text<T>(
-    app: &mut App,
-    merged: &[(Place, T, String)],
-    answered: bool,
-) -> Result<(), CliError> {
+fn print_text(app: &mut App, answers: &[Answer], answered: bool) -> Result<(), CliError> {
     let mut weaker_said = false;
-    for (place, _, text) in merged {
-        if !place.relevant && !weaker_said {
+    for answer in answers {
+        let item = answer.found.item();
+        if !item.relevant() && !weaker_said {
             weaker_said = true;
             app.out.line(if answered {
                 "weaker matches:"
@@ -146,51 +107,9 @@ fn print_text<T>(
                 "nothing answers this well; weaker matches:"
             })?;
         }
-        app.out.line(text)?;
+        app.out.line(item_text(&item, answer.origin))?;
     }
     Ok(())
-}
-
-/// Where an item stands in the printed order: the relevant first, then
-/// by ranking score (the number a line starts with).
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    relevant: bool,
-    rank: f64,
-}
-
-impl Place {
-    fn of(item: &Item<'_>) -> Place {
-        Place {
-            relevant: item.relevant(),
-            rank: item.rank(),
-        }
-    }
-
-    /// `self` comes before `other`, or with it.
-    fn leads(self, other: Place) -> bool {
-        (self.relevant, self.rank) >= (other.relevant, other.rank)
-    }
-}
-
-/// The stores' lists merged by place, each list keeping its own order,
-/// at most `limit` items.
-fn merge<T>(lists: Vec<Vec<(Place, T, String)>>, limit: usize) -> Vec<(Place, T, String)> {
-    let mut lists: Vec<std::collections::VecDeque<_>> = lists.into_iter().map(Into::into).collect();
-    let mut out = Vec::new();
-    while out.len() < limit {
-        let best = lists
-            .iter()
-            .enumerate()
-            .filter_map(|(i, l)| l.front().map(|(p, _, _)| (i, *p)))
-            .fold(None, |best: Option<(usize, Place)>, (i, p)| match best {
-                Some((_, b)) if b.leads(p) => best,
-                _ => Some((i, p)),
-            });
-        let Some((i, _)) = best else { break };
-        out.extend(lists[i].pop_front());
-    }
-    out
 }
 
 /// A memory or a note as `recall --json` shows it (`docs/cli.md`).

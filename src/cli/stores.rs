@@ -20,24 +20,7 @@ use memoir::model::key::Key;
 use memoir::store::Store;
 use std::path::PathBuf;
 
-/// Which store a memory or a hit is in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Origin {
-    /// The repository's store.
-    Repo,
-    /// The person's own store.
-    Personal,
-}
-
-impl Origin {
-    /// As JSON and text say it: `repo`, `personal`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Origin::Repo => "repo",
-            Origin::Personal => "personal",
-        }
-    }
-}
+pub use memoir::store::Origin;
 
 /// Where the personal store is (or would be), from the environment:
 /// `None` without HOME. A relative MEMOIR_USER_STORE (or HOME) is a usage

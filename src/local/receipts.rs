@@ -28,6 +28,10 @@ pub const MAX_RECEIPTS_BYTES: u64 = 1 << 20;
 /// megabytes; a receipt stays a line a person reads).
 pub const MAX_QUERY_CHARS: usize = 1000;
 
+/// How long a recorder waits for another to finish (each holds the lock
+/// for a few milliseconds; a prompt must not wait longer than this).
+pub const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// What a context call injected: a query's relevant memories or the hot
 /// memory of a session's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -112,6 +116,21 @@ mod millis {
 
 /// Appends a receipt to the file at `path` (creating it) in one write,
 /// then keeps only the newest half once the file passes
+/// Takes the lock that recorders of receipts and the access signal hold
+/// for a few milliseconds, waiting at most `wait`. Not the store lock, so
+/// its failure is an I/O error (saying the store is locked would be
+/// wrong), and a holder past the wait is named by its pid.
+pub fn lock(path: &Path, wait: std::time::Duration) -> io::Result<crate::local::lock::StoreLock> {
+    use crate::local::lock::{LockError, StoreLock};
+    StoreLock::acquire(path, wait).map_err(|e| match e {
+        LockError::Io { source, .. } => source,
+        LockError::Timeout { holder, secs, .. } => io::Error::other(format!(
+            "held by another memoir process{} for {secs}s",
+            holder.map(|p| format!(" (pid {p})")).unwrap_or_default()
+        )),
+    })
+}
+
 /// [`MAX_RECEIPTS_BYTES`]. The caller holds the receipts' lock.
 pub fn append(path: &Path, receipt: &Receipt) -> io::Result<()> {
     let mut line = serde_json::to_string(receipt).map_err(io::Error::other)?;

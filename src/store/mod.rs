@@ -9,10 +9,12 @@
 
 mod error;
 mod failpoint;
+mod origin;
 mod progress;
 
 pub use error::StoreError;
 pub use failpoint::Failpoint;
+pub use origin::Origin;
 pub use progress::Progress;
 
 use crate::git::{self, GitError};

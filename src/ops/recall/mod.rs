@@ -6,6 +6,9 @@
 //! prompt needs, and `render::context` renders it within a token budget
 //! (format in `docs/search.md`).
 
+pub mod record;
+pub mod stores;
+
 use crate::index::cache::Cache;
 use crate::index::corpus::{corpus, read_index, Corpus, NoteSource};
 use crate::index::refresh::summaries;
