@@ -385,3 +385,60 @@ fn the_watcher_stops_on_sigterm_refuses_a_second_and_takes_over_a_stale_socket()
     let (code, _) = w.terminate();
     assert_eq!(code, Some(0));
 }
+
+#[test]
+fn folders_made_moved_and_removed_under_memory_are_seen() {
+    let env = Env::new();
+    for (k, d) in [("project/a", "alpha kiln"), ("project/b", "beta kiln")] {
+        assert_eq!(env.remember(k, d, &[]).0, 0);
+    }
+    let _w = Watcher::start(&env, &[]);
+    let keys = |q: &str| -> Vec<String> {
+        let (out, _, _) = query(&env, &["--json", "recall", "--", q]);
+        let v: Value = serde_json::from_str(&out).expect("json");
+        v["hits"]
+            .as_array()
+            .expect("hits")
+            .iter()
+            .map(|h| h["key"].as_str().expect("key").to_string())
+            .collect()
+    };
+    // A scope's folder moved away and back: the watcher cannot tell its
+    // files one by one, so queries scan until it has refreshed.
+    let aside = env.dir.path().join("aside");
+    std::fs::rename(env.path("memory/project"), &aside).expect("mv");
+    assert!(keys("kiln").is_empty());
+    std::fs::rename(&aside, env.path("memory/project")).expect("mv back");
+    assert_eq!(keys("kiln"), ["project/a", "project/b"]);
+    // A folder made with files already in it (copied in whole).
+    std::fs::create_dir(&aside).expect("mkdir");
+    std::fs::write(
+        aside.join("c.md"),
+        env.read("memory/project/a.md")
+            .replace("name: a", "name: c")
+            .replace("alpha kiln", "gamma furnace"),
+    )
+    .expect("write");
+    std::fs::remove_dir_all(env.path("memory/task")).ok();
+    std::fs::rename(&aside, env.path("memory/task")).expect("mv in");
+    assert_eq!(keys("furnace"), ["task/c"]);
+    wait_until(|| query(&env, &["recall", "kiln"]).1 == 1);
+    assert_eq!(keys("furnace"), ["task/c"]);
+    // The next day's log folder, made by a write.
+    let (code, _, err) = {
+        let out = env
+            .cmd(&["remember", "project/d", "-d", "delta oven", "-s", "t"])
+            .env("MEMOIR_NOW", "2026-11-30T08:00:00Z")
+            .output()
+            .expect("run");
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(keys("oven"), ["project/d"]);
+    let (_, watched, _) = query(&env, &["recall", "oven"]);
+    assert_eq!(watched, 1, "the new day's folder is watched");
+}

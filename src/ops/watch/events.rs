@@ -112,7 +112,12 @@ impl<'a> Server<'a> {
     pub(super) fn on_event(&mut self, ev: notify::Result<notify::Event>) -> Result<(), StoreError> {
         let ev = match ev {
             Ok(ev) => ev,
-            // An error of the watcher: events may be lost.
+            // Out of watches: a folder goes unwatched, and its changes
+            // would never be told. Stop, so that commands scan.
+            Err(e) if matches!(e.kind, notify::ErrorKind::MaxFilesWatch) => {
+                return Err(self.blind(&self.root, e));
+            }
+            // Any other error of the watcher: events may be lost.
             Err(_) => {
                 self.reset();
                 return Ok(());
@@ -140,7 +145,7 @@ impl<'a> Server<'a> {
         }
         self.last_change = Instant::now();
         for path in theirs {
-            self.on_path(&ev.kind, path);
+            self.on_path(&ev.kind, path)?;
         }
         if !self.root.is_dir() {
             return Err(StoreError::Io {
@@ -151,18 +156,33 @@ impl<'a> Server<'a> {
         Ok(())
     }
 
+    /// The error that stops a watcher that can no longer see `path`.
+    fn blind(&self, path: &Path, e: notify::Error) -> StoreError {
+        StoreError::Io {
+            path: path.to_path_buf(),
+            source: std::io::Error::other(format!("cannot watch it: {e}")),
+        }
+    }
+
     /// One path of a notification.
-    fn on_path(&mut self, kind: &EventKind, path: &Path) {
+    fn on_path(&mut self, kind: &EventKind, path: &Path) -> Result<(), StoreError> {
         let gone = matches!(
             kind,
             EventKind::Remove(_)
                 | EventKind::Modify(ModifyKind::Name(RenameMode::From | RenameMode::Any))
         );
+        if gone && path == self.root {
+            // Even if made again at once, the new folder is not watched.
+            return Err(StoreError::Io {
+                path: self.root.clone(),
+                source: std::io::Error::other("the watched folder was removed or moved"),
+            });
+        }
         if gone && self.dirs.contains(path) {
             // A folder moved or removed: its files were not each told.
             self.dirs.retain(|d| !d.starts_with(path));
             self.reset();
-            return;
+            return Ok(());
         }
         let appeared = matches!(
             kind,
@@ -171,20 +191,26 @@ impl<'a> Server<'a> {
         );
         let is_dir = std::fs::symlink_metadata(path).is_ok_and(|m| m.is_dir());
         if appeared && is_dir {
-            self.new_dir(path);
-            return;
+            return self.new_dir(path);
         }
-        if is_dir {
-            return;
+        if !is_dir {
+            self.record(path);
         }
-        self.record(path);
+        Ok(())
     }
 
     /// A folder made or moved in: watched now (by itself, so that what is
     /// made in it from now on is told), and every file already in it
     /// counted as changed.
-    fn new_dir(&mut self, path: &Path) {
-        let _ = self.watcher.watch(path, RecursiveMode::Recursive);
+    fn new_dir(&mut self, path: &Path) -> Result<(), StoreError> {
+        if let Err(e) = self.watcher.watch(path, RecursiveMode::Recursive) {
+            // Gone already: its removal is the next event. Else it cannot
+            // be watched (out of watches): stop, so that commands scan.
+            if path.is_dir() {
+                return Err(self.blind(path, e));
+            }
+            return Ok(());
+        }
         let walk = walkdir::WalkDir::new(path).follow_links(false);
         for e in walk.into_iter().flatten() {
             if e.file_type().is_dir() {
@@ -193,6 +219,7 @@ impl<'a> Server<'a> {
                 self.record(e.path());
             }
         }
+        Ok(())
     }
 
     /// Counts a file under `memory/` as changed.

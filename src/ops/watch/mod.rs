@@ -64,10 +64,12 @@ struct Pending {
 
 /// A cookie not seen within this long: events may be lost; reset.
 const COOKIE_WAIT: Duration = Duration::from_secs(1);
-/// Refresh the index once changes have been quiet this long...
-const QUIET: Duration = Duration::from_millis(300);
-/// ...and at most this often.
-const REFRESH_EVERY: Duration = Duration::from_secs(1);
+/// Refresh the index once changes have been quiet this long (a refresh
+/// reads and rewrites the whole index: not after every keystroke)...
+const QUIET: Duration = Duration::from_millis(500);
+/// ...and at most this often (a query reads the few files changed since
+/// meanwhile, as it reads a write's tail).
+const REFRESH_EVERY: Duration = Duration::from_secs(3);
 
 /// Runs the store's watcher until `opts.stop` is set (or its `memory/`
 /// folder goes away). Refuses to start beside another live watcher of
