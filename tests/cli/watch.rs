@@ -442,3 +442,36 @@ fn folders_made_moved_and_removed_under_memory_are_seen() {
     let (_, watched, _) = query(&env, &["recall", "oven"]);
     assert_eq!(watched, 1, "the new day's folder is watched");
 }
+
+#[test]
+fn the_mcp_server_watches_the_store_while_it_runs() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "alpha kiln", &[]).0, 0);
+    let home = env.dir.path().join("home");
+    let mut mcp = Command::new(assert_cmd::cargo::cargo_bin("memoir"))
+        .arg("mcp")
+        .current_dir(env.root())
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", &home)
+        .env("GIT_CONFIG_GLOBAL", home.join("gitconfig"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("MEMOIR_NOW", &env.now)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("memoir mcp");
+    // The session's hooks, other processes, take its answers.
+    wait_until(|| query(&env, &["recall", "kiln"]).1 == 1);
+    let rel = "memory/project/a.md";
+    env.write(rel, env.read(rel).replace("alpha kiln", "alpha oven"));
+    let (out, watched, listed) = query(&env, &["recall", "oven"]);
+    assert!(out.contains("project/a"), "{out}");
+    assert_eq!((watched, listed), (1, 1));
+    // The end of its input ends it, and its watcher with it.
+    drop(mcp.stdin.take());
+    let status = mcp.wait().expect("wait");
+    assert!(status.success());
+    assert!(!env.state_dir().join("watch/sock").exists());
+}
