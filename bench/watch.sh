@@ -62,7 +62,7 @@ stats() { MEMOIR_DEBUG_STATS=1 memoir "$@" 2>&1 >/dev/null | grep 'stats:' | sed
 # new word, which must find it.
 edit() {
   local f word=kumquat$1
-  f=$(ls memory/project | head -n 1)
+  f=$(ls memory/project | sed -n 1p)
   sed -i "s/^description: /description: $word /" "memory/project/$f"
   MEMOIR_DEBUG_STATS=1 memoir recall "$word" >"$work/out" 2>"$work/err"
   grep -q "memory/project/$f" "$work/out" || { echo "the hand edit of $f was not seen" >&2; exit 1; }
