@@ -113,6 +113,18 @@ fn query(env: &Env, args: &[&str]) -> (String, usize, usize) {
     )
 }
 
+/// A query made just after one edit took the watcher's answer and stat'ed
+/// that one file (none, when the machine was so slow that the watcher had
+/// already refreshed the index after half a second of quiet).
+fn assert_one_stat(edited: Instant, watched: usize, listed: usize) {
+    assert_eq!(watched, 1);
+    if edited.elapsed() < Duration::from_millis(450) {
+        assert_eq!(listed, 1);
+    } else {
+        assert!(listed <= 1, "{listed}");
+    }
+}
+
 /// How the watcher runs through a scenario.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Mode {
@@ -327,10 +339,11 @@ fn a_query_with_the_watcher_stats_only_what_changed() {
     // Once the watcher has saved the index with its token: nothing to stat.
     wait_until(|| query(&env, &["recall", "kiln"]).2 == 0);
     let rel = "memory/project/m7.md";
+    let edited = Instant::now();
     env.write(rel, env.read(rel).replace("the kiln", "the furnace"));
     let (out, watched, listed) = query(&env, &["recall", "furnace"]);
     assert!(out.contains("project/m7"), "{out}");
-    assert_eq!((watched, listed), (1, 1));
+    assert_one_stat(edited, watched, listed);
 }
 
 #[test]
@@ -343,12 +356,18 @@ fn a_dropped_notification_makes_the_next_query_scan_and_the_watcher_recovers() {
     // The first event under memory/ is lost, as in an overflowed queue.
     let _w = Watcher::start(&env, &[("MEMOIR_WATCH_OVERFLOW", "1")]);
     let rel = "memory/project/m3.md";
+    let edited = Instant::now();
     env.write(rel, env.read(rel).replace("the kiln", "the furnace"));
     // The watcher cannot vouch for what changed: the query scans, and
     // sees the edit all the same.
     let (out, watched, listed) = query(&env, &["recall", "furnace"]);
     assert!(out.contains("project/m3"), "{out}");
-    assert_eq!((watched, listed), (0, 5), "the full scan");
+    // (Unless the machine was so slow that the watcher, after half a
+    // second of quiet, had already refreshed the index under its new
+    // generation: then the answer is short, and as right.)
+    if edited.elapsed() < Duration::from_millis(450) {
+        assert_eq!((watched, listed), (0, 5), "the full scan");
+    }
     // The watcher refreshes the index under a new generation; queries use
     // it again and still see every edit.
     wait_until(|| query(&env, &["recall", "furnace"]).1 == 1);
@@ -465,10 +484,11 @@ fn the_mcp_server_watches_the_store_while_it_runs() {
     // The session's hooks, other processes, take its answers.
     wait_until(|| query(&env, &["recall", "kiln"]).1 == 1);
     let rel = "memory/project/a.md";
+    let edited = Instant::now();
     env.write(rel, env.read(rel).replace("alpha kiln", "alpha oven"));
     let (out, watched, listed) = query(&env, &["recall", "oven"]);
     assert!(out.contains("project/a"), "{out}");
-    assert_eq!((watched, listed), (1, 1));
+    assert_one_stat(edited, watched, listed);
     // The end of its input ends it, and its watcher with it.
     drop(mcp.stdin.take());
     let status = mcp.wait().expect("wait");
