@@ -44,3 +44,4 @@ pub mod service;
 pub mod store;
 #[cfg(test)]
 mod testing;
+pub mod watch;

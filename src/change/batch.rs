@@ -72,7 +72,7 @@ fn write_views(store: &Store, views: &[Written<'_>]) -> Result<(), StoreError> {
         let written = crate::parallel::each(
             parts,
             |part| part.iter().try_for_each(|v| write(v)),
-            || crate::index::refresh::thread_failed(store),
+            || crate::index::listing::thread_failed(store),
         );
         return written.map(drop);
     }

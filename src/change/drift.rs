@@ -422,7 +422,7 @@ pub(crate) fn scan_files(
 ) -> Result<(BTreeMap<String, Result<Seen, StoreError>>, Vec<Problem>), StoreError> {
     let mut files = BTreeMap::new();
     let mut problems = Vec::new();
-    let listed = crate::index::refresh::memory_files(store)?;
+    let listed = crate::index::listing::memory_files(store)?;
     // check, record and rebuild read every file: seconds on a large store.
     let total = listed.len();
     let progress = store.progress().filter(|_| total >= 1000);

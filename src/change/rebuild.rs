@@ -242,7 +242,7 @@ fn write_from_logs(
                 (
                     Vec::new(),
                     nothing,
-                    Some(crate::index::refresh::thread_failed(store)),
+                    Some(crate::index::listing::thread_failed(store)),
                 )
             });
             report.written.extend(done.into_iter().map(str::to_string));

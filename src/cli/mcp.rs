@@ -66,7 +66,27 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
         named: app.named.clone(),
     };
     let mut server = Server::new(info, tools(scopes), handler);
-    server.serve(std::io::stdin().lock(), std::io::stdout().lock())?;
+    // A server lives as long as the agent's session: it watches the
+    // store meanwhile (unless a `memoir watch` already does), so that its
+    // own tools and the session's hooks stat only what changed.
+    #[cfg(unix)]
+    let watched = app.store().ok();
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|s| {
+        #[cfg(unix)]
+        if let Some(store) = &watched {
+            let opts = memoir::ops::watch::Options {
+                stop: &stop,
+                overflow_events: 0,
+            };
+            // Not watching (busy, or the folder cannot be watched) only
+            // costs speed: the commands scan.
+            s.spawn(move || memoir::ops::watch::watch(store, opts).ok());
+        }
+        let served = server.serve(std::io::stdin().lock(), std::io::stdout().lock());
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        served
+    })?;
     Ok(code::OK)
 }
 

@@ -38,6 +38,7 @@ mod show;
 mod status;
 mod stores;
 mod versions;
+mod watch;
 
 use clap::{Parser, Subcommand};
 use error::{code, CliError};
@@ -116,6 +117,7 @@ enum Command {
     Doctor(doctor::Args),
     Completions(completions::Args),
     Man(completions::ManArgs),
+    Watch(watch::Args),
 }
 
 /// What every command may need: output, the store, the clock and the actor.
@@ -419,6 +421,7 @@ fn dispatch(command: Command, app: &mut App) -> Result<u8, CliError> {
         Command::Doctor(a) => doctor::run(a, app),
         Command::Completions(a) => completions::run(a, app),
         Command::Man(a) => completions::run_man(a, app),
+        Command::Watch(a) => watch::run(a, app),
     }
 }
 
@@ -432,10 +435,11 @@ fn print_stats(app: &App) {
         let count =
             |n: &std::sync::atomic::AtomicUsize| n.load(std::sync::atomic::Ordering::Relaxed);
         eprintln!(
-            "memoir: stats: memory files read: {}, listed: {}, log replays: {}",
+            "memoir: stats: memory files read: {}, listed: {}, log replays: {}, watched: {}",
             count(&stats.files_read),
             count(&stats.files_listed),
-            count(&stats.replays)
+            count(&stats.replays),
+            count(&stats.watched)
         );
     }
 }

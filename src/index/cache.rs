@@ -248,6 +248,24 @@ pub struct Cache {
     pub loaded_mtime: i128,
     /// A refresh changed something since the index was loaded (not stored).
     pub dirty: bool,
+    /// The watcher's token the memory files were stat'ed after (in the
+    /// head): every file changed since is in the watcher's answer to it.
+    pub watch: Option<WatchMark>,
+}
+
+/// A watcher's token, with the scopes the files were listed in: a token
+/// taken under other scopes (the config changed) vouches for nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WatchMark {
+    /// The token asked with (`watch::protocol`).
+    pub token: crate::watch::protocol::Token,
+    /// The fingerprint of the scopes listed (`scopes_print`).
+    pub scopes: u64,
+}
+
+/// The fingerprint of a store's scopes, as a [`WatchMark`] records it.
+pub fn scopes_print(scopes: &[String]) -> u64 {
+    crate::model::fingerprint::fingerprint(scopes.join("\n").as_bytes())
 }
 
 /// A note as the index keeps it: the event and its search terms.
@@ -318,7 +336,7 @@ impl Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 9 * 1000 + crate::model::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 10 * 1000 + crate::model::text::TOKENIZER_VERSION;
 
 #[cfg(test)]
 mod tests {

@@ -11,6 +11,7 @@
 use crate::index::cache::Cache;
 use crate::index::layout::OpenIndex;
 use crate::index::terms::{note_terms, Terms};
+use crate::index::watched::Since;
 use crate::model::event::Event;
 use crate::model::memory::Summary;
 use crate::model::stamp::Stamp;
@@ -135,10 +136,11 @@ impl NoteDoc {
 pub(crate) fn read_index(store: &Store) -> Result<(Cache, Vec<String>), StoreError> {
     let mut cache = crate::index::file::load(&store.state);
     let mut warnings = Vec::new();
-    if let Err(e) = crate::index::refresh::refresh_logs(store, &mut cache) {
+    let since = Since::ask(store, cache.watch.as_ref());
+    if let Err(e) = crate::index::refresh::refresh_logs_since(store, &mut cache, &since) {
         warnings.push(format!("{e} (conflicts may not be flagged)"));
     }
-    crate::index::refresh::refresh_files(store, &mut cache)?;
+    crate::index::refresh::refresh_files(store, &mut cache, &since)?;
     crate::index::refresh::save_if_dirty(store, &mut cache);
     warnings.extend(skipped_files(&cache));
     Ok((cache, warnings))
@@ -220,27 +222,28 @@ fn corpus_in_place(
     store: &Store,
     notes: bool,
 ) -> Result<Option<(Corpus, Vec<String>)>, StoreError> {
-    // Stat the memory files (most of the time, in the kernel) while the
-    // index is read.
-    let (files, view) = std::thread::scope(|s| {
-        let files = s.spawn(|| crate::index::refresh::memory_files(store));
-        let view = crate::index::file::open(&store.state, crate::index::layout::Load::Query);
-        (files.join(), view)
-    });
-    let files = files.map_err(|_| StoreError::Io {
-        path: store.path("memory"),
-        source: std::io::Error::other("listing the memory files failed"),
-    })??;
-    let Some((view, index_mtime)) = view else {
+    let Some((view, index_mtime, listed, since)) = open_and_list(store)? else {
         return Ok(None);
     };
+    let logs = crate::index::watched::log_files(store, &view.head.logs, &since)?;
     // Entries appended since the index was saved change nothing a search
     // reads (changed files are read below) unless they fork a memory.
-    let Some(tail) = crate::index::snapshot::tail(store, &view)? else {
+    let Some(tail) = crate::index::snapshot::tail_of(store, &view, &logs)? else {
         return Ok(None);
     };
     let mut warnings = Vec::new();
-    let Some(changes) = Changes::of(&view, &files, index_mtime, &mut warnings) else {
+    let changes = match (&since, listed) {
+        (Since::Changes { memory, .. }, _) => {
+            let changed = crate::index::watched::memory_stamps(store, memory)?;
+            Changes::of_changed(&view, &changed, index_mtime, &mut warnings)
+        }
+        (_, Some(files)) => Changes::of(&view, &files, index_mtime, &mut warnings),
+        (_, None) => {
+            let files = crate::index::listing::memory_files(store)?;
+            Changes::of(&view, &files, index_mtime, &mut warnings)
+        }
+    };
+    let Some(changes) = changes else {
         return Ok(None);
     };
     let mut corpus = Corpus::of(view);
@@ -256,6 +259,34 @@ fn corpus_in_place(
         corpus.fresh.push(f);
     }
     Ok(Some((corpus, warnings)))
+}
+
+/// The persistent index opened in place, with its file's mtime, and
+/// either the watcher's answer since its mark or (no watcher: its
+/// socket is not there) every memory file listed while the index is read.
+#[allow(clippy::type_complexity)]
+fn open_and_list(
+    store: &Store,
+) -> Result<Option<(OpenIndex, i128, Option<Vec<(String, Stamp)>>, Since)>, StoreError> {
+    let open = || crate::index::file::open(&store.state, crate::index::layout::Load::Query);
+    if crate::watch::client::may_answer(&store.state) {
+        let Some((view, mtime)) = open() else {
+            return Ok(None);
+        };
+        let since = Since::ask(store, view.head.watch.as_ref());
+        return Ok(Some((view, mtime, None, since)));
+    }
+    // Stat the memory files (most of the time, in the kernel) while the
+    // index is read.
+    let (files, view) = std::thread::scope(|s| {
+        let files = s.spawn(|| crate::index::listing::memory_files(store));
+        (files.join(), open())
+    });
+    let files = files.map_err(|_| StoreError::Io {
+        path: store.path("memory"),
+        source: std::io::Error::other("listing the memory files failed"),
+    })??;
+    Ok(view.map(|(view, mtime)| (view, mtime, Some(files), Since::Absent)))
 }
 
 /// How the memory files differ from the index: which entries a search
@@ -278,8 +309,6 @@ impl Changes {
         index_mtime: i128,
         warnings: &mut Vec<String>,
     ) -> Option<Changes> {
-        /// More changed files than this: refresh and rewrite the index instead.
-        const MAX_FRESH: usize = 256;
         let mut skip = vec![false; view.len()];
         let mut fresh = Vec::new();
         let mut i = 0;
@@ -310,6 +339,63 @@ impl Changes {
         Some(Changes { skip, fresh })
     }
 }
+
+impl Changes {
+    /// As [`Changes::of`], from the files the watcher says changed (each
+    /// with its stamp now, `None`: gone): every other file is as indexed.
+    fn of_changed(
+        view: &OpenIndex,
+        changed: &[(String, Option<Stamp>)],
+        index_mtime: i128,
+        warnings: &mut Vec<String>,
+    ) -> Option<Changes> {
+        let mut skip = vec![false; view.len()];
+        let mut fresh = Vec::new();
+        for (path, stamp) in changed {
+            let at = find(view, path);
+            match (at, stamp) {
+                (Some(i), None) => skip[i] = true,
+                (Some(i), Some(stamp)) => {
+                    let r = view.rec(i);
+                    // git's racy rule, as in `Changes::of`.
+                    if r.stamp != *stamp || stamp.mtime >= index_mtime {
+                        skip[i] = true;
+                        fresh.push(path.clone());
+                    }
+                }
+                (None, Some(_)) => fresh.push(path.clone()),
+                (None, None) => {}
+            }
+            if fresh.len() > MAX_FRESH {
+                return None;
+            }
+        }
+        for (i, skipped_here) in skip.iter().enumerate() {
+            if !skipped_here && !view.rec(i).valid {
+                let err = view.entry(i).1.unwrap_or_default();
+                warnings.push(skipped(view.path(i), &err));
+            }
+        }
+        Some(Changes { skip, fresh })
+    }
+}
+
+/// The position of `path` among the index's entries (sorted by path).
+fn find(view: &OpenIndex, path: &str) -> Option<usize> {
+    let (mut lo, mut hi) = (0, view.len());
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        match view.path(mid).cmp(path) {
+            std::cmp::Ordering::Less => lo = mid + 1,
+            std::cmp::Ordering::Greater => hi = mid,
+            std::cmp::Ordering::Equal => return Some(mid),
+        }
+    }
+    None
+}
+
+/// More changed files than this: refresh and rewrite the index instead.
+const MAX_FRESH: usize = 256;
 
 /// A memory file as it is now, for a search.
 fn fresh(store: &Store, path: &str) -> Fresh {

@@ -6,6 +6,8 @@ pub(crate) mod cache;
 pub mod corpus;
 pub(crate) mod file;
 pub(crate) mod layout;
+pub(crate) mod listing;
 pub mod refresh;
 pub(crate) mod snapshot;
 pub(crate) mod terms;
+pub(crate) mod watched;

@@ -3,6 +3,7 @@
 //! the memory files (a stat per file, a read of what changed).
 
 use crate::index::cache::{Cache, Dict, FileEntry};
+use crate::index::watched::Since;
 use crate::log::files::{log_growth, LogFile};
 use crate::log::replay::Replay;
 use crate::log::transition::{advance_by, KeyState};
@@ -12,10 +13,9 @@ use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::stamp::Stamp;
 use crate::policy::memory::validate_file;
-use crate::store::{refuse_symlink, Store, StoreError};
+use crate::store::{Store, StoreError};
 use std::collections::BTreeMap;
 use std::collections::HashSet;
-use std::ffi::OsString;
 use std::io;
 
 /// Summaries of every valid memory file in the index, by key.
@@ -113,93 +113,13 @@ pub fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
         .collect()
 }
 
-/// Memory file paths on disk in configured scopes, with their stamps.
-pub(crate) fn memory_files(store: &Store) -> Result<Vec<(String, Stamp)>, StoreError> {
-    for scope in &store.config.scopes {
-        let rel_dir = format!("memory/{scope}");
-        refuse_symlink(&store.path(&rel_dir), &rel_dir)?;
-    }
-    // Listing a folder and one lstat per file are most of a query's time
-    // on a large store, nearly all of it in the kernel: each folder is
-    // listed and its files stat'd on a thread of its own (DirEntry::metadata
-    // is an lstat relative to the open folder: no path walk per file, no
-    // link followed), and a large folder's files are split over the cores.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    // Threads per folder: the cores the folders leave over.
-    let split = (cores / store.config.scopes.len().max(1)).clamp(1, 4);
-    let listed = crate::parallel::each(
-        &store.config.scopes,
-        |s| list_folder(store, &format!("memory/{s}"), split),
-        || thread_failed(store),
-    )?;
-    let mut out: Vec<(String, Stamp)> = listed.into_iter().flatten().collect();
-    store
-        .stats
-        .files_listed
-        .fetch_add(out.len(), std::sync::atomic::Ordering::Relaxed);
-    // Each folder's files came sorted; the folders' order is all that is
-    // left to sort (a stable sort of sorted runs is a merge).
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    Ok(out)
-}
-
-/// The memory files of one folder with their stamps, in path order; a
-/// missing folder has none.
-fn list_folder(
-    store: &Store,
-    rel_dir: &str,
-    split: usize,
-) -> Result<Vec<(String, Stamp)>, StoreError> {
-    let Some(folder) = crate::fs::folder::Folder::open(&store.path(rel_dir)) else {
-        return Ok(Vec::new());
-    };
-    // Each name with its text: a name that is not UTF-8 is stat'ed as it
-    // is, and shown lossily (reading it then fails with a warning).
-    let mut names: Vec<(OsString, String)> = folder
-        .names()
-        .map(|raw| {
-            let text = raw.to_string_lossy().into_owned();
-            (raw, text)
-        })
-        .filter(|(_, name)| name.ends_with(".md") && !name.starts_with('.'))
-        .collect();
-    // Sorted here, on this folder's thread, rather than all together.
-    names.sort_unstable_by(|a, b| a.1.cmp(&b.1));
-    let stamp = |part: &[(OsString, String)]| -> Result<Vec<(String, Stamp)>, StoreError> {
-        part.iter()
-            .filter_map(|(raw, name)| match folder.stamp(raw) {
-                Ok(stamp) => Some(Ok((format!("{rel_dir}/{name}"), stamp))),
-                // Removed since the listing (a `forget` beside a query):
-                // not there, rather than a failed query.
-                Err(e) if e.kind() == io::ErrorKind::NotFound => None,
-                Err(e) => Some(Err(StoreError::Io {
-                    path: store.path(rel_dir).join(raw),
-                    source: e,
-                })),
-            })
-            .collect()
-    };
-    let chunk = names.len().div_ceil(split).max(4096);
-    if names.len() <= chunk {
-        return stamp(&names);
-    }
-    let parts = crate::parallel::each(names.chunks(chunk), stamp, || thread_failed(store))?;
-    Ok(parts.into_iter().flatten().collect())
-}
-
-pub(crate) fn thread_failed(store: &Store) -> StoreError {
-    StoreError::Io {
-        path: store.path("memory"),
-        source: io::Error::other("a thread listing memory files failed"),
-    }
-}
-
 /// Loads the persistent index and brings it up to date with the logs
 /// and the memory files, reading only what changed.
 pub fn refreshed_cache(store: &Store) -> Result<Cache, StoreError> {
     let mut cache = crate::index::file::load(&store.state);
-    refresh_logs(store, &mut cache)?;
-    refresh_files(store, &mut cache)?;
+    let since = Since::ask(store, cache.watch.as_ref());
+    refresh_logs_since(store, &mut cache, &since)?;
+    refresh_files(store, &mut cache, &since)?;
     Ok(cache)
 }
 
@@ -207,7 +127,17 @@ pub fn refreshed_cache(store: &Store) -> Result<Cache, StoreError> {
 /// parsed and applied when they only extend the DAG; anything else
 /// (a rewritten or removed log, a fork) replays everything.
 pub(crate) fn refresh_logs(store: &Store, cache: &mut Cache) -> Result<(), StoreError> {
-    let files = crate::log::files::log_files(store)?;
+    refresh_logs_since(store, cache, &Since::Absent)
+}
+
+/// [`refresh_logs`], the logs listed from the watcher's answer `since`
+/// when there is one.
+pub(crate) fn refresh_logs_since(
+    store: &Store,
+    cache: &mut Cache,
+    since: &Since,
+) -> Result<(), StoreError> {
+    let files = crate::index::watched::log_files(store, &cache.logs, since)?;
     if let Some(appended) = log_growth(&files, &cache.logs) {
         if appended.is_empty() {
             return Ok(());
@@ -298,9 +228,32 @@ fn stale_files(files: Vec<(String, Stamp)>, cache: &mut Cache) -> Vec<(String, S
 /// well under a second).
 const PROGRESS_FROM: usize = 1000;
 
-/// Re-reads memory files whose stamp changed (or is too recent to trust).
-pub(crate) fn refresh_files(store: &Store, cache: &mut Cache) -> Result<(), StoreError> {
-    let stale = stale_files(memory_files(store)?, cache);
+/// Re-reads memory files whose stamp changed (or is too recent to trust):
+/// those the watcher's answer `since` names, or those a listing of every
+/// folder finds. Records the watcher's token the files were stat'ed after.
+pub(crate) fn refresh_files(
+    store: &Store,
+    cache: &mut Cache,
+    since: &Since,
+) -> Result<(), StoreError> {
+    let recorded = cache.files.iter().map(|(rel, e)| (rel.clone(), e.stamp));
+    let listed = crate::index::watched::memory_files(store, recorded, since)?;
+    let stale = stale_files(listed, cache);
+    read_stale(store, cache, &stale)?;
+    let mark = since.mark(store);
+    if mark.is_some() && cache.watch != mark {
+        cache.watch = mark;
+        cache.dirty = true;
+    }
+    Ok(())
+}
+
+/// Reads and indexes the stale files.
+fn read_stale(
+    store: &Store,
+    cache: &mut Cache,
+    stale: &[(String, Stamp)],
+) -> Result<(), StoreError> {
     // Reading and tokenizing is the cost of a cold index: workers on every
     // core read batches (a bounded channel keeps memory flat) while this
     // thread interns their terms.

@@ -217,8 +217,18 @@ pub(crate) fn split_key(path: &str) -> Option<(&str, &str)> {
 /// it; `None` when they do not only move memories forward, a log was
 /// rewritten or removed, or the tail is past its bound.
 pub(crate) fn tail(store: &Store, view: &OpenIndex) -> Result<Option<Tail>, StoreError> {
-    let files = crate::log::files::log_files(store)?;
-    let Some(grown) = crate::log::files::log_growth(&files, &view.head.logs) else {
+    let since = crate::index::watched::Since::ask(store, view.head.watch.as_ref());
+    let files = crate::index::watched::log_files(store, &view.head.logs, &since)?;
+    tail_of(store, view, &files)
+}
+
+/// [`tail`] from the log files as they are now.
+pub(crate) fn tail_of(
+    store: &Store,
+    view: &OpenIndex,
+    files: &[crate::log::files::LogFile],
+) -> Result<Option<Tail>, StoreError> {
+    let Some(grown) = crate::log::files::log_growth(files, &view.head.logs) else {
         return Ok(None);
     };
     if grown

@@ -51,6 +51,17 @@ impl StateDir {
         self.path.join("index.bin")
     }
 
+    /// The folder of `memoir watch`: its socket and the cookie files it
+    /// writes to know it has seen every event before a request.
+    pub fn watch_dir(&self) -> PathBuf {
+        self.path.join("watch")
+    }
+
+    /// The socket `memoir watch` answers on (`watch::client`).
+    pub fn watch_socket_path(&self) -> PathBuf {
+        self.watch_dir().join("sock")
+    }
+
     /// What each `memoir context` call injected (`local::receipts`).
     pub fn receipts_path(&self) -> PathBuf {
         self.path.join("receipts.jsonl")

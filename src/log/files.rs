@@ -234,6 +234,40 @@ pub fn log_files(store: &Store) -> Result<Vec<LogFile>, StoreError> {
     Ok(log_listing(store)?.0)
 }
 
+/// The log file at `rel` as [`log_listing`] would list it (`None`: gone,
+/// or skipped there: a link, not a regular file, too large, in a linked
+/// day folder). What the watcher says changed is read this way.
+pub(crate) fn log_file_at(store: &Store, rel: &str) -> Result<Option<LogFile>, StoreError> {
+    refuse_symlink(&store.path("memory/log"), "memory/log")?;
+    let Some((day, name)) = rel
+        .strip_prefix("memory/log/")
+        .and_then(|r| r.split_once('/'))
+    else {
+        return Ok(None);
+    };
+    if crate::model::time::Date::parse(day).is_err()
+        || name.contains('/')
+        || !name.ends_with(".md")
+        || name.starts_with('.')
+    {
+        return Ok(None);
+    }
+    let day_dir = store.path(&format!("memory/log/{day}"));
+    match fs::symlink_metadata(&day_dir) {
+        Ok(m) if m.is_dir() => {}
+        _ => return Ok(None),
+    }
+    match fs::symlink_metadata(store.path(rel)) {
+        Ok(m) if m.is_file() && m.len() <= MAX_LOG_BYTES => Ok(Some(LogFile {
+            rel: rel.to_string(),
+            stamp: Stamp::of(&m),
+        })),
+        Ok(_) => Ok(None),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(StoreError::io(store.path(rel))(e)),
+    }
+}
+
 /// Every log file, sorted by path, and what is in the log folder that
 /// memoir will not read as a log (a link, a FIFO, a device: never
 /// opened, so never followed and never waited on).

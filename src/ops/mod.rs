@@ -14,4 +14,6 @@ pub mod reindex;
 pub mod resolve;
 pub mod rollback;
 pub mod seen;
+#[cfg(unix)]
+pub mod watch;
 pub mod write;

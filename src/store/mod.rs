@@ -59,6 +59,8 @@ pub struct Stats {
     pub files_listed: std::sync::atomic::AtomicUsize,
     /// Passes over every log (a full replay).
     pub replays: std::sync::atomic::AtomicUsize,
+    /// Answers of the watcher used instead of a listing (`watch`).
+    pub watched: std::sync::atomic::AtomicUsize,
 }
 
 /// An open store.

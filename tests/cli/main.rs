@@ -29,4 +29,5 @@ mod setup;
 mod team;
 mod trust_identity;
 mod trust_procs;
+mod watch;
 mod workflow;

@@ -241,6 +241,10 @@ pub struct Head {
     /// (`policy::secrets::rules_fingerprint`): an index written under
     /// other rules is refused, and so rebuilt, rather than trusted.
     pub rules: u64,
+    /// The watcher's token the memory files were stat'ed after, if one
+    /// answered (`watch`): a query asks it what changed since instead
+    /// of stat'ing every file.
+    pub watch: Option<crate::index::cache::WatchMark>,
 }
 
 fn u32_at(b: &[u8], at: usize) -> Option<u32> {
@@ -820,16 +824,16 @@ mod tests {
 
     #[test]
     fn the_format_is_unchanged() {
-        // Written by the code of index version 9 (the secret flags in the
-        // records, the rules' fingerprint in the head): the same cache
-        // must still make the same bytes.
+        // Written by the code of index version 10 (version 9's bytes, and
+        // the watcher's mark in the head: one byte more without one): the
+        // same cache must still make the same bytes.
         assert_eq!(
-            print(&encode_with(&fixture(), 9, RULES)),
-            (2293, 0x9f88_4947_6dbe_8f8d)
+            print(&encode_with(&fixture(), 10, RULES)),
+            (2294, 0x9607_7cb8_aad6_ba67)
         );
         assert_eq!(
-            print(&encode_with(&Cache::default(), 9, RULES)),
-            (286, 0x010a_ec6e_0bf0_c552)
+            print(&encode_with(&Cache::default(), 10, RULES)),
+            (287, 0x809e_bac3_ca32_6cc0)
         );
         // Written after other bytes, the index is the same, and the writer
         // is left at its end.
@@ -838,6 +842,22 @@ mod tests {
         write(&mut out, &fixture(), 9).expect("write");
         assert_eq!(out.position() as usize, out.get_ref().len());
         assert_eq!(out.get_ref()[6..], encode(&fixture(), 9));
+    }
+
+    #[test]
+    fn the_watchers_mark_reads_back_from_the_head() {
+        let mut cache = fixture();
+        let mark = crate::index::cache::WatchMark {
+            token: crate::watch::protocol::Token {
+                instance: 0xfeed,
+                seq: 12,
+            },
+            scopes: 7,
+        };
+        cache.watch = Some(mark);
+        let view = OpenIndex::parse(encode(&cache, 10), 10).expect("parsed");
+        assert_eq!(view.head.watch, Some(mark));
+        assert_eq!(view.into_cache(0).expect("decoded").watch, Some(mark));
     }
 
     #[test]

@@ -396,6 +396,7 @@ impl OpenIndex {
             dict: Dict::from_terms(terms),
             loaded_mtime,
             dirty: false,
+            watch: self.head.watch,
         })
     }
 

@@ -129,6 +129,7 @@ fn head_bytes(cache: &Cache, rules: u64) -> Vec<u8> {
         notes: cache.notes.len() as u64,
         notes_len: cache.notes.iter().map(|n| u64::from(n.len)).sum(),
         rules,
+        watch: cache.watch,
     };
     postcard::to_stdvec(&head).unwrap_or_default()
 }
