@@ -248,6 +248,10 @@ pub struct Cache {
     pub loaded_mtime: i128,
     /// A refresh changed something since the index was loaded (not stored).
     pub dirty: bool,
+    /// The ids of `notes`, once [`Cache::add_notes`] needed them (not
+    /// stored): a cold build adds the notes of years of logs a day at a
+    /// time, and collecting every id for each day made it quadratic.
+    pub note_ids: Option<std::collections::HashSet<String>>,
     /// The watcher's token the memory files were stat'ed after (in the
     /// head): every file changed since is in the watcher's answer to it.
     pub watch: Option<WatchMark>,
@@ -296,8 +300,10 @@ impl Cache {
         if new.peek().is_none() {
             return;
         }
-        let mut seen: std::collections::HashSet<String> =
-            self.notes.iter().map(|n| n.event.id.clone()).collect();
+        let notes = &self.notes;
+        let seen = self
+            .note_ids
+            .get_or_insert_with(|| notes.iter().map(|n| n.event.id.clone()).collect());
         for e in new {
             if !seen.insert(e.id.clone()) {
                 continue;
@@ -371,5 +377,38 @@ mod tests {
         raw.push(3, 2, 2);
         assert_eq!(raw.iter().collect::<Vec<_>>(), [(9, 1, 1), (3, 2, 2)]);
         assert!(TermList::default().iter().next().is_none());
+    }
+
+    /// Notes added batch by batch, as a cold build adds years of logs a
+    /// day at a time, are each kept once: a note seen again in a later
+    /// batch (or twice in one) is not added again, and the ids it
+    /// remembers between batches start again once the notes are cleared.
+    #[test]
+    fn notes_added_in_batches_are_kept_once() {
+        use crate::model::event::{id_from, Event, Op};
+        use crate::model::time::Timestamp;
+        let note = |i: u8| Event {
+            id: id_from(Timestamp(1_800_000_000_000 + i64::from(i)), [i; 10]),
+            op: Op::Note,
+            time: Timestamp(1_800_000_000_000 + i64::from(i)),
+            actor: "Ada <ada@example.com>".into(),
+            key: None,
+            prev: vec![],
+            reason: None,
+            consumed: vec![],
+            redacted: None,
+            body: format!("note number {i}"),
+        };
+        let mut cache = Cache::default();
+        cache.add_notes(&[note(1), note(2), note(2)]);
+        cache.add_notes(&[note(2), note(3)]);
+        cache.add_notes(&[note(1), note(4)]);
+        let ids: Vec<&str> = cache.notes.iter().map(|n| n.event.id.as_str()).collect();
+        let want: Vec<String> = (1..=4).map(|i| note(i).id).collect();
+        assert_eq!(ids, want);
+        cache.notes.clear();
+        cache.note_ids = None;
+        cache.add_notes(&[note(2)]);
+        assert_eq!(cache.notes.len(), 1);
     }
 }

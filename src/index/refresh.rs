@@ -155,6 +155,7 @@ pub(crate) fn refresh_logs_since(
     cache.keys.clear();
     cache.pending.clear();
     cache.notes.clear();
+    cache.note_ids = None;
     // Heads and the views' fingerprints are all the index keeps.
     let (replay, _) =
         crate::log::read::replay_keeping(store, Vec::new(), crate::log::replay::Keep::Prints)?;

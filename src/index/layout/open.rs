@@ -396,6 +396,7 @@ impl OpenIndex {
             dict: Dict::from_terms(terms),
             loaded_mtime,
             dirty: false,
+            note_ids: None,
             watch: self.head.watch,
         })
     }
