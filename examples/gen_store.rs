@@ -639,13 +639,13 @@ mod tests {
             }
         }
         let cold = memoir::store::Store::open(&a).expect("opens");
-        let cache = memoir::index::refresh::refreshed_cache(&cold).expect("indexes");
+        let cache = memoir::index::Index::refreshed(&cold).expect("indexes");
         let replays = cold
             .stats
             .replays
             .load(std::sync::atomic::Ordering::Relaxed);
         assert_eq!(replays, 0, "no full replay");
-        assert_eq!(cache.keys, memoir::index::refresh::key_states(&replay));
+        assert_eq!(cache.keys, replay.key_states());
         let pending: Vec<&String> = cache.pending.iter().map(|e| &e.id).collect();
         assert_eq!(pending, replay.pending.iter().collect::<Vec<_>>());
         assert!(

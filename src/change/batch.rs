@@ -4,10 +4,7 @@
 //! index or a write's snapshot told of them. `note`, `remember`, `forget`,
 //! `record`, `resolve`, `rollback` and `consolidate` all end here.
 
-use crate::index::cache::Cache;
-use crate::index::refresh::entry_for;
-use crate::index::snapshot::Snapshot;
-use crate::log::transition::after_write;
+use crate::index::{Index, Snapshot};
 use crate::model::event::Event;
 use crate::model::fingerprint::fingerprint;
 use crate::model::key::Key;
@@ -18,7 +15,7 @@ use crate::store::{Failpoint, Store, StoreError};
 const PARALLEL_VIEWS: usize = 256;
 
 /// A view a command wrote: its path and content (`None`: removed).
-type Written<'e> = (String, Option<&'e str>);
+type View<'e> = (String, Option<&'e str>);
 
 /// Logs events, then writes their views and the journal: what every
 /// command that changes memory does first. Returns the log files
@@ -26,12 +23,12 @@ type Written<'e> = (String, Option<&'e str>);
 fn write_events<'e>(
     store: &Store,
     events: &'e [Event],
-) -> Result<(Vec<crate::log::files::LogFile>, Vec<Written<'e>>), StoreError> {
+) -> Result<(Vec<crate::log::files::LogFile>, Vec<View<'e>>), StoreError> {
     preflight(store, events)?;
     let appended = crate::log::files::append(store, events)?;
     // Tests simulate a crash between the log append and the view write.
     store.stop_at(Failpoint::AfterLogAppend)?;
-    let views: Vec<Written<'e>> = versions(events)
+    let views: Vec<View<'e>> = versions(events)
         .map(|(key, e)| (key.rel_path(), crate::log::transition::version_content(e)))
         .collect();
     write_views(store, &views)?;
@@ -52,8 +49,8 @@ fn versions(events: &[Event]) -> impl Iterator<Item = (&Key, &Event)> {
 }
 
 /// Writes (or removes) the views, in order.
-fn write_views(store: &Store, views: &[Written<'_>]) -> Result<(), StoreError> {
-    let write = |(rel, content): &Written<'_>| match content {
+fn write_views(store: &Store, views: &[View<'_>]) -> Result<(), StoreError> {
+    let write = |(rel, content): &View<'_>| match content {
         Some(c) => store.write_view(rel, c),
         None => store.remove_view(rel),
     };
@@ -62,7 +59,7 @@ fn write_views(store: &Store, views: &[Written<'_>]) -> Result<(), StoreError> {
         // work. Only each path's last version, the end state of writing
         // them in order.
         let mut seen = std::collections::HashSet::new();
-        let last: Vec<&Written<'_>> = views
+        let last: Vec<&View<'_>> = views
             .iter()
             .rev()
             .filter(|(rel, _)| seen.insert(rel.as_str()))
@@ -72,7 +69,7 @@ fn write_views(store: &Store, views: &[Written<'_>]) -> Result<(), StoreError> {
         let written = crate::parallel::each(
             parts,
             |part| part.iter().try_for_each(|v| write(v)),
-            || crate::index::listing::thread_failed(store),
+            || crate::store::listing::thread_failed(store),
         );
         return written.map(drop);
     }
@@ -116,42 +113,26 @@ fn preflight(store: &Store, events: &[Event]) -> Result<(), StoreError> {
 /// Writes events (see [`write_events`]) for a command that holds
 /// the whole index, then MEMORY.md and the persistent index. Events must
 /// each move their memory forward from its current heads.
-pub(crate) fn apply(store: &Store, cache: &mut Cache, events: &[Event]) -> Result<(), StoreError> {
-    let (appended, views) = write_events(store, events)?;
-    for e in events {
-        crate::log::transition::track_pending(&mut cache.pending, e, |p| &p.id, Event::clone);
-    }
-    for (rel, content) in views {
-        match content {
-            Some(c) => {
-                let stamp = std::fs::symlink_metadata(store.path(&rel))
-                    .map(|m| crate::model::stamp::Stamp::of(&m))
-                    .map_err(StoreError::io(store.path(&rel)))?;
-                let entry = entry_for(c, stamp, &rel, &mut cache.dict);
-                cache.files.insert(rel, entry);
-            }
-            None => {
-                cache.files.remove(&rel);
-            }
-        }
-    }
-    for (key, e) in versions(events) {
-        let k = key.to_string();
-        let after = after_write(cache.keys.get(&k), e);
-        cache.keys.insert(k, after);
-    }
-    for f in appended {
-        cache.logs.insert(f.rel, f.stamp);
-    }
-    let block = crate::index::refresh::memory_md_block(cache, store.config.index_budget);
+pub(crate) fn apply(store: &Store, index: &mut Index, events: &[Event]) -> Result<(), StoreError> {
+    let (logs, views) = write_events(store, events)?;
+    let files = views;
+    index.record(
+        store,
+        &crate::index::Written {
+            events,
+            logs,
+            files,
+        },
+    )?;
+    let block = index.memory_md_block(store.config.index_budget);
     crate::change::memory_md::write(store, &block.text)?;
-    crate::index::refresh::save_cache(store, cache);
+    index.save(store);
     Ok(())
 }
 
 /// Writes events (see [`write_events`]) for a per-write command,
 /// then MEMORY.md from the snapshot. The persistent index is left as it
-/// is: its readers replay the tail (see [`crate::index::snapshot`]). Returns
+/// is: its readers replay the tail (see [`crate::index::Index::for_write`]). Returns
 /// the store paths it wrote or removed: logs, views, MEMORY.md.
 pub(crate) fn apply_to(
     store: &Store,

@@ -422,7 +422,7 @@ pub(crate) fn scan_files(
 ) -> Result<(BTreeMap<String, Result<Seen, StoreError>>, Vec<Problem>), StoreError> {
     let mut files = BTreeMap::new();
     let mut problems = Vec::new();
-    let listed = crate::index::listing::memory_files(store)?;
+    let listed = crate::store::listing::memory_files(store)?;
     // check, record and rebuild read every file: seconds on a large store.
     let total = listed.len();
     let progress = store.progress().filter(|_| total >= 1000);
@@ -541,7 +541,7 @@ pub(crate) fn memory_md_block(
         .filter(|(rel, _)| !rewritten.changed.contains(rel.as_str()))
         .filter_map(|(rel, seen)| {
             let s = seen.as_ref().ok()?.summary.as_ref()?;
-            let key = crate::index::snapshot::split_key(rel)?;
+            let key = crate::model::key::split_rel_path(rel)?;
             Some((rank(key, s), Err(rel.as_str()), s))
         });
     let mut ranked: Vec<(Rank<'_>, Result<&Key, &str>, &memory::Summary)> = scanned.collect();

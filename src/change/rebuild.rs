@@ -4,6 +4,7 @@
 //! content is nowhere in the logs (unless `--force`).
 
 use crate::change::drift::{memory_md_block, scan_to_write, Drift, DriftKind, Rewritten, Scan};
+use crate::index::Index;
 use crate::model::key::Key;
 use crate::model::memory;
 use crate::policy::memory::validate_file;
@@ -78,10 +79,16 @@ pub(crate) fn rebuild_locked(
     let scan = scan_to_write(store)?;
     let mut report = RebuildReport::default();
     let writes = views_to_write(&scan, force, &mut report);
+    // A write trusts the index's records of memory files rather than
+    // stat every file, and a rebuild writes outside the logs' tail, so a
+    // stale record would leave memories out of the MEMORY.md the next
+    // write makes (after a crash repaired by `rebuild`, a consolidation
+    // committed such a MEMORY.md): the index is off the disk while the
+    // views are written.
     let patch = if dry_run {
         None
     } else {
-        unsave_index(store, writes.len())
+        Index::take_off(store, writes.len())
     };
     // What is written, as MEMORY.md weighs it.
     let mut rewritten = Rewritten::new(store.config.index_budget);
@@ -110,11 +117,11 @@ pub(crate) fn rebuild_locked(
     // one brings it up to date reading only what changed. (Rebuilding
     // it here would hold it beside what the replay leaves behind.)
     reset_journal(store, &scan, &report);
-    if let Some(cache) = patch {
+    if let Some(index) = patch {
         let mut changed = report.written.clone();
         changed.extend(report.removed.iter().cloned());
-        if patch_index(store, cache, &changed).is_err() {
-            let _ = crate::index::file::remove(&store.state);
+        if patch_index(store, index, &changed).is_err() {
+            let _ = Index::discard(store);
         }
     }
     Ok(report)
@@ -242,7 +249,7 @@ fn write_from_logs(
                 (
                     Vec::new(),
                     nothing,
-                    Some(crate::index::listing::thread_failed(store)),
+                    Some(crate::store::listing::thread_failed(store)),
                 )
             });
             report.written.extend(done.into_iter().map(str::to_string));
@@ -276,48 +283,26 @@ fn reset_journal(store: &Store, scan: &Scan, report: &RebuildReport) {
     store.journal_reset(views);
 }
 
-/// Before a rebuild writes `n` views: the persistent index, taken off
-/// the disk. A write trusts the index's records of memory files rather
-/// than stat every file, and a rebuild writes outside the logs' tail,
-/// so a stale record would leave memories out of the MEMORY.md the
-/// next write makes (after a crash repaired by `rebuild`, a
-/// consolidation committed such a MEMORY.md). Off the disk while the
-/// views are written, a kill leaves no index to trust; past a few
-/// thousand views it stays off, for the next reader to build again.
-fn unsave_index(store: &Store, n: usize) -> Option<crate::index::cache::Cache> {
-    const MAX_PATCHED: usize = 4096;
-    if n == 0 {
-        return None;
-    }
-    let cache = (n <= MAX_PATCHED
-        && crate::index::file::open(&store.state, crate::index::layout::Load::Query).is_some())
-    .then(|| crate::index::file::load(&store.state));
-    let _ = crate::index::file::remove(&store.state);
-    cache
-}
-
-/// Re-reads `paths` into the index taken off by [`unsave_index`]
-/// and saves it again.
-fn patch_index(
-    store: &Store,
-    mut cache: crate::index::cache::Cache,
-    paths: &[String],
-) -> Result<(), StoreError> {
+/// Tells the index taken off the disk before the views were written
+/// ([`Index::take_off`]) of the files at `paths` as they are now, and saves
+/// it again.
+fn patch_index(store: &Store, mut index: Index, paths: &[String]) -> Result<(), StoreError> {
+    let mut contents = Vec::with_capacity(paths.len());
     for rel in paths {
-        match store.read_memory_file(rel)? {
-            Some(content) => {
-                let stamp = std::fs::symlink_metadata(store.path(rel))
-                    .map(|m| crate::model::stamp::Stamp::of(&m))
-                    .map_err(StoreError::io(store.path(rel)))?;
-                let entry = crate::index::refresh::entry_for(&content, stamp, rel, &mut cache.dict);
-                cache.files.insert(rel.clone(), entry);
-            }
-            None => {
-                cache.files.remove(rel);
-            }
-        }
+        contents.push((rel.clone(), store.read_memory_file(rel)?));
     }
-    crate::index::file::save(&store.state, &cache).map_err(StoreError::io(store.path("memory")))
+    let files = contents
+        .iter()
+        .map(|(rel, c)| (rel.clone(), c.as_deref()))
+        .collect();
+    index.record(
+        store,
+        &crate::index::Written {
+            files,
+            ..Default::default()
+        },
+    )?;
+    index.save_or_fail(store)
 }
 
 /// Writes each view it is sent (path, key, text; unless `dry_run`);

@@ -6,7 +6,7 @@
 //! a killed write left behind, which must not be committed as they are.
 
 use crate::git::{self, CommitError};
-use crate::index::snapshot::Snapshot;
+use crate::index::Snapshot;
 use crate::model::key::Key;
 use crate::store::{Store, StoreError};
 

@@ -3,7 +3,7 @@
 use super::output::{columns, day, flags, memory_json, warn};
 use super::stores::Origin;
 use super::{error::CliError, App};
-use memoir::index::corpus::NoteSource;
+use memoir::index::NoteSource;
 use memoir::ops::recall::stores::Answer;
 use memoir::search::rank::DEFAULT_MIN_SCORE;
 use memoir::search::results::{Item, Options};

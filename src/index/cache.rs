@@ -325,6 +325,19 @@ impl Cache {
         }
     }
 
+    /// Summaries of every valid memory file in the index, by key.
+    pub fn summaries(&self) -> Vec<(crate::model::key::Key, &crate::model::memory::Summary)> {
+        self.files
+            .iter()
+            .filter_map(|(rel, e)| {
+                Some((
+                    crate::model::key::Key::from_rel_path(rel)?,
+                    e.summary.as_ref()?,
+                ))
+            })
+            .collect()
+    }
+
     /// Each of `keys` with its heads as replayed (none for a key it does
     /// not know).
     pub fn heads(

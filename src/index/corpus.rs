@@ -53,6 +53,16 @@ pub struct Corpus {
 }
 
 impl Corpus {
+    /// Each of `keys` with its heads now: the index's, with the log
+    /// entries appended since it was saved replayed on top.
+    pub fn heads(
+        &self,
+        store: &Store,
+        keys: &[crate::model::key::Key],
+    ) -> Vec<(crate::model::key::Key, Vec<String>)> {
+        crate::index::snapshot::heads(store, &self.index, keys)
+    }
+
     /// A corpus of the index alone (its notes not read).
     pub fn of(index: OpenIndex) -> Corpus {
         Corpus {
@@ -239,7 +249,7 @@ fn corpus_in_place(
         }
         (_, Some(files)) => Changes::of(&view, &files, index_mtime, &mut warnings),
         (_, None) => {
-            let files = crate::index::listing::memory_files(store)?;
+            let files = crate::store::listing::memory_files(store)?;
             Changes::of(&view, &files, index_mtime, &mut warnings)
         }
     };
@@ -279,7 +289,7 @@ fn open_and_list(
     // Stat the memory files (most of the time, in the kernel) while the
     // index is read.
     let (files, view) = std::thread::scope(|s| {
-        let files = s.spawn(|| crate::index::listing::memory_files(store));
+        let files = s.spawn(|| crate::store::listing::memory_files(store));
         (files.join(), open())
     });
     let files = files.map_err(|_| StoreError::Io {
@@ -319,8 +329,7 @@ impl Changes {
             }
             if i < view.len() && view.path(i) == path {
                 let r = view.rec(i);
-                // git's racy rule: changed in the tick the index was written? Re-read.
-                if r.stamp != *stamp || stamp.mtime >= index_mtime {
+                if !stamp.still_as(r.stamp, index_mtime) {
                     skip[i] = true;
                     fresh.push(path.clone());
                 } else if !r.valid {
@@ -357,8 +366,7 @@ impl Changes {
                 (Some(i), None) => skip[i] = true,
                 (Some(i), Some(stamp)) => {
                     let r = view.rec(i);
-                    // git's racy rule, as in `Changes::of`.
-                    if r.stamp != *stamp || stamp.mtime >= index_mtime {
+                    if !stamp.still_as(r.stamp, index_mtime) {
                         skip[i] = true;
                         fresh.push(path.clone());
                     }

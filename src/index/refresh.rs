@@ -5,27 +5,15 @@
 use crate::index::cache::{Cache, Dict, FileEntry};
 use crate::index::watched::Since;
 use crate::log::files::{log_growth, LogFile};
-use crate::log::replay::Replay;
-use crate::log::transition::{advance_by, KeyState};
+use crate::log::transition::advance_by;
 use crate::model::event::{Event, Op};
 use crate::model::fingerprint::fingerprint;
-use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
 use crate::model::stamp::Stamp;
 use crate::policy::memory::validate_file;
 use crate::store::{Store, StoreError};
-use std::collections::BTreeMap;
 use std::collections::HashSet;
 use std::io;
-
-/// Summaries of every valid memory file in the index, by key.
-pub fn summaries(cache: &Cache) -> Vec<(Key, &Summary)> {
-    cache
-        .files
-        .iter()
-        .filter_map(|(rel, e)| Some((Key::from_rel_path(rel)?, e.summary.as_ref()?)))
-        .collect()
-}
 
 /// The index entry for a file's content: summary when it is a valid memory
 /// whose name matches its file name.
@@ -93,26 +81,6 @@ impl Parsed {
     }
 }
 
-/// The persistent index's view of a replay.
-pub fn key_states(replay: &Replay) -> BTreeMap<String, KeyState> {
-    replay
-        .memories
-        .iter()
-        .map(|(k, v)| {
-            let view_hash = replay.view_print(k);
-            (
-                k.to_string(),
-                KeyState {
-                    heads: v.heads.clone(),
-                    view: v.view.clone(),
-                    view_hash,
-                    conflict: v.conflict,
-                },
-            )
-        })
-        .collect()
-}
-
 /// Loads the persistent index and brings it up to date with the logs
 /// and the memory files, reading only what changed.
 pub fn refreshed_cache(store: &Store) -> Result<Cache, StoreError> {
@@ -159,7 +127,7 @@ pub(crate) fn refresh_logs_since(
     // Heads and the views' fingerprints are all the index keeps.
     let (replay, _) =
         crate::log::read::replay_keeping(store, Vec::new(), crate::log::replay::Keep::Prints)?;
-    cache.keys = key_states(&replay);
+    cache.keys = replay.key_states();
     cache.pending = replay.pending_events();
     cache.add_notes(&replay.note_events());
     cache.logs = files.into_iter().map(|f| (f.rel, f.stamp)).collect();
@@ -213,9 +181,7 @@ fn stale_files(files: Vec<(String, Stamp)>, cache: &mut Cache) -> Vec<(String, S
     let mut stale = Vec::new();
     for (rel, stamp) in files {
         match old.remove(&rel) {
-            // git's racy-index rule: a file changed in the same tick as
-            // the index was written may look unchanged; re-read it.
-            Some(e) if e.stamp == stamp && stamp.mtime < cache.loaded_mtime => {
+            Some(e) if stamp.still_as(e.stamp, cache.loaded_mtime) => {
                 cache.files.insert(rel, e);
             }
             _ => stale.push((rel, stamp)),
@@ -338,11 +304,6 @@ fn parse_for_index(store: &Store, rel: &str) -> Option<Result<Parsed, String>> {
     }
 }
 
-/// Saves the persistent index; losing it only costs time.
-pub(crate) fn save_cache(store: &Store, cache: &Cache) {
-    let _ = crate::index::file::save(&store.state, cache);
-}
-
 /// Saves the persistent index if a refresh changed it; clears `dirty`
 /// once it is on disk.
 pub(crate) fn save_if_dirty(store: &Store, cache: &mut Cache) {
@@ -385,6 +346,6 @@ pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
 /// MEMORY.md's generated block from the index's summaries, within
 /// `budget` lines.
 pub(crate) fn memory_md_block(cache: &Cache, budget: usize) -> crate::render::memory_md::Block {
-    let summaries = summaries(cache);
+    let summaries = cache.summaries();
     crate::render::memory_md::Summaries::all(summaries.iter().map(|(k, s)| (k, *s))).render(budget)
 }

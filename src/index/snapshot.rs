@@ -166,7 +166,7 @@ impl Snapshot {
             if !r.valid || self.tail.views.contains_key(path) {
                 continue;
             }
-            let Some((scope, slug)) = split_key(path) else {
+            let Some((scope, slug)) = crate::model::key::split_rel_path(path) else {
                 continue;
             };
             let rank = Rank {
@@ -202,15 +202,6 @@ impl Snapshot {
         let chosen = chosen.iter().map(|(k, s)| (k, s)).collect();
         crate::render::memory_md::Summaries::chosen(chosen, total).render(budget)
     }
-}
-
-/// `(scope, slug)` of a memory path, as [`Key::from_rel_path`] reads it.
-pub(crate) fn split_key(path: &str) -> Option<(&str, &str)> {
-    let (scope, slug) = path
-        .strip_prefix("memory/")?
-        .strip_suffix(".md")?
-        .split_once('/')?;
-    (!slug.contains('/') && crate::model::key::check_scope(scope).is_ok()).then_some((scope, slug))
 }
 
 /// The log entries appended since `view` was saved, replayed on top of
@@ -325,7 +316,7 @@ mod tests {
             .memory("project/b", "beta two");
         // A reader saves the index; later writes are its tail.
         let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
-        crate::index::refresh::save_cache(&t.store, &cache);
+        crate::index::file::save(&t.store.state, &cache).expect("saved");
         t.memory("project/c", "gamma three")
             .replace("project/a", "alpha changed");
         let snap = snapshot(&t.store, Load::Write).expect("a snapshot");
@@ -336,7 +327,7 @@ mod tests {
             "only what came after the save"
         );
         let (replay, _) = crate::log::read::replay(&t.store).expect("replayed");
-        for (k, state) in crate::index::refresh::key_states(&replay) {
+        for (k, state) in replay.key_states() {
             let key = Key::parse(&k).expect("a key").0;
             assert_eq!(snap.key(&key), Some(state), "{k}");
         }
@@ -353,7 +344,7 @@ mod tests {
         t.memory("project/a", "alpha one")
             .memory("project/b", "beta two");
         let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
-        crate::index::refresh::save_cache(&t.store, &cache);
+        crate::index::file::save(&t.store.state, &cache).expect("saved");
         // After the save: only the tail knows a's new head, and c.
         t.replace("project/a", "alpha changed")
             .memory("project/c", "gamma three");
@@ -386,7 +377,7 @@ mod tests {
         let mut t = TempStore::new();
         t.memory("project/a", "alpha");
         let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
-        crate::index::refresh::save_cache(&t.store, &cache);
+        crate::index::file::save(&t.store.state, &cache).expect("saved");
         for i in 0..=MAX_TAIL_VERSIONS {
             t.memory(&format!("project/m{i}"), &format!("memory number {i}"));
         }

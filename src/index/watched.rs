@@ -115,7 +115,7 @@ pub(crate) fn log_files(
 }
 
 /// Each changed memory file with its stamp now (`None`: gone), in path
-/// order, as `index::listing::memory_files` would stamp it.
+/// order, as `store::listing::memory_files` would stamp it.
 pub(crate) fn memory_stamps(
     store: &Store,
     paths: &[String],
@@ -146,7 +146,7 @@ pub(crate) fn memory_stamps(
     Ok(out)
 }
 
-/// Every memory file with its stamp, as `index::listing::memory_files`
+/// Every memory file with its stamp, as `store::listing::memory_files`
 /// lists them: from the watcher's answer, `recorded` (the index's) with
 /// the changed ones stat'ed again; else a listing of every folder.
 pub(crate) fn memory_files(
@@ -155,7 +155,7 @@ pub(crate) fn memory_files(
     since: &Since,
 ) -> Result<Vec<(String, Stamp)>, StoreError> {
     let Since::Changes { memory, .. } = since else {
-        return crate::index::listing::memory_files(store);
+        return crate::store::listing::memory_files(store);
     };
     let mut now: BTreeMap<String, Stamp> = recorded.collect();
     for (rel, stamp) in memory_stamps(store, memory)? {
@@ -188,7 +188,7 @@ mod tests {
     fn the_changed_files_over_the_recorded_ones_are_what_a_listing_finds() {
         let mut t = TempStore::new();
         t.memory("project/a", "alpha").memory("project/b", "beta");
-        let files = crate::index::listing::memory_files(&t.store).expect("listed");
+        let files = crate::store::listing::memory_files(&t.store).expect("listed");
         let logs = crate::log::files::log_files(&t.store).expect("logs");
         let recorded_logs: BTreeMap<String, Stamp> =
             logs.into_iter().map(|f| (f.rel, f.stamp)).collect();
@@ -219,7 +219,7 @@ mod tests {
         let now = memory_files(&t.store, files.into_iter(), &since).expect("files");
         assert_eq!(
             now,
-            crate::index::listing::memory_files(&t.store).expect("listed")
+            crate::store::listing::memory_files(&t.store).expect("listed")
         );
         let now = log_files(&t.store, &recorded_logs, &since).expect("logs");
         let listed = crate::log::files::log_files(&t.store).expect("logs");

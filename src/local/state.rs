@@ -4,7 +4,7 @@
 //! store's absolute path, so worktrees and several stores in one repository
 //! stay apart): `stores/<hash>/lock`, `journal` (what memoir last wrote to
 //! each view file), `receipts.jsonl` and `access.bin` (what `context`
-//! injected, `local::receipts` and `local::access`) and `index.bin` (the persistent index, laid out in `index::layout`: file stamps and
+//! injected, `local::receipts` and `local::access`) and `index.bin` (the persistent index, laid out in the index's layout: file stamps and
 //! summaries, and each memory's heads as of the log stamps recorded with
 //! them), and `vectors-<hash>.bin` (the embedding vectors of one model,
 //! `embed::Vectors`). The index is a cache: when it is missing or unreadable it is
@@ -46,7 +46,7 @@ impl StateDir {
         self.path.join("journal")
     }
 
-    /// The persistent index's file (see `index::cache`).
+    /// The persistent index's file (see `index::Index`).
     pub fn index_path(&self) -> PathBuf {
         self.path.join("index.bin")
     }

@@ -527,6 +527,23 @@ impl Replay {
         self.events.len() + self.counted_notes.len()
     }
 
+    /// Each memory's state as the persistent index keeps it, by key
+    /// (`scope/slug`).
+    pub fn key_states(&self) -> BTreeMap<String, KeyState> {
+        self.memories
+            .iter()
+            .map(|(k, v)| {
+                let state = KeyState {
+                    heads: v.heads.clone(),
+                    view: v.view.clone(),
+                    view_hash: self.view_print(k),
+                    conflict: v.conflict,
+                };
+                (k.to_string(), state)
+            })
+            .collect()
+    }
+
     /// The fingerprint of the content the memory's file should have, if it
     /// should exist (known even where the text was let go).
     pub fn view_print(&self, key: &Key) -> Option<u64> {

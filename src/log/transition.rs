@@ -123,10 +123,8 @@ mod tests {
     //! and a write's tail on top of a saved index (falling back likewise).
 
     use super::*;
-    use crate::index::cache::{Cache, CACHE_VERSION};
-    use crate::index::layout::{encode, OpenIndex};
-    use crate::index::refresh::{apply_events, key_states};
-    use crate::index::snapshot::Tail;
+    use crate::index::testing::{apply_events, encode, Tail, CACHE_VERSION};
+    use crate::index::{Cache, OpenIndex};
     use crate::log::replay::{Builder, Keep, Replay};
     use crate::model::key::Key;
     use crate::model::time::Timestamp;
@@ -284,7 +282,7 @@ mod tests {
         events.iter().cloned().for_each(|e| b.add(e));
         let replay = b.finish();
         (
-            key_states(&replay),
+            replay.key_states(),
             replay.pending.iter().cloned().collect(),
         )
     }
@@ -300,7 +298,7 @@ mod tests {
             batch.sort_by_key(|e| e.time);
             if !apply_events(&mut cache, batch) {
                 let replay = Replay::new(events[..to].to_vec());
-                cache.keys = key_states(&replay);
+                cache.keys = replay.key_states();
                 cache.pending = replay.pending_events();
             }
             from = to;
@@ -314,7 +312,7 @@ mod tests {
         let saved = saved.min(events.len());
         let replay = Replay::new(events[..saved].to_vec());
         let cache = Cache {
-            keys: key_states(&replay),
+            keys: replay.key_states(),
             pending: replay.pending_events(),
             ..Cache::default()
         };
@@ -328,7 +326,7 @@ mod tests {
         if !events[saved..].iter().all(|e| tail.push(&view, e)) {
             return replayed(events, Keep::All);
         }
-        let mut keys = key_states(&replay);
+        let mut keys = replay.key_states();
         keys.extend(tail.keys);
         (keys, tail.pending.into_iter().collect())
     }

@@ -268,16 +268,23 @@ impl Key {
 
     /// The key of a store-relative path `memory/<scope>/<slug>.md`, if it is one.
     pub fn from_rel_path(path: &str) -> Option<Key> {
-        let rest = path.strip_prefix("memory/")?.strip_suffix(".md")?;
-        let (scope, slug) = rest.split_once('/')?;
-        if slug.contains('/') || check_scope(scope).is_err() {
-            return None;
-        }
+        let (scope, slug) = split_rel_path(path)?;
         Some(Key {
             scope: scope.to_string(),
             slug: slug.to_string(),
         })
     }
+}
+
+/// `(scope, slug)` of a store-relative path `memory/<scope>/<slug>.md`, as
+/// [`Key::from_rel_path`] reads it, without making a key (ranking tens of
+/// thousands of files makes a key only of those chosen).
+pub fn split_rel_path(path: &str) -> Option<(&str, &str)> {
+    let (scope, slug) = path
+        .strip_prefix("memory/")?
+        .strip_suffix(".md")?
+        .split_once('/')?;
+    (!slug.contains('/') && check_scope(scope).is_ok()).then_some((scope, slug))
 }
 
 #[cfg(test)]

@@ -120,7 +120,7 @@ fn side_at(store: &Store, rev: &str) -> Result<(String, Side), StoreError> {
 
 fn side_now(store: &Store) -> Result<Side, StoreError> {
     let mut views = BTreeMap::new();
-    for (rel, _) in crate::index::listing::memory_files(store)? {
+    for (rel, _) in crate::store::listing::memory_files(store)? {
         if let (Some(key), Ok(Some(text))) =
             (Key::from_rel_path(&rel), store.read_memory_file(&rel))
         {

@@ -3,7 +3,7 @@
 //! They refresh the index (a stat per file, a read of what changed) instead
 //! of replaying the logs, so they stay fast on a large store.
 
-use crate::index::refresh::summaries;
+use crate::index::Index;
 use crate::log::transition::KeyState;
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
@@ -87,9 +87,10 @@ pub struct Listing {
 
 /// Lists memories, sorted by key.
 pub fn list(store: &Store, filter: &Filter) -> Result<Listing, StoreError> {
-    let mut cache = crate::index::refresh::refreshed_cache(store)?;
-    crate::index::refresh::save_if_dirty(store, &mut cache);
-    let memories = summaries(&cache)
+    let mut index = Index::refreshed(store)?;
+    index.save(store);
+    let memories = index
+        .summaries()
         .into_iter()
         .filter(|(k, s)| {
             filter.scope.as_ref().is_none_or(|sc| *sc == k.scope)
@@ -97,19 +98,18 @@ pub fn list(store: &Store, filter: &Filter) -> Result<Listing, StoreError> {
         })
         .map(|(key, s)| Listed {
             path: key.rel_path(),
-            conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+            conflict: index.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
             summary: s.clone(),
             key,
         })
         .collect();
-    let skipped = crate::index::corpus::skipped_files(&cache);
+    let skipped = index.skipped_files();
     Ok(Listing { memories, skipped })
 }
 
 /// One memory: its file's content and what the logs say of it.
 pub fn show(store: &Store, key: &Key) -> Result<Shown, StoreError> {
-    let mut cache = crate::index::file::load(&store.state);
-    crate::index::refresh::refresh_logs(store, &mut cache)?;
+    let index = Index::logs_refreshed(store)?;
     let rel = key.rel_path();
     // Read by its key, not found by a listing that refused links: the
     // folders on the way are checked here.
@@ -118,7 +118,7 @@ pub fn show(store: &Store, key: &Key) -> Result<Shown, StoreError> {
         .read_memory_file(&rel)?
         .ok_or_else(|| StoreError::NoSuchMemory(key.to_string()))?;
     let memory = crate::policy::memory::validate_file(&content, &rel)?;
-    let state: Option<&KeyState> = cache.keys.get(&key.to_string());
+    let state: Option<&KeyState> = index.keys.get(&key.to_string());
     Ok(Shown {
         listed: Listed {
             key: key.clone(),
@@ -134,37 +134,37 @@ pub fn show(store: &Store, key: &Key) -> Result<Shown, StoreError> {
 
 /// What needs attention, from the persistent index.
 pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
-    let mut cache = crate::index::refresh::refreshed_cache(store)?;
-    crate::index::refresh::save_if_dirty(store, &mut cache);
+    let mut index = Index::refreshed(store)?;
+    index.save(store);
     let mut st = Status {
-        proposals: cache.pending.iter().map(|e| e.id.clone()).collect(),
-        proposal_keys: cache.pending.iter().map(|e| e.key.clone()).collect(),
+        proposals: index.pending.iter().map(|e| e.id.clone()).collect(),
+        proposal_keys: index.pending.iter().map(|e| e.key.clone()).collect(),
         ..Status::default()
     };
-    let all = summaries(&cache);
+    let all = index.summaries();
     for scope in &store.config.scopes {
         let n = all.iter().filter(|(k, _)| &k.scope == scope).count();
         st.counts.push((scope.clone(), n));
     }
-    for (key, ks) in &cache.keys {
+    for (key, ks) in &index.keys {
         let Ok((key, _)) = Key::parse(key) else {
             continue;
         };
         let rel = key.rel_path();
         if ks.conflict {
             st.conflicts.push(key);
-        } else if ks.view_hash != cache.files.get(&rel).map(|f| f.hash) {
+        } else if ks.view_hash != index.files.get(&rel).map(|f| f.hash) {
             st.drift.push(rel);
         }
     }
-    for (rel, f) in &cache.files {
+    for (rel, f) in &index.files {
         if let Some(e) = &f.error {
             st.invalid.push((rel.clone(), e.clone()));
         }
         let Some(key) = Key::from_rel_path(rel) else {
             continue;
         };
-        if !cache.keys.contains_key(&key.to_string()) {
+        if !index.keys.contains_key(&key.to_string()) {
             st.drift.push(rel.clone());
         }
         if let Some(s) = &f.summary {
@@ -198,7 +198,7 @@ pub fn status(store: &Store, today: Date) -> Result<Status, StoreError> {
             key: key.clone(),
             path: key.rel_path(),
             summary: (*s).clone(),
-            conflict: cache.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
+            conflict: index.keys.get(&key.to_string()).is_some_and(|k| k.conflict),
         })
         .collect();
     let (current, wanted) = crate::change::memory_md::expected(store, &block.text)?;

@@ -74,8 +74,8 @@ pub fn record_paths(
             }
         }
     }
-    let mut cache = crate::index::refresh::refreshed_cache(store)?;
-    crate::change::batch::apply(store, &mut cache, &events)?;
+    let mut index = crate::index::Index::refreshed(store)?;
+    crate::change::batch::apply(store, &mut index, &events)?;
     Ok(recorded)
 }
 

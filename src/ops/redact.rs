@@ -176,7 +176,7 @@ fn redact_views(
     store: &Store,
     report: &mut RedactReport,
 ) -> Result<Vec<(String, String)>, StoreError> {
-    let mut paths: Vec<String> = crate::index::listing::memory_files(store)?
+    let mut paths: Vec<String> = crate::store::listing::memory_files(store)?
         .into_iter()
         .map(|(rel, _)| rel)
         .collect();

@@ -22,8 +22,8 @@ pub fn resolve(
     let _lock = store.lock()?;
     let (replay, _) = crate::log::read::replay(store)?;
     let (events, resolved) = resolve_events(store, ctx, &replay, key, decision)?;
-    let mut cache = crate::index::refresh::refreshed_cache(store)?;
-    crate::change::batch::apply(store, &mut cache, &events)?;
+    let mut index = crate::index::Index::refreshed(store)?;
+    crate::change::batch::apply(store, &mut index, &events)?;
     Ok(resolved)
 }
 

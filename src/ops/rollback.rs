@@ -96,9 +96,9 @@ pub fn rollback(
     // file around the policy) before anything is written.
     let before = crate::change::version::changed_store_paths(store)?;
     crate::change::version::gate_commit(store, &before, None)?;
-    let mut cache = crate::index::refresh::refreshed_cache(store)?;
+    let mut persistent = crate::index::Index::refreshed(store)?;
     if !events.is_empty() {
-        crate::change::batch::apply(store, &mut cache, &events)?;
+        crate::change::batch::apply(store, &mut persistent, &events)?;
     }
     // MEMORY.md as it was, the team's text around the block included.
     if let Some(text) = &index {

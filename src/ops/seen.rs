@@ -17,8 +17,8 @@ use std::path::Path;
 /// semantic query embeds again), and the secret in the receipts' queries.
 /// The caller holds the store lock.
 pub fn forget_secrets(store: &Store, stub: &dyn Fn(&str) -> String) -> Result<(), StoreError> {
+    crate::index::Index::discard(store)?;
     let index = store.state.index_path();
-    crate::index::file::remove(&store.state).map_err(StoreError::io(&index))?;
     let dir = index
         .parent()
         .map(std::path::Path::to_path_buf)

@@ -2,13 +2,13 @@
 //!
 //! Each checks the write policy before taking the lock, so a refused write
 //! leaves no trace; then, under the lock, reads only what it needs of the
-//! persistent index (see `index::snapshot`) and the files it touches
+//! persistent index (see `index::Index::for_write`) and the files it touches
 //! (never the whole store), appends its events to the log, replaces the
 //! view files, and regenerates MEMORY.md from the index's records.
 
 use crate::change::batch::apply_to;
 use crate::change::event::event;
-use crate::index::snapshot::Snapshot;
+use crate::index::{Index, Snapshot};
 use crate::log::transition::KeyState;
 use crate::model::event::{Event, Op};
 use crate::model::fingerprint::fingerprint;
@@ -190,7 +190,7 @@ pub fn remember(store: &Store, ctx: &Ctx, req: &Remember) -> Result<RememberOutc
     check_remember(store, req, &memory)?;
 
     let _lock = store.lock()?;
-    let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Write)?;
+    let mut snap = Index::for_write(store)?;
     let state = snap.key(&req.key);
     let heads = state.as_ref().map(|s| s.heads.clone()).unwrap_or_default();
     if let Some(moved) = moved(req, &heads) {
@@ -568,7 +568,7 @@ fn free_key(store: &Store, snap: &Snapshot, key: &Key) -> Result<Key, StoreError
 pub fn forget(store: &Store, ctx: &Ctx, key: &Key, reason: &str) -> Result<String, StoreError> {
     policy::free_text::check_reason(reason)?;
     let _lock = store.lock()?;
-    let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Write)?;
+    let mut snap = Index::for_write(store)?;
     let Some(state) = snap.key(key).filter(holds_memory) else {
         return Err(StoreError::NoSuchMemory(key.to_string()));
     };
@@ -709,8 +709,7 @@ mod tests {
         crate::store::init(dir.path()).expect("init");
         let store = Store::open(dir.path()).expect("open");
         std::fs::write(store.path("memory/project/test-command-2.md"), "hand-made").expect("file");
-        let snap = crate::index::snapshot::snapshot(&store, crate::index::layout::Load::Write)
-            .expect("snapshot");
+        let snap = Index::for_write(&store).expect("snapshot");
         let key = free_key(&store, &snap, &request().key).expect("free");
         assert_eq!(key.slug, "test-command-3");
     }

@@ -2,8 +2,7 @@
 //! its standing: what BM25F is multiplied by once a document is relevant
 //! (confidence, recency, the penalty past `review_by`).
 
-use crate::index::corpus::{Fresh, NoteDoc, NoteSource};
-use crate::index::layout::{NoteRec, OpenIndex};
+use crate::index::{Fresh, NoteDoc, NoteRec, NoteSource, OpenIndex};
 use crate::model::time::{Date, DAY_MS};
 
 /// Days over which the recency boost decays by a factor e.

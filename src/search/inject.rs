@@ -27,7 +27,7 @@
 //! Measured on `fixtures/recall-agent` (`bench/context_eval.py`): see
 //! `docs/search.md`, Context.
 
-use crate::index::corpus::Corpus;
+use crate::index::Corpus;
 use crate::model::markdown;
 use crate::model::text::words;
 use crate::search::rank;

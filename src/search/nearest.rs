@@ -1,7 +1,7 @@
 //! Near-duplicate descriptions: which memory of a scope a new description
 //! nearly repeats, by the share of words they have in common.
 
-use crate::index::snapshot::Snapshot;
+use crate::index::Snapshot;
 use crate::model::key::Key;
 use std::collections::{BTreeSet, HashMap};
 

@@ -18,9 +18,7 @@
 //! confidence and recency and a penalty past `review_by`. All of it is
 //! documented in `docs/search.md`.
 
-use crate::index::corpus::{Corpus, NoteDoc, NoteSource};
-use crate::index::layout::{NoteRec, OpenIndex};
-use crate::index::terms::Terms;
+use crate::index::{Corpus, NoteDoc, NoteRec, NoteSource, OpenIndex, Terms};
 use crate::model::key::Key;
 use crate::model::text::words;
 use crate::model::time::Date;
@@ -731,8 +729,8 @@ pub use crate::model::text::estimate_tokens;
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::index::cache::{Cache, CACHE_VERSION};
-    use crate::index::corpus::Fresh;
+    use crate::index::testing::{encode, entry_for, term_counts, CACHE_VERSION};
+    use crate::index::{Cache, Fresh};
     use crate::log::transition::KeyState;
     use crate::model::memory::Summary;
     use crate::model::stamp::Stamp;
@@ -756,7 +754,7 @@ mod tests {
         let mut cache = Cache::default();
         for (path, text) in indexed {
             let stamp = Stamp { size: 1, mtime: 1 };
-            let entry = crate::index::refresh::entry_for(text, stamp, path, &mut cache.dict);
+            let entry = entry_for(text, stamp, path, &mut cache.dict);
             assert!(entry.error.is_none(), "{path}: {:?}", entry.error);
             cache.files.insert(path.to_string(), entry);
         }
@@ -769,7 +767,7 @@ mod tests {
             };
             cache.keys.insert(key.to_string(), state);
         }
-        let bytes = crate::index::layout::encode(&cache, CACHE_VERSION);
+        let bytes = encode(&cache, CACHE_VERSION);
         let view = OpenIndex::parse(bytes, CACHE_VERSION).expect("an index view");
         let mut corpus = Corpus::of(view);
         for (path, text) in fresh {
@@ -777,7 +775,7 @@ mod tests {
                 corpus.skip[i] = true;
             }
             let m = crate::policy::memory::validate_file(text, path).expect("a valid memory");
-            let (terms, len) = crate::index::terms::term_counts(&m);
+            let (terms, len) = term_counts(&m);
             corpus.fresh.push(Fresh {
                 path: path.to_string(),
                 summary: Some(Summary::of(&m)),

@@ -2,7 +2,7 @@
 //! weaker memories and notes, in the one order every reader shows them
 //! (the relevant before the weaker, each part by rank).
 
-use crate::index::corpus::NoteSource;
+use crate::index::NoteSource;
 use crate::model::key::Key;
 use crate::model::memory::Summary;
 use crate::model::time::{Date, Timestamp};
@@ -56,7 +56,7 @@ pub struct Hit {
     /// with [`Options::weaker`]).
     pub relevant: bool,
     /// The fingerprint of its content when the index found no secret in
-    /// it (`index::layout::Rec::clean`); none for a file read since the
+    /// it (`index::Rec::clean`); none for a file read since the
     /// index was written, or one that holds a secret. What it shows is
     /// vouched for while the file still has this content.
     pub clean: Option<u64>,

@@ -8,7 +8,7 @@
 //! the same call as the query while they fit one batch.
 
 use crate::embed::{EmbedError, Embedder, Vectors};
-use crate::index::corpus::Corpus;
+use crate::index::Corpus;
 use crate::model::config::EmbeddingsConfig;
 use crate::search::hybrid;
 use crate::search::rank;

@@ -9,6 +9,7 @@
 
 mod error;
 mod failpoint;
+pub(crate) mod listing;
 mod origin;
 mod progress;
 

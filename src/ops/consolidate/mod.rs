@@ -12,7 +12,7 @@
 
 use crate::change::version::{self, begin_version, changed_store_paths, VersionError};
 use crate::git;
-use crate::index::snapshot::Snapshot;
+use crate::index::{Index, Snapshot};
 use crate::log::replay::Replay;
 use crate::model::event::{Event, Op};
 use crate::model::key::Key;
@@ -231,7 +231,7 @@ fn consolidate_locked(
 ) -> Result<Plan, VersionError> {
     // The index first: bringing it up to date may replay the logs, and
     // two replays must not be held at once.
-    let mut snap = crate::index::snapshot::snapshot(store, crate::index::layout::Load::Plan)?;
+    let mut snap = Index::for_plan(store)?;
     // Planned from the index and its tail when they can answer (a human
     // deciding conflicts now needs the versions' history: a replay).
     let fast = match snap.pending_events() {

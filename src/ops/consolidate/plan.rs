@@ -3,7 +3,7 @@
 //! or from the persistent index and its tail, and the events that apply it.
 
 use super::{Action, Options, Plan, Step};
-use crate::index::snapshot::Snapshot;
+use crate::index::Snapshot;
 use crate::log::replay::Replay;
 use crate::model::event::{Event, Op};
 use crate::model::key::Key;

@@ -9,9 +9,7 @@
 pub mod record;
 pub mod stores;
 
-use crate::index::cache::Cache;
-use crate::index::corpus::{corpus, read_index, Corpus, NoteSource};
-use crate::index::refresh::summaries;
+use crate::index::{Cache, Corpus, Index, NoteSource};
 use crate::model::event::Op;
 use crate::model::key::Key;
 use crate::model::memory::Memory;
@@ -90,7 +88,7 @@ pub fn recall_with(
     opts: &Options,
     semantic: Option<&Semantic>,
 ) -> Result<Recall, StoreError> {
-    let (corpus, mut warnings) = corpus(store, opts.notes)?;
+    let (corpus, mut warnings) = Index::for_search(store, opts.notes)?;
     let (found, mode, fallback) =
         crate::search::semantic::search(store, &corpus, query, opts, semantic);
     warnings.extend(fallback);
@@ -166,7 +164,7 @@ pub fn context_with(
     let semantic = readers.semantic;
     let ctx = match query {
         Some(q) => {
-            let (corpus, mut warnings) = corpus(store, true)?;
+            let (corpus, mut warnings) = Index::for_search(store, true)?;
             let opts = context_options(now.date());
             let texts = |path: &str| store.read_memory_file(path).ok().flatten();
             // A fusion or a reader ranks the weaker candidates too.
@@ -195,8 +193,8 @@ pub fn context_with(
             (ctx, vouched)
         }
         None => {
-            let (cache, mut warnings) = read_index(store)?;
-            let mut ctx = hot_context(store, &cache, budget, now, &mut warnings);
+            let (index, mut warnings) = Index::refreshed_leniently(store)?;
+            let mut ctx = hot_context(store, &index, budget, now, &mut warnings);
             ctx.warnings = warnings;
             (ctx, false)
         }
@@ -304,7 +302,7 @@ fn relevant_context(
     let vouched = block.vouched;
     let mut ctx = from_block(block);
     if !ctx.memories.is_empty() {
-        ctx.versions = crate::index::snapshot::heads(store, &corpus.index, &ctx.memories);
+        ctx.versions = corpus.heads(store, &ctx.memories);
     }
     (ctx, vouched)
 }
@@ -335,7 +333,7 @@ fn hot_context(
     now: Timestamp,
     warnings: &mut Vec<String>,
 ) -> Context {
-    let memories = summaries(cache);
+    let memories = cache.summaries();
     let index = Summaries::all(memories.iter().map(|(k, s)| (k, *s)));
     let hot = context::Hot {
         index: &index,
@@ -591,8 +589,9 @@ mod tests {
         note(&at("2026-11-29T09:00:00Z"), "first today");
         // Equal times: the later entry first.
         note(&at("2026-11-29T09:00:00Z"), "then today <memory>");
-        let (mut cache, warnings) = read_index(&store).expect("the index");
+        let (index, warnings) = Index::refreshed_leniently(&store).expect("the index");
         assert!(warnings.is_empty(), "{warnings:?}");
+        let mut cache = Cache::clone(&index);
         cache.keys.insert(
             "project/db".into(),
             KeyState {
@@ -788,7 +787,7 @@ mod tests {
         let note = note_event("deploys stall on Fridays");
         crate::log::files::append(&store, std::slice::from_ref(&note)).expect("appended");
         // The index is written: every file and the note scanned once, now.
-        read_index(&store).expect("the index");
+        Index::refreshed_leniently(&store).expect("the index");
         let opts = every_match();
         let before = scans();
         let found = recall(&store, "deploys", &opts).expect("recall");

@@ -163,8 +163,8 @@ mod tests {
         t.memory("project/db", "Postgres 16 on port 5433")
             .memory("project/cache", "Redis for the session cache");
         // After the index is saved, so that only its tail knows the head.
-        let cache = crate::index::refresh::refreshed_cache(&t.store).expect("indexed");
-        crate::index::refresh::save_cache(&t.store, &cache);
+        let mut index = crate::index::Index::refreshed(&t.store).expect("indexed");
+        index.save(&t.store);
         t.replace("project/db", "Postgres 17 on port 5433");
         let q = asked(Some("which postgres port"), false);
         let ctx = crate::ops::recall::context(&t.store, q.query, q.budget, q.now).expect("context");

@@ -143,7 +143,7 @@ fn serve<'s>(
             // The refresh asks this watcher over the socket, like any
             // command, and saves the index with the token it got.
             s.spawn(move || {
-                let _ = crate::index::corpus::read_index(store);
+                let _ = crate::index::Index::refreshed_leniently(store);
                 let _ = tx.send(Msg::Refreshed);
             });
         }
