@@ -28,35 +28,27 @@ pub struct RebuildReport {
     pub index_changed: bool,
 }
 
-/// Removes the temporary files (`.<name>.memoir-<pid>-<n>`, see
-/// [`crate::fs::replace`]; `.<name>.memoir-<pid>` before) of writes that
-/// were killed before their rename. Called under the store lock, so no
-/// live write owns one.
+/// Removes what writes killed before their rename left: `fs::replace`
+/// says what a leftover is and that it lies beside the file it was to
+/// replace, so this asks it to clean each folder memoir replaces files in
+/// under the store lock, held here (so no live write owns one): the views'
+/// folders, the logs' (a `redact` rewrites a log whole) and, of the root,
+/// which is the team's, MEMORY.md's alone.
 fn remove_temporary_files(store: &Store) {
-    // The views' folders, and the root, where MEMORY.md is written.
-    let folders = store
+    use crate::fs::replace::{remove_leftovers, Leftovers};
+    let views = store
         .config
         .scopes
         .iter()
-        .map(|scope| store.path(&format!("memory/{scope}")))
-        .chain([store.root.clone()]);
-    for folder in folders {
-        let Ok(entries) = std::fs::read_dir(&folder) else {
-            continue;
-        };
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().to_string();
-            let ours = match folder == store.root {
-                true => name.starts_with(&crate::fs::replace::temporary_prefix(
-                    crate::render::memory_md::MEMORY_MD,
-                )),
-                false => name.starts_with('.') && name.contains(".memoir-"),
-            };
-            if ours && e.file_type().is_ok_and(|t| t.is_file()) {
-                let _ = std::fs::remove_file(e.path());
-            }
-        }
+        .map(|scope| store.path(&format!("memory/{scope}")));
+    let log = store.path("memory/log");
+    let days = crate::fs::folder::Folder::open_no_link(&log)
+        .map(|folder| folder.names().map(|day| log.join(day)).collect::<Vec<_>>())
+        .unwrap_or_default();
+    for folder in views.chain(days) {
+        remove_leftovers(&folder, Leftovers::All);
     }
+    remove_leftovers(&store.root, Leftovers::Of(MEMORY_MD));
 }
 
 /// Regenerates memory files and MEMORY.md from the logs. Stale and

@@ -35,6 +35,52 @@ impl Folder {
         })
     }
 
+    /// The folder at `path` if it is one itself, not a link to one: a
+    /// folder files are removed from (a link would have them removed
+    /// wherever it points).
+    pub(crate) fn open_no_link(path: &Path) -> Option<Folder> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = rustix::fs::open(path, flags, Mode::empty()).ok()?;
+            Some(Folder { fd })
+        }
+        #[cfg(not(unix))]
+        std::fs::symlink_metadata(path)
+            .is_ok_and(|m| m.is_dir())
+            .then(|| Folder {
+                path: path.to_path_buf(),
+            })
+    }
+
+    /// Whether the entry `name` is a regular file (a link not followed).
+    pub(crate) fn is_file(&self, name: &OsStr) -> bool {
+        #[cfg(unix)]
+        {
+            self.stat(name).is_ok_and(|st| {
+                rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::RegularFile
+            })
+        }
+        #[cfg(not(unix))]
+        std::fs::symlink_metadata(self.path.join(name)).is_ok_and(|m| m.is_file())
+    }
+
+    /// Removes the entry `name`, a file (never a folder), in this folder
+    /// whatever its path names now.
+    pub(crate) fn remove_file(&self, name: &OsStr) -> io::Result<()> {
+        #[cfg(unix)]
+        {
+            Ok(rustix::fs::unlinkat(
+                &self.fd,
+                name,
+                rustix::fs::AtFlags::empty(),
+            )?)
+        }
+        #[cfg(not(unix))]
+        std::fs::remove_file(self.path.join(name))
+    }
+
     /// The names of its entries, `.` and `..` excluded; an entry that
     /// cannot be read is left out, as `read_dir`'s users here always did.
     pub(crate) fn names(&self) -> impl Iterator<Item = OsString> + '_ {

@@ -2,7 +2,8 @@
 //! and never reads past a cap: what every layer that reads the work tree
 //! (the store, the logs, git's view of the store) goes through; and the
 //! one way a file is replaced (`replace`), which never writes through a
-//! planted link.
+//! planted link, and knows what a replacement killed before its rename
+//! leaves and where (`replace::remove_leftovers`).
 
 pub(crate) mod folder;
 pub(crate) mod replace;

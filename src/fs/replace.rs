@@ -10,8 +10,12 @@
 //! the next name is tried. It is removed if anything fails before the
 //! rename.
 //!
-//! The name is `.<file>.memoir-<pid>-<n>`: hidden, and what
-//! `rebuild` looks for to remove the leftovers of a killed write.
+//! The name is `.<file>.memoir-<pid>-<n>`, beside the file: hidden, and
+//! what [`remove_leftovers`] recognises. A write killed before its rename
+//! (`kill -9`, a crash) leaves its temporary file there, where `git add
+//! -A` would pick it up in a work tree; `rebuild` (under the store lock,
+//! and so at the end of every `redact`) asks this module to remove them
+//! from each folder memoir replaces files in.
 
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
@@ -37,10 +41,60 @@ pub(crate) enum Durability {
     Cached,
 }
 
-/// The part of a temporary file's name before its pid: what a leftover's
-/// name starts with (`rebuild` removes those).
-pub(crate) fn temporary_prefix(file_name: &str) -> String {
+/// The part of a temporary file's name before its pid.
+fn temporary_prefix(file_name: &str) -> String {
     format!(".{file_name}.memoir-")
+}
+
+/// The name of the file that the temporary file `name` was to replace,
+/// if `name` is one: `.<file>.memoir-<pid>-<n>`, or `.<file>.memoir-<pid>`
+/// as memoir named them before the counter.
+pub(crate) fn temporary_target(name: &str) -> Option<&str> {
+    let (file, tail) = name.strip_prefix('.')?.rsplit_once(".memoir-")?;
+    let number = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let numbered = match tail.split_once('-') {
+        Some((pid, n)) => number(pid) && number(n),
+        None => number(tail),
+    };
+    (numbered && !file.is_empty()).then_some(file)
+}
+
+/// Whose leftovers [`remove_leftovers`] removes from a folder.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Leftovers<'a> {
+    /// Those of every file in it: a folder only memoir writes in.
+    All,
+    /// Those of the file of this name alone: a folder shared with others
+    /// (the work tree's root, where MEMORY.md is).
+    Of(&'a str),
+}
+
+/// Removes the temporary files that replacements of files in `folder`
+/// left when they were killed before their rename ([`replace`] makes them
+/// beside the file it replaces, so that is where they are). Only regular
+/// files named as [`replace`] names them go, and nothing through a link
+/// (neither `folder` nor a file in it). Call it holding the lock every
+/// replacement in the folder takes, so that no live one owns a temporary
+/// file. Returns how many were removed; a folder that cannot be read has
+/// none.
+pub(crate) fn remove_leftovers(folder: &Path, whose: Leftovers<'_>) -> usize {
+    let Some(open) = crate::fs::folder::Folder::open_no_link(folder) else {
+        return 0;
+    };
+    let mut removed = 0;
+    for name in open.names() {
+        let Some(target) = name.to_str().and_then(temporary_target) else {
+            continue;
+        };
+        let wanted = match whose {
+            Leftovers::All => true,
+            Leftovers::Of(file) => target == file,
+        };
+        if wanted && open.is_file(&name) && open.remove_file(&name).is_ok() {
+            removed += 1;
+        }
+    }
+    removed
 }
 
 /// Replaces the file at `path` with `bytes`.
@@ -198,6 +252,86 @@ mod tests {
         for link in &planted {
             assert!(std::fs::symlink_metadata(link).unwrap().is_symlink());
         }
+    }
+
+    #[test]
+    fn a_temporary_files_name_says_which_file_it_replaces() {
+        assert_eq!(temporary_target(".a.md.memoir-12-0"), Some("a.md"));
+        assert_eq!(
+            temporary_target(".MEMORY.md.memoir-7-31"),
+            Some("MEMORY.md")
+        );
+        // Named before the counter, views and redact's rewrite.
+        assert_eq!(temporary_target(".a.md.memoir-12"), Some("a.md"));
+        assert_eq!(temporary_target(".redact.memoir-12"), Some("redact"));
+        assert_eq!(
+            temporary_target(".x.md.memoir-1.memoir-2-3"),
+            Some("x.md.memoir-1")
+        );
+        for not in [
+            "a.md",
+            ".gitkeep",
+            "a.md.memoir-12-0",
+            "..memoir-12-0",
+            ".a.md.memoir-",
+            ".a.md.memoir-12-",
+            ".a.md.memoir-x-0",
+            ".a.md.memoir-12-0-1",
+            ".a.md.memoir-tmp",
+        ] {
+            assert_eq!(temporary_target(not), None, "{not}");
+        }
+    }
+
+    #[test]
+    fn removes_the_leftovers_beside_the_files_it_is_asked_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let put = |name: &str| std::fs::write(dir.path().join(name), name).unwrap();
+        for name in [
+            "a.md",
+            ".a.md.memoir-1-0",
+            ".MEMORY.md.memoir-2-1",
+            ".b.md.memoir-3",
+            ".team-notes",
+        ] {
+            put(name);
+        }
+        assert_eq!(remove_leftovers(dir.path(), Leftovers::Of("MEMORY.md")), 1);
+        assert_eq!(temporaries(dir.path()).len(), 2);
+        assert_eq!(remove_leftovers(dir.path(), Leftovers::All), 2);
+        assert!(temporaries(dir.path()).is_empty());
+        for kept in ["a.md", ".team-notes"] {
+            assert!(dir.path().join(kept).exists(), "{kept}");
+        }
+        assert_eq!(
+            remove_leftovers(&dir.path().join("none"), Leftovers::All),
+            0
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn never_removes_through_a_link() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join(".a.md.memoir-1-0"), "theirs").unwrap();
+        let folder = dir.path().join("folder");
+        std::fs::create_dir(&folder).unwrap();
+        // A linked folder, and a leftover's name on a link and a folder.
+        let linked = dir.path().join("linked");
+        std::os::unix::fs::symlink(&outside, &linked).unwrap();
+        std::os::unix::fs::symlink(
+            outside.join(".a.md.memoir-1-0"),
+            folder.join(".b.md.memoir-1-0"),
+        )
+        .unwrap();
+        std::fs::create_dir(folder.join(".c.md.memoir-1-0")).unwrap();
+        assert_eq!(remove_leftovers(&linked, Leftovers::All), 0);
+        assert_eq!(remove_leftovers(&folder, Leftovers::All), 0);
+        assert!(outside.join(".a.md.memoir-1-0").exists());
+        assert!(std::fs::symlink_metadata(folder.join(".b.md.memoir-1-0")).is_ok());
+        assert!(folder.join(".c.md.memoir-1-0").is_dir());
     }
 
     #[cfg(unix)]

@@ -16,7 +16,8 @@
 
 use crate::change::append_only::{stub, Redactable};
 use crate::model::event::{Event, Op};
-use crate::store::{Ctx, Store, StoreError};
+use crate::store::{Ctx, Failpoint, Store, StoreError};
+use std::io::Write;
 
 /// One entry rewritten.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -291,10 +292,13 @@ fn rewrite_log(store: &Store, rel: &str, text: &str, read: usize) -> Result<(), 
     // torn marker before it) is kept as it is.
     let now = crate::log::files::read_log(store, rel)?;
     let text = format!("{text}{}", now.get(read..).unwrap_or_default());
-    crate::fs::replace::replace(
-        &path,
-        text.as_bytes(),
-        crate::fs::replace::Durability::Synced,
-    )
+    crate::fs::replace::replace_with(&path, crate::fs::replace::Durability::Synced, |w| {
+        w.write_all(text.as_bytes())?;
+        // A test's kill before the rename finds the whole text in the
+        // temporary file, as a real one would after the write.
+        w.flush()?;
+        store.killed_at(Failpoint::KilledBeforeRename);
+        Ok(())
+    })
     .map_err(StoreError::io(&path))
 }

@@ -14,15 +14,20 @@ pub enum Failpoint {
     BeforeCommit,
     /// A consolidation's commit, after git's index and before HEAD moves.
     AfterIndex,
+    /// `redact`'s rewrite of a log, its temporary file written and not yet
+    /// renamed: the process is killed there (`kill -9`), not stopped by an
+    /// error, which would remove the temporary file a kill leaves.
+    KilledBeforeRename,
 }
 
 impl Failpoint {
     /// Every failpoint.
-    pub const ALL: [Failpoint; 4] = [
+    pub const ALL: [Failpoint; 5] = [
         Failpoint::AfterLogAppend,
         Failpoint::MidViewUpdate,
         Failpoint::BeforeCommit,
         Failpoint::AfterIndex,
+        Failpoint::KilledBeforeRename,
     ];
 
     /// The failpoint of this name (`MEMOIR_FAILPOINT`'s value).
@@ -37,6 +42,7 @@ impl Failpoint {
             Failpoint::MidViewUpdate => "mid-view-update",
             Failpoint::BeforeCommit => "before-commit",
             Failpoint::AfterIndex => "after-index",
+            Failpoint::KilledBeforeRename => "killed-before-rename",
         }
     }
 
@@ -47,6 +53,7 @@ impl Failpoint {
             Failpoint::MidViewUpdate => "stopped between views",
             Failpoint::BeforeCommit => "stopped before the commit",
             Failpoint::AfterIndex => "stopped before moving HEAD",
+            Failpoint::KilledBeforeRename => "killed before the rename",
         }
     }
 }

@@ -418,6 +418,22 @@ impl Store {
         }
     }
 
+    /// Kills this process if a test's failpoint is `at`: nothing after it
+    /// runs, no destructor, no clean-up, as with `kill -9` (an error would
+    /// unwind through the clean-up a kill skips).
+    pub(crate) fn killed_at(&self, at: Failpoint) {
+        if !self.stops_at(at) {
+            return;
+        }
+        #[cfg(unix)]
+        {
+            use rustix::process::{getpid, kill_process, Signal};
+            let _ = kill_process(getpid(), Signal::KILL);
+        }
+        // Where there is no SIGKILL (or it was refused): as abrupt.
+        std::process::abort();
+    }
+
     pub(crate) fn lock(&self) -> Result<StoreLock, StoreError> {
         Ok(StoreLock::acquire(
             &self.state.lock_path(),

@@ -19,6 +19,7 @@ mod manual;
 mod mcp;
 mod personal;
 mod recall;
+mod replace;
 mod rerank;
 mod resolve;
 mod roundtrip;
