@@ -218,7 +218,49 @@ pub fn clone_id(common_dir: &Path) -> io::Result<String> {
     };
     let binding = here.map(|h| format!("git-dir {h}\n")).unwrap_or_default();
     write_replace(&path, format!("{id}\n{binding}").as_bytes())?;
+    // A clone's first use: from now on its temporary files are git's to
+    // ignore (best effort: `rebuild` still removes them).
+    let _ = exclude_temporaries(common_dir);
     Ok(id)
+}
+
+/// The line in `info/exclude` by which git ignores the temporary files of
+/// a replacement (`fs::replace`) killed before its rename.
+pub const EXCLUDE_TEMPORARIES: &str = ".*.memoir-*";
+
+/// Makes git ignore, in this clone, the temporary files of a replacement
+/// killed before its rename: `git add -A` right after such a kill must not
+/// stage one (`rebuild` removes them, but a person may commit first). The
+/// line goes in `<git common dir>/info/exclude`, which git reads and never
+/// commits; added once, after whatever the file holds.
+pub fn exclude_temporaries(common_dir: &Path) -> io::Result<()> {
+    let info = common_dir.join("info");
+    let path = info.join("exclude");
+    // Not a regular file, or past a megabyte: not memoir's to append to.
+    let Ok(current) = crate::fs::safe_file::read(&path, 1 << 20) else {
+        return Ok(());
+    };
+    let current = String::from_utf8_lossy(current.as_deref().unwrap_or_default());
+    if current.lines().any(|l| l.trim() == EXCLUDE_TEMPORARIES) {
+        return Ok(());
+    }
+    fs::create_dir_all(&info)?;
+    let sep = if current.is_empty() || current.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    let mut file = fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)?;
+    io::Write::write_all(
+        &mut file,
+        format!(
+            "{sep}# memoir: a replacement's temporary file, left if it was killed\n{EXCLUDE_TEMPORARIES}\n"
+        )
+        .as_bytes(),
+    )
 }
 
 /// The id in a clone-id file and the git directory it is bound to.

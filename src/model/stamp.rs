@@ -56,11 +56,22 @@ mod tests {
 
     #[test]
     fn a_stamp_vouches_only_when_older_than_the_record_and_unchanged() {
-        let recorded = Stamp { size: 10, mtime: 100 };
+        let recorded = Stamp {
+            size: 10,
+            mtime: 100,
+        };
         assert!(recorded.still_as(recorded, 101));
         // Changed in the tick the record was written: not trusted.
         assert!(!recorded.still_as(recorded, 100));
-        assert!(!Stamp { size: 11, mtime: 100 }.still_as(recorded, 200));
-        assert!(!Stamp { size: 10, mtime: 99 }.still_as(recorded, 200));
+        assert!(!Stamp {
+            size: 11,
+            mtime: 100
+        }
+        .still_as(recorded, 200));
+        assert!(!Stamp {
+            size: 10,
+            mtime: 99
+        }
+        .still_as(recorded, 200));
     }
 }

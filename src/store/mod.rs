@@ -169,6 +169,9 @@ pub fn init_in(dir: &Path, named: Option<&git::NamedRepo>) -> Result<InitReport,
         }
         Err(e) => return Err(e.into()),
     };
+    // A clone set up before memoir wrote the line gets it here.
+    let repo = git::Repo::find(&root, named)?.info()?;
+    let _ = state::exclude_temporaries(&repo.common_dir);
     let mut created = init_folders(&root)?;
     created.extend(init_memory_md(&root)?);
     created.extend(init_gitattributes(&root)?);

@@ -79,6 +79,12 @@ fn a_redact_killed_before_its_rename_leaves_nothing_git_add_all_picks_up() {
         left[0].contains("/memory/log/2026-11-29/.bob-0badc0de.md.memoir-"),
         "{left:?}"
     );
+    // Straight after the kill, before memoir runs again, git ignores it
+    // (the clone's `info/exclude`): `git add -A` stages nothing of it.
+    env.git(&["add", "-A"]);
+    let staged = env.git(&["diff", "--cached", "--name-only"]);
+    assert!(!staged.contains(".memoir-"), "{staged}");
+    env.git(&["reset", "-q"]);
     // The next redaction finishes it, and cleans what the kill left.
     env.ok(&["redact"]);
     assert_eq!(staged_by_add_all(&env), expected);
