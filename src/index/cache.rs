@@ -26,7 +26,7 @@ pub struct FileEntry {
     pub terms: TermList,
     /// Weighted length in terms, for BM25's length normalization.
     pub len: u32,
-    /// The secret scanner found nothing in it ([`holds_no_secret`]): a
+    /// The secret scanner found nothing in it (`holds_no_secret`): a
     /// query shows it unscanned while its content has `hash`.
     pub clean: bool,
 }

@@ -329,7 +329,7 @@ pub struct NoteRec {
     /// Its event id.
     pub id: String,
     /// The secret scanner found nothing in its text (under the rules of
-    /// [`Head::rules`]).
+    /// `Head::rules`).
     pub clean: bool,
 }
 
@@ -415,7 +415,7 @@ pub struct Rec {
     /// Its type's rank in MEMORY.md's value order.
     pub rank: u8,
     /// The secret scanner found nothing in the content of `hash` (under
-    /// the rules of [`Head::rules`]): a query shows it unscanned.
+    /// the rules of `Head::rules`): a query shows it unscanned.
     pub clean: bool,
 }
 

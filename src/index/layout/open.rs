@@ -224,7 +224,7 @@ impl OpenIndex {
             .collect()
     }
 
-    /// The ids of doc `i`'s description terms, sorted (needs [`Load::Write`]).
+    /// The ids of doc `i`'s description terms, sorted (needs `Load::Write`).
     pub fn description_terms(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
         let Span { at, len } = self.recs[i].descs;
         self.section(Section::Descriptions)
