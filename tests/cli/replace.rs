@@ -52,10 +52,22 @@ fn temporaries(dir: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
+/// Runs `redact` in `env`, killed (SIGKILL, by its own failpoint) after it
+/// wrote the log's temporary file and before its rename.
+#[cfg(unix)]
+fn redact_killed_before_its_rename(env: &Env) {
+    use std::os::unix::process::ExitStatusExt;
+    let out = env
+        .cmd(&["redact"])
+        .env("MEMOIR_FAILPOINT", "killed-before-rename")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.signal(), Some(9), "{out:?}");
+}
+
 #[cfg(unix)]
 #[test]
 fn a_redact_killed_before_its_rename_leaves_nothing_git_add_all_picks_up() {
-    use std::os::unix::process::ExitStatusExt;
     // What a redaction never interrupted leaves for `git add -A`.
     let clean = leaked();
     clean.ok(&["redact"]);
@@ -66,12 +78,7 @@ fn a_redact_killed_before_its_rename_leaves_nothing_git_add_all_picks_up() {
     );
 
     let env = leaked();
-    let out = env
-        .cmd(&["redact"])
-        .env("MEMOIR_FAILPOINT", "killed-before-rename")
-        .output()
-        .expect("run");
-    assert_eq!(out.status.signal(), Some(9), "{out:?}");
+    redact_killed_before_its_rename(&env);
     // The kill left the log's temporary file beside it, whole.
     let left = temporaries(&env.path("memory/log"));
     assert_eq!(left.len(), 1, "{left:?}");
@@ -95,14 +102,8 @@ fn a_redact_killed_before_its_rename_leaves_nothing_git_add_all_picks_up() {
 #[cfg(unix)]
 #[test]
 fn rebuild_cleans_what_a_killed_redact_left_beside_a_log() {
-    use std::os::unix::process::ExitStatusExt;
     let env = leaked();
-    let out = env
-        .cmd(&["redact"])
-        .env("MEMOIR_FAILPOINT", "killed-before-rename")
-        .output()
-        .expect("run");
-    assert_eq!(out.status.signal(), Some(9), "{out:?}");
+    redact_killed_before_its_rename(&env);
     assert_eq!(temporaries(&env.path("memory/log")).len(), 1);
     env.ok(&["rebuild"]);
     let staged = staged_by_add_all(&env);
