@@ -161,17 +161,16 @@ pub fn init(dir: &Path) -> Result<InitReport, StoreError> {
 pub fn init_in(dir: &Path, named: Option<&git::NamedRepo>) -> Result<InitReport, StoreError> {
     fs::create_dir_all(dir).map_err(StoreError::io(dir))?;
     let root = fs::canonicalize(dir).map_err(StoreError::io(dir))?;
-    let created_repo = match git::Repo::find(&root, named) {
-        Ok(_) => false,
+    let (found, created_repo) = match git::Repo::find(&root, named) {
+        Ok(found) => (found, false),
         Err(GitError::NotARepo(_)) => {
             git::init(&root)?;
-            true
+            (git::Repo::find(&root, named)?, true)
         }
         Err(e) => return Err(e.into()),
     };
     // A clone set up before memoir wrote the line gets it here.
-    let repo = git::Repo::find(&root, named)?.info()?;
-    let _ = state::exclude_temporaries(&repo.common_dir);
+    let _ = state::exclude_temporaries(&found.info()?.common_dir);
     let mut created = init_folders(&root)?;
     created.extend(init_memory_md(&root)?);
     created.extend(init_gitattributes(&root)?);
