@@ -361,7 +361,7 @@ impl Changes {
         let mut skip = vec![false; view.len()];
         let mut fresh = Vec::new();
         for (path, stamp) in changed {
-            let at = find(view, path);
+            let at = view.position(path);
             match (at, stamp) {
                 (Some(i), None) => skip[i] = true,
                 (Some(i), Some(stamp)) => {
@@ -386,20 +386,6 @@ impl Changes {
         }
         Some(Changes { skip, fresh })
     }
-}
-
-/// The position of `path` among the index's entries (sorted by path).
-fn find(view: &OpenIndex, path: &str) -> Option<usize> {
-    let (mut lo, mut hi) = (0, view.len());
-    while lo < hi {
-        let mid = lo + (hi - lo) / 2;
-        match view.path(mid).cmp(path) {
-            std::cmp::Ordering::Less => lo = mid + 1,
-            std::cmp::Ordering::Greater => hi = mid,
-            std::cmp::Ordering::Equal => return Some(mid),
-        }
-    }
-    None
 }
 
 /// More changed files than this: refresh and rewrite the index instead.

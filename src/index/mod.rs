@@ -20,7 +20,7 @@ mod whole;
 
 pub use cache::{Cache, FileEntry, NoteEntry, WatchMark};
 pub use corpus::{Corpus, Fresh, NoteDoc, NoteSource};
-pub use layout::{NoteRec, OpenIndex, Rec};
+pub use layout::{NoteRec, OpenIndex, Rec, DESCRIPTION};
 pub use snapshot::Snapshot;
 pub use terms::Terms;
 pub use whole::{Index, Written};

@@ -2,10 +2,10 @@
 //! log entries appended since it was saved (the tail).
 //!
 //! A write must cost the same at 50 memories and at 50,000, so it neither
-//! decodes the index nor stats every memory file. It loads the index's
-//! records, paths, dictionary, description terms and key offsets
-//! ([`Load::Write`]), replays only the tail, and looks up the few keys it
-//! touches. It does not rewrite the index either: the next reader replays
+//! decodes the index nor stats every memory file. It maps the index
+//! ([`Load::Write`]: nothing is checked or decoded up front), replays only
+//! the tail, looks up the few keys it touches, finds near-duplicates
+//! through the postings and MEMORY.md's block in the index's saved cut. It does not rewrite the index either: the next reader replays
 //! the tail again, and once the tail passes a bound ([`MAX_TAIL_BYTES`],
 //! [`MAX_TAIL_VERSIONS`]) the next command refreshes the whole index and
 //! saves it (compaction), so that the cost per command stays flat.
@@ -151,7 +151,8 @@ impl Snapshot {
     }
 
     /// MEMORY.md's generated block: the most valuable memories are chosen
-    /// from the index's records, and only theirs are decoded.
+    /// from the index's saved cut (else from all its records), and only
+    /// theirs are decoded.
     pub fn memory_md_block(&self, budget: usize) -> crate::render::memory_md::Block {
         enum Source {
             Indexed(usize),
@@ -159,14 +160,11 @@ impl Snapshot {
         }
         type Rank<'a> = crate::render::memory_md::Rank<(&'a str, &'a str)>;
         let tail = self.tail_summaries();
+        let (indexed, total_indexed) = self.ranked_docs(budget);
         let mut ranked: Vec<(Rank<'_>, Source)> = Vec::new();
-        for i in 0..self.index.len() {
+        for i in indexed {
             let r = self.index.rec(i);
-            let path = self.index.path(i);
-            if !r.valid || self.tail.views.contains_key(path) {
-                continue;
-            }
-            let Some((scope, slug)) = crate::model::key::split_rel_path(path) else {
+            let Some((scope, slug)) = crate::model::key::split_rel_path(self.index.path(i)) else {
                 continue;
             };
             let rank = Rank {
@@ -186,7 +184,7 @@ impl Snapshot {
             };
             ranked.push((rank, Source::Tail(j)));
         }
-        let total = ranked.len();
+        let total = total_indexed + tail.len();
         // The same order as from summaries, on the records alone.
         crate::render::memory_md::pick(&mut ranked, budget, |(a, _), (b, _)| a.value_order(b));
         let chosen: Vec<(Key, Summary)> = ranked
@@ -201,6 +199,35 @@ impl Snapshot {
             .collect();
         let chosen = chosen.iter().map(|(k, s)| (k, s)).collect();
         crate::render::memory_md::Summaries::chosen(chosen, total).render(budget)
+    }
+
+    /// The indexed docs MEMORY.md's block of `budget` lines may choose
+    /// from (valid memory files the tail did not touch), and how many such
+    /// docs there are. From the saved cut when enough of it is untouched:
+    /// any doc outside it ranks below all of it, so `budget` untouched
+    /// docs of the cut outrank it. Else every record.
+    fn ranked_docs(&self, budget: usize) -> (Vec<usize>, usize) {
+        let touched = |i: usize| self.tail.views.contains_key(self.index.path(i));
+        let ranked = |i: usize| {
+            self.index.rec(i).valid
+                && crate::model::key::split_rel_path(self.index.path(i)).is_some()
+        };
+        if let Some((count, cut)) = self.index.memory_md_cut() {
+            let whole = cut.len() == count;
+            let kept: Vec<usize> = cut.into_iter().filter(|&i| !touched(i)).collect();
+            if whole || kept.len() >= budget {
+                let touched_ranked = (self.tail.views.keys())
+                    .filter_map(|path| self.index.position(path))
+                    .filter(|&i| ranked(i))
+                    .count();
+                return (kept, count.saturating_sub(touched_ranked));
+            }
+        }
+        let all: Vec<usize> = (0..self.index.len())
+            .filter(|&i| ranked(i) && !touched(i))
+            .collect();
+        let count = all.len();
+        (all, count)
     }
 }
 
@@ -394,5 +421,72 @@ mod tests {
             .expect("a key")
             .0;
         assert!(snap.key(&last).is_some());
+    }
+
+    #[test]
+    fn memory_md_from_the_saved_cut_is_memory_md_from_every_record() {
+        use crate::index::cache::{Cache, FileEntry};
+        use crate::model::stamp::Stamp;
+        // More memories than the cut holds, of every rank; a tail that
+        // removes some of the most valuable (so the cut's rest must do)
+        // and, for large budgets, too many of them (so every record must).
+        let mut cache = Cache::default();
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let n = crate::index::layout::CUT + 500;
+        for i in 0..n {
+            let r = next();
+            let kind = ["user", "feedback", "project", "reference"][(r % 4) as usize];
+            let summary = (r % 23 != 0).then(|| Summary {
+                name: format!("m{i}"),
+                description: format!("memory {i}"),
+                kind: kind.into(),
+                tags: vec![],
+                source: Some("test".into()),
+                confidence: [1.0, 0.9, 0.5][(r >> 8) as usize % 3],
+                updated: ((r >> 16) % 50) as i64,
+                review_by: None,
+                expires: None,
+            });
+            let scope = ["project", "user"][(r >> 32) as usize % 2];
+            let entry = FileEntry {
+                stamp: Stamp { size: 1, mtime: 1 },
+                hash: r,
+                summary,
+                error: None,
+                terms: Default::default(),
+                len: 1,
+                clean: true,
+            };
+            cache
+                .files
+                .insert(format!("memory/{scope}/m{i:05}.md"), entry);
+        }
+        let bytes = crate::index::layout::encode(&cache, 1);
+        let index = OpenIndex::parse(bytes, 1).expect("parses");
+        let (_, cut) = index.memory_md_cut().expect("a cut");
+        assert_eq!(cut.len(), crate::index::layout::CUT);
+        for removed in [0, 10, 300, 1000] {
+            let mut tail = Tail::default();
+            let mut rest = cache.clone();
+            for &i in cut.iter().step_by(2).take(removed) {
+                tail.views.insert(index.path(i).to_string(), None);
+                rest.files.remove(index.path(i));
+            }
+            let snap = Snapshot {
+                index: OpenIndex::parse(crate::index::layout::encode(&cache, 1), 1)
+                    .expect("parses"),
+                tail,
+            };
+            for budget in [10, 200, 700, 2000] {
+                let want = crate::index::refresh::memory_md_block(&rest, budget);
+                assert_eq!(snap.memory_md_block(budget), want, "{removed} {budget}");
+            }
+        }
     }
 }

@@ -149,18 +149,23 @@ pub(crate) fn near_duplicate(
 ) -> Option<(Key, f64)> {
     let words: BTreeSet<String> = crate::model::text::words(description).into_iter().collect();
     let mut nearest = Nearest::new(words.len(), except, threshold)?;
-    let mine: BTreeSet<u32> = words.iter().filter_map(|w| snap.index.lookup(w)).collect();
-    for i in snap.index.prefixed(&format!("memory/{scope}/")) {
-        let path = snap.index.path(i);
-        if snap.tail.views.contains_key(path) {
-            continue;
+    // Through the postings of the new description's words (their
+    // description bit): a write reads a few lists, not every description
+    // of the scope (a twentieth of a remember at 60,000 memories).
+    let scope_docs = snap.index.prefixed(&format!("memory/{scope}/"));
+    let mut common: HashMap<u32, usize> = HashMap::new();
+    for id in words.iter().filter_map(|w| snap.index.lookup(w)) {
+        for (doc, _, mask) in snap.index.postings(id) {
+            if mask & crate::index::DESCRIPTION != 0 && scope_docs.contains(&(doc as usize)) {
+                *common.entry(doc).or_default() += 1;
+            }
         }
-        let (mut n, mut common) = (0, 0);
-        for id in snap.index.description_terms(i) {
-            n += 1;
-            common += usize::from(mine.contains(&id));
+    }
+    for (doc, common) in common {
+        let path = snap.index.path(doc as usize);
+        if !snap.tail.views.contains_key(path) {
+            nearest.offer(path, snap.index.description_len(doc as usize), common);
         }
-        nearest.offer(path, n, common);
     }
     for (key, s) in snap.tail_summaries() {
         if key.scope == scope {

@@ -3,9 +3,9 @@
 //! A query must not decode tens of thousands of entries (each a handful of
 //! allocations) just to check their stamps and score a few terms, and a
 //! write must not decode them to look up one memory's heads. So the index
-//! is written as fixed-size records and blobs: a reader loads only the
-//! sections it needs ([`Load`]) and reads records, paths, term lists and key
-//! states where they lie, decoding summaries only for what it shows.
+//! is written as fixed-size records and blobs: a reader maps the file and
+//! reads records, paths, term lists and key states where they lie,
+//! decoding summaries only for what it shows.
 //! Commands over the whole store decode all of it into a [`Cache`].
 //!
 //! ```text
@@ -28,6 +28,8 @@
 //! 13 Notes          every note, oldest first, as log entries (a log's format)
 //! 14 NoteRecs       one 47-byte record per note (see NoteRec); a note's postings
 //!                   are those of doc number (memory files + its place)
+//! 15 MemoryMdCut    u32 count of the docs MEMORY.md ranks, then the u32 doc numbers of
+//!                   the most valuable of them (at most CUT), in MEMORY.md's value order
 //! ```
 //! The number is a section's place in the header's table; the sections
 //! themselves lie in the file in another order (`Section::PHYSICAL`).
@@ -62,6 +64,11 @@ const HEADER: usize = TABLE_AT + Section::COUNT * TABLE_ENTRY;
 const REC: usize = 104;
 /// Bytes per posting: doc u32, weighted tf u16, field mask u8.
 const TERM: usize = 7;
+/// How many of the most valuable memories the index keeps in MEMORY.md's
+/// order ([`Section::MemoryMdCut`]): a write's block needs its budget (200
+/// lines by default) plus the memories its tail touched (at most
+/// `MAX_TAIL_VERSIONS`, 256, and its own).
+pub const CUT: usize = 1024;
 /// The description bit of a posting's field mask.
 pub const DESCRIPTION: u8 = 1 << 1;
 
@@ -102,11 +109,15 @@ enum Section {
     Notes = 13,
     /// One [`NoteRec`] per note, in the order of [`Section::Notes`].
     NoteRecs = 14,
+    /// How many docs MEMORY.md ranks (u32), then the doc numbers (u32) of
+    /// the most valuable [`CUT`] of them, in its value order: a write's
+    /// MEMORY.md is chosen from these, not from every record.
+    MemoryMdCut = 15,
 }
 
 impl Section {
     /// How many sections an index file has.
-    const COUNT: usize = 15;
+    const COUNT: usize = 16;
     /// The sections in table order (`TABLE[s as usize] == s`).
     const TABLE: [Section; Section::COUNT] = [
         Section::Head,
@@ -124,11 +135,13 @@ impl Section {
         Section::PostingOffsets,
         Section::Notes,
         Section::NoteRecs,
+        Section::MemoryMdCut,
     ];
-    /// The sections in file order: what most readers load comes first, so
-    /// that a load is a few long reads.
+    /// The sections in file order: what most readers touch comes first, so
+    /// that they touch few pages.
     const PHYSICAL: [Section; Section::COUNT] = [
         Section::Head,
+        Section::MemoryMdCut,
         Section::DictOffsets,
         Section::Terms,
         Section::Sorted,
@@ -185,42 +198,20 @@ impl Span {
     }
 }
 
-/// Which sections a reader loads; the others are read from the file on use.
+/// Who opens the index, which says how much of it is checked before it
+/// is read (a whole decode relies on every record; the others check each
+/// record they read, so that opening costs the same at any size).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Load {
-    /// A search: records, paths, dictionary, posting offsets, key
-    /// offsets and note records (its terms' postings are read on use).
+    /// A search: its terms' postings, the records of the docs they name.
     Query,
-    /// A write: records, paths, dictionary, descriptions and key offsets.
+    /// A write: key states, paths and descriptions.
     Write,
-    /// A consolidation: a write's sections, the key states and the pending
-    /// proposals (it looks up many keys: a read per probe would be tens of
-    /// thousands of reads).
+    /// A consolidation: a write's reads, the pending proposals.
     Plan,
-    /// Decoding it all ([`OpenIndex::into_cache`]): everything but the postings
-    /// and the proposals, which are read a part at a time.
+    /// Decoding it all ([`OpenIndex::into_cache`]): every record, path and
+    /// key offset is checked first.
     Decode,
-}
-
-impl Load {
-    /// Does this load read section `s` into memory?
-    fn wants(self, s: Section) -> bool {
-        use Section::*;
-        // `OpenIndex::check` reads these, whatever the load.
-        let checked = matches!(
-            s,
-            Head | KeyOffsets | DictOffsets | Terms | Sorted | Docs | Paths
-        );
-        checked
-            || match self {
-                // A query's terms can be in tens of thousands of notes: one
-                // read of their records, not one each.
-                Load::Query => matches!(s, PostingOffsets | NoteRecs),
-                Load::Write => s == Descriptions,
-                Load::Plan => matches!(s, Descriptions | Keys | Proposals),
-                Load::Decode => matches!(s, Entries | Descriptions | Keys | PostingOffsets),
-            }
-    }
 }
 
 /// What a query needs from the logs' side, small enough to decode each time.
@@ -257,28 +248,6 @@ fn u64_at(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(
         b.get(at..at.checked_add(8)?)?.try_into().ok()?,
     ))
-}
-
-/// Fills `buf` from `file` at byte `at`.
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> io::Result<()> {
-    #[cfg(unix)]
-    {
-        std::os::unix::fs::FileExt::read_exact_at(file, buf, at)
-    }
-    #[cfg(not(unix))]
-    {
-        read_at_by_seeking(file, buf, at)
-    }
-}
-
-/// [`read_at`] where there is no positional read. It moves the file's
-/// cursor: fine, as a view's file is read by one thread at a time and only
-/// ever at explicit offsets. (Built in tests too, to check it on unix.)
-#[cfg(any(not(unix), test))]
-fn read_at_by_seeking(mut file: &std::fs::File, buf: &mut [u8], at: u64) -> io::Result<()> {
-    use std::io::{Read, Seek};
-    file.seek(io::SeekFrom::Start(at))?;
-    file.read_exact(buf)
 }
 
 /// The header's section table, checked against the file's length.
@@ -753,13 +722,8 @@ mod tests {
         let beta = view.lookup("beta").expect("beta");
         assert!(view.description_terms(1).any(|id| id == beta));
         assert!(!view.description_terms(2).any(|id| id == beta));
-        // Posting offsets were not loaded; summaries are read from the file.
-        assert!(view.postings(beta).is_empty());
+        assert_eq!(view.postings(beta).len(), 2);
         assert_eq!(view.entry(2).0, cache.files["memory/project/m2.md"].summary);
-        // A query reads its terms' postings from the file.
-        let query = OpenIndex::open(&path, 9, Load::Query).expect("opens");
-        assert_eq!(query.postings(beta).len(), 2);
-        assert_eq!(query.description_terms(1).count(), 0);
     }
 
     #[test]
@@ -779,6 +743,13 @@ mod tests {
             let mut b = bytes.clone();
             let at = (state % b.len() as u64) as usize;
             b[at] ^= (state >> 32) as u8 | 1;
+            // A query and a write check in constant time, and each record
+            // as they read it: what they open must be safe to read too.
+            for load in LOADS {
+                if let Some(v) = OpenIndex::parse_as(b.clone(), 1, load) {
+                    read_all(v);
+                }
+            }
             if let Some(v) = OpenIndex::parse(b, 1) {
                 // Whatever survives the checks must be safe to read.
                 for i in 0..v.len() {
@@ -824,16 +795,16 @@ mod tests {
 
     #[test]
     fn the_format_is_unchanged() {
-        // Written by the code of index version 10 (version 9's bytes, and
-        // the watcher's mark in the head: one byte more without one): the
-        // same cache must still make the same bytes.
+        // Written by the code of index version 11 (version 10's sections
+        // and MEMORY.md's cut, section 15): the same cache must still make
+        // the same bytes.
         assert_eq!(
-            print(&encode_with(&fixture(), 10, RULES)),
-            (2294, 0x9607_7cb8_aad6_ba67)
+            print(&encode_with(&fixture(), 11, RULES)),
+            (2326, 0xc415_b209_737a_57a4)
         );
         assert_eq!(
-            print(&encode_with(&Cache::default(), 10, RULES)),
-            (287, 0x809e_bac3_ca32_6cc0)
+            print(&encode_with(&Cache::default(), 11, RULES)),
+            (307, 0xb267_0b4e_f737_861e)
         );
         // Written after other bytes, the index is the same, and the writer
         // is left at its end.
@@ -905,12 +876,6 @@ mod tests {
         let mut physical: Vec<usize> = Section::PHYSICAL.iter().map(|s| *s as usize).collect();
         physical.sort_unstable();
         assert_eq!(physical, (0..Section::COUNT).collect::<Vec<_>>());
-        // `OpenIndex::check` reads these whatever the load.
-        for load in LOADS {
-            for s in Section::TABLE[..=Section::Paths as usize].iter() {
-                assert!(load.wants(*s), "{load:?} {s:?}");
-            }
-        }
     }
 
     /// Each field of a record: name, offset, size.
@@ -1060,6 +1025,30 @@ mod tests {
     }
 
     #[test]
+    fn description_terms_are_the_postings_with_the_description_bit() {
+        // A write finds near-duplicates through the postings; consolidation
+        // through the descriptions section: both must name the same terms.
+        let view = OpenIndex::parse(encode(&fixture(), 9), 9).expect("parses");
+        let mut by_postings = vec![Vec::new(); view.len()];
+        for id in 0..view.term_count() as u32 {
+            for (doc, _, mask) in view.postings(id) {
+                if mask & DESCRIPTION != 0 && (doc as usize) < view.len() {
+                    by_postings[doc as usize].push(id);
+                }
+            }
+        }
+        assert!(by_postings.iter().any(|ids| !ids.is_empty()));
+        for (i, ids) in by_postings.iter().enumerate() {
+            assert_eq!(
+                &view.description_terms(i).collect::<Vec<_>>(),
+                ids,
+                "doc {i}"
+            );
+            assert_eq!(view.description_len(i), ids.len());
+        }
+    }
+
+    #[test]
     fn each_load_reads_the_same_file() {
         let cache = fixture();
         let whole = OpenIndex::parse(encode(&cache, 9), 9).expect("parses");
@@ -1067,10 +1056,10 @@ mod tests {
         let path = dir.path().join("index.bin");
         std::fs::write(&path, encode(&cache, 9)).expect("write");
         for load in LOADS {
-            // What a load leaves out is read from the file on use.
             let view = OpenIndex::open(&path, 9, load).expect("opens");
-            assert_eq!(view.recs, whole.recs, "{load:?}");
+            assert_eq!(view.len(), whole.len());
             for i in 0..view.len() {
+                assert_eq!(view.rec(i), whole.rec(i), "{load:?}");
                 assert_eq!(view.path(i), whole.path(i));
                 assert_eq!(view.entry(i), whole.entry(i));
             }
@@ -1149,13 +1138,15 @@ mod tests {
             }
         }
         // One byte short: every section the checks cover is refused (the
-        // postings and proposals are checked when read).
+        // postings, proposals, notes and MEMORY.md's cut are checked when
+        // read).
         let checked = Section::TABLE.into_iter().filter(|s| {
             ![
                 Section::Postings,
                 Section::PostingOffsets,
                 Section::Proposals,
                 Section::Notes,
+                Section::MemoryMdCut,
             ]
             .contains(s)
         });
@@ -1164,30 +1155,10 @@ mod tests {
             assert!(OpenIndex::parse(with(s, at, len - 1), 9).is_none(), "{s:?}");
         }
         // The magic, the version and the section count.
-        for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 14), (COUNT_AT, 16)] {
+        for (at, byte) in [(0, b'X'), (VERSION_AT, 8), (COUNT_AT, 15), (COUNT_AT, 17)] {
             let mut b = bytes.clone();
             b[at] = byte;
             assert!(OpenIndex::parse(b, 9).is_none(), "byte {at}");
         }
-    }
-
-    #[test]
-    fn the_seeking_read_reads_what_the_positional_one_does() {
-        let bytes = encode(&fixture(), 9);
-        let dir = tempfile::tempdir().expect("temp dir");
-        let path = dir.path().join("index.bin");
-        std::fs::write(&path, &bytes).expect("write");
-        let file = std::fs::File::open(&path).expect("open");
-        let n = bytes.len();
-        // Out of order, so that the seeking one cannot rely on its cursor.
-        for (at, len) in [(100, 7), (0, 16), (n - 3, 3), (40, 0), (7, 200)] {
-            let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
-            read_at(&file, &mut a, at as u64).expect("positional");
-            read_at_by_seeking(&file, &mut b, at as u64).expect("seeking");
-            assert_eq!((&a, &b), (&bytes[at..at + len].to_vec(), &a), "{at}");
-        }
-        let mut past = [0u8; 4];
-        assert!(read_at(&file, &mut past, n as u64 - 2).is_err());
-        assert!(read_at_by_seeking(&file, &mut past, n as u64 - 2).is_err());
     }
 }

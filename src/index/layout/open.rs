@@ -1,77 +1,102 @@
-//! The index file opened and read in place: only the sections a reader
-//! needs are loaded, records and term lists read where they lie.
+//! The index file opened and read in place: sections are read where they
+//! lie, records decoded on use.
+//!
+//! On unix the file is mapped rather than read: a query touches a few
+//! pages of a file of tens of megabytes (its terms' postings, the records
+//! and paths of the docs they name), and a process that copied the whole
+//! file, or even the sections a query might need, paid for the copy and
+//! its page faults on every run (42% of a warm query at 60,000 memories).
+//! Elsewhere the file is read whole (a mapped file there cannot be
+//! replaced while it is open).
 
 use super::*;
+
+/// The index file's bytes: mapped, or read into memory.
+#[derive(Debug)]
+enum Bytes {
+    /// The file, mapped read-only.
+    #[cfg(unix)]
+    Mapped(memmap2::Mmap),
+    /// The file's bytes, owned.
+    Owned(Vec<u8>),
+}
+
+impl std::ops::Deref for Bytes {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            #[cfg(unix)]
+            Bytes::Mapped(map) => map,
+            Bytes::Owned(bytes) => bytes,
+        }
+    }
+}
+
+impl Bytes {
+    /// The bytes of the file at `path`, mapped where that is safe.
+    fn of_file(path: &std::path::Path) -> Option<Bytes> {
+        let file = std::fs::File::open(path).ok()?;
+        #[cfg(unix)]
+        {
+            // SAFETY: a mapping is undefined behaviour if the file changes
+            // under it. memoir never changes an index file in place: it
+            // writes a new file and renames it over the old one
+            // (`fs::replace`), or removes it; either leaves this inode, and
+            // so this mapping, as it was. Another program truncating
+            // `.git/memoir/<clone>/index.bin` by hand while a query runs
+            // would fault that query, the exposure git accepts for its own
+            // index and packs.
+            if let Ok(map) = unsafe { memmap2::Mmap::map(&file) } {
+                return Some(Bytes::Mapped(map));
+            }
+        }
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut &file, &mut bytes).ok()?;
+        Some(Bytes::Owned(bytes))
+    }
+}
 
 /// The persistent index's file opened and read in place (not a "view":
 /// views are the memory files and MEMORY.md).
 #[derive(Debug)]
 pub struct OpenIndex {
-    /// The file's bytes where a section was loaded; zero pages elsewhere
-    /// (allocated, never touched, so they cost no memory).
-    bytes: Vec<u8>,
-    /// Which sections `bytes` holds.
-    loaded: PerSection<bool>,
-    /// The file, for sections not loaded.
-    file: Option<std::fs::File>,
+    /// The file's bytes.
+    bytes: Bytes,
     /// Where each section lies in the file.
     pub(super) sec: PerSection<Span>,
     /// The head section, decoded.
     pub head: Head,
-    pub(super) recs: Vec<Rec>,
+    /// How many doc records the docs section holds.
+    docs: usize,
 }
 
 impl OpenIndex {
-    /// Opens an index file, loading the sections `load` names. `None` if it
-    /// is not one this version wrote, or damaged.
+    /// Opens an index file for the reader `load` names. `None` if it is not
+    /// one this version wrote, or damaged where the checks of that load
+    /// look.
     pub fn open(path: &std::path::Path, version: u32, load: Load) -> Option<OpenIndex> {
-        let file = std::fs::File::open(path).ok()?;
-        let total = usize::try_from(file.metadata().ok()?.len()).ok()?;
-        if total < HEADER {
-            return None;
-        }
-        let mut bytes = vec![0u8; total];
-        read_at(&file, &mut bytes[..HEADER], 0).ok()?;
-        let sec = section_table(&bytes, total, version)?;
-        let mut loaded = PerSection([false; Section::COUNT]);
-        // One read per run of adjacent wanted sections.
-        let mut run: Option<(usize, usize)> = None;
-        for s in Section::PHYSICAL {
-            if !load.wants(s) {
-                continue;
-            }
-            loaded[s] = true;
-            let Span { at: o, len: l } = sec[s];
-            run = match run {
-                Some((a, b)) if b == o => Some((a, o + l)),
-                Some((a, b)) => {
-                    read_at(&file, bytes.get_mut(a..b)?, a as u64).ok()?;
-                    Some((o, o + l))
-                }
-                None => Some((o, o + l)),
-            };
-        }
-        if let Some((a, b)) = run {
-            read_at(&file, bytes.get_mut(a..b)?, a as u64).ok()?;
-        }
-        OpenIndex::check(bytes, loaded, sec, Some(file))
+        OpenIndex::check(Bytes::of_file(path)?, version, load)
     }
 
     /// Checks a whole index file and opens it; `None` if it is not one this
     /// version wrote, or is damaged anywhere.
     pub fn parse(bytes: Vec<u8>, version: u32) -> Option<OpenIndex> {
-        let sec = section_table(&bytes, bytes.len(), version)?;
-        OpenIndex::check(bytes, PerSection([true; Section::COUNT]), sec, None)
+        OpenIndex::check(Bytes::Owned(bytes), version, Load::Decode)
     }
 
-    /// Decodes the head and the records and checks what readers rely on
-    /// (so that they never index out of a section).
-    fn check(
-        bytes: Vec<u8>,
-        loaded: PerSection<bool>,
-        sec: PerSection<Span>,
-        file: Option<std::fs::File>,
-    ) -> Option<OpenIndex> {
+    /// [`OpenIndex::open`]'s checks on bytes in memory.
+    #[cfg(test)]
+    pub(super) fn parse_as(bytes: Vec<u8>, version: u32, load: Load) -> Option<OpenIndex> {
+        OpenIndex::check(Bytes::Owned(bytes), version, load)
+    }
+
+    /// Decodes the head and checks what readers rely on. Every load checks
+    /// the header, the head and the sections' sizes (constant time); a
+    /// whole decode also checks every record, path and key offset. The
+    /// other loads check each record as they read it: a damaged one reads
+    /// as empty or invalid, never out of its section.
+    fn check(bytes: Bytes, version: u32, load: Load) -> Option<OpenIndex> {
+        let sec = section_table(&bytes, bytes.len(), version)?;
         let slice = |s: Section| bytes.get(sec[s].at..sec[s].at + sec[s].len);
         let head: Head = postcard::from_bytes(slice(Section::Head)?).ok()?;
         // Its flags vouch for texts only under the rules they were
@@ -79,25 +104,44 @@ impl OpenIndex {
         if head.rules != crate::policy::secrets::rules_fingerprint() {
             return None;
         }
-        let recs = records(slice(Section::Docs)?, &sec)?;
+        let docs_section = slice(Section::Docs)?;
+        let docs = u32_at(docs_section, 0)? as usize;
+        if docs_section.len() != 4 + docs.checked_mul(REC)? {
+            return None;
+        }
         let view = OpenIndex {
             bytes,
-            loaded,
-            file,
             sec,
             head,
-            recs,
+            docs,
         };
-        let keys_ok = !view.loaded[Section::KeyOffsets] || view.key_offsets_rise()?;
         let notes_ok = (view.head.notes as usize).checked_mul(NOTE_REC)
             == Some(view.sec[Section::NoteRecs].len);
-        (view.paths_sorted() && view.dict_fits()? && keys_ok && notes_ok).then_some(view)
+        if !(notes_ok && view.dict_fits()?) {
+            return None;
+        }
+        if load == Load::Decode
+            && !(view.records_fit() && view.paths_sorted() && view.key_offsets_rise()?)
+        {
+            return None;
+        }
+        Some(view)
+    }
+
+    /// Every record lies within the sections it points into.
+    fn records_fit(&self) -> bool {
+        (0..self.docs).all(|i| {
+            let rec = self.rec(i);
+            rec.path.within(self.sec[Section::Paths].len)
+                && rec.entry.within(self.sec[Section::Entries].len)
+                && rec.descs.within(self.sec[Section::Descriptions].len / 4)
+        })
     }
 
     /// Paths must be UTF-8 and sorted: lookups merge with a sorted listing.
     fn paths_sorted(&self) -> bool {
         let mut prev: Option<&str> = None;
-        for i in 0..self.recs.len() {
+        for i in 0..self.docs {
             let Ok(p) = std::str::from_utf8(self.path_bytes(i)) else {
                 return false;
             };
@@ -108,7 +152,6 @@ impl OpenIndex {
         }
         true
     }
-
     /// The dictionary's offsets end at the terms' end, and every term is
     /// in the sorted list.
     fn dict_fits(&self) -> Option<bool> {
@@ -135,49 +178,40 @@ impl OpenIndex {
         Some(!offs.is_empty())
     }
 
-    /// A loaded section (empty if it was not loaded).
+    /// Section `s`'s bytes.
     fn section(&self, s: Section) -> &[u8] {
-        if !self.loaded[s] {
-            return &[];
-        }
         let Span { at, len } = self.sec[s];
+        // Within the file: `section_table` checked every span.
         self.bytes.get(at..at + len).unwrap_or(&[])
     }
 
-    /// Bytes `at..at + len` of section `s`, from memory or from the file.
-    fn read(&self, s: Section, at: usize, len: usize) -> Option<std::borrow::Cow<'_, [u8]>> {
-        if at.checked_add(len)? > self.sec[s].len {
-            return None;
-        }
-        let start = self.sec[s].at + at;
-        if self.loaded[s] {
-            return Some(self.bytes.get(start..start + len)?.into());
-        }
-        let mut buf = vec![0u8; len];
-        read_at(self.file.as_ref()?, &mut buf, start as u64).ok()?;
-        Some(buf.into())
+    /// Bytes `at..at + len` of section `s`; `None` past its end.
+    fn read(&self, s: Section, at: usize, len: usize) -> Option<&[u8]> {
+        self.section(s).get(at..at.checked_add(len)?)
     }
 
     fn path_bytes(&self, i: usize) -> &[u8] {
-        let Span { at, len } = self.recs[i].path;
-        self.section(Section::Paths)
-            .get(at..at + len)
-            .unwrap_or(&[])
+        let Span { at, len } = self.rec(i).path;
+        self.read(Section::Paths, at, len).unwrap_or(&[])
     }
 
     /// Memory files indexed.
     pub fn len(&self) -> usize {
-        self.recs.len()
+        self.docs
     }
 
     /// Is the index empty?
     pub fn is_empty(&self) -> bool {
-        self.recs.is_empty()
+        self.docs == 0
     }
 
-    /// The record of doc `i`.
-    pub fn rec(&self, i: usize) -> &Rec {
-        &self.recs[i]
+    /// The record of doc `i`, decoded now (an invalid, empty one past the
+    /// last).
+    pub fn rec(&self, i: usize) -> Rec {
+        let at = i.checked_mul(REC).and_then(|a| a.checked_add(4));
+        at.and_then(|at| self.read(Section::Docs, at, REC))
+            .and_then(|r| r.try_into().ok())
+            .map_or(Rec::decode(&[0; REC]), Rec::decode)
     }
 
     /// The path of doc `i`.
@@ -218,27 +252,51 @@ impl OpenIndex {
         else {
             return Vec::new();
         };
-        let docs = self.recs.len() + self.note_count();
-        postings_in(&bytes)
+        let docs = self.docs + self.note_count();
+        postings_in(bytes)
             .filter(|p| (p.0 as usize) < docs)
             .collect()
     }
 
-    /// The ids of doc `i`'s description terms, sorted (needs `Load::Write`).
+    /// The ids of doc `i`'s description terms, sorted.
     pub fn description_terms(&self, i: usize) -> impl Iterator<Item = u32> + '_ {
-        let Span { at, len } = self.recs[i].descs;
-        self.section(Section::Descriptions)
-            .get(at * 4..(at + len) * 4)
+        let Span { at, len } = self.rec(i).descs;
+        self.read(Section::Descriptions, at * 4, len * 4)
             .unwrap_or(&[])
             .chunks_exact(4)
             .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
     }
 
+    /// How many docs MEMORY.md ranks (valid memory files), and the
+    /// positions of the most valuable of them (at most [`CUT`]), most
+    /// valuable first; `None` if damaged.
+    pub fn memory_md_cut(&self) -> Option<(usize, Vec<usize>)> {
+        let cut = self.section(Section::MemoryMdCut);
+        let ranked = u32_at(cut, 0)? as usize;
+        let docs: Vec<usize> = (cut.get(4..)?.chunks_exact(4))
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize)
+            .collect();
+        let fits = cut.len() % 4 == 0 && docs.len() == ranked.min(CUT);
+        (fits && ranked <= self.docs && docs.iter().all(|&i| i < self.docs))
+            .then_some((ranked, docs))
+    }
+
+    /// The position of the doc at `path`, by binary search.
+    pub fn position(&self, path: &str) -> Option<usize> {
+        let found = self.prefixed(path).start;
+        (found < self.docs && self.path(found) == path).then_some(found)
+    }
+
+    /// How many description terms doc `i` has.
+    pub fn description_len(&self, i: usize) -> usize {
+        self.rec(i).descs.len
+    }
+
     /// Doc `i`'s summary (decoded now) and parse error.
     pub fn entry(&self, i: usize) -> (Option<Summary>, Option<String>) {
-        let Span { at, len } = self.recs[i].entry;
+        let Span { at, len } = self.rec(i).entry;
         self.read(Section::Entries, at, len)
-            .and_then(|b| postcard::from_bytes(&b).ok())
+            .and_then(|b| postcard::from_bytes(b).ok())
             .unwrap_or((None, Some("unreadable index entry".into())))
     }
 
@@ -270,7 +328,7 @@ impl OpenIndex {
     }
 
     /// How many terms the dictionary has.
-    fn term_count(&self) -> usize {
+    pub(super) fn term_count(&self) -> usize {
         (self.sec[Section::DictOffsets].len / 4).saturating_sub(1)
     }
 
@@ -282,8 +340,8 @@ impl OpenIndex {
     /// Key state `i` (in key order), decoded now.
     fn key_entry(&self, i: usize) -> Option<(String, KeyState)> {
         let offs = self.read(Section::KeyOffsets, i * 4, 8)?;
-        let (a, b) = (u32_at(&offs, 0)? as usize, u32_at(&offs, 4)? as usize);
-        postcard::from_bytes(&self.read(Section::Keys, a, b.checked_sub(a)?)?).ok()
+        let (a, b) = (u32_at(offs, 0)? as usize, u32_at(offs, 4)? as usize);
+        postcard::from_bytes(self.read(Section::Keys, a, b.checked_sub(a)?)?).ok()
     }
 
     /// A memory's replayed state as of the index, by binary search.
@@ -305,7 +363,7 @@ impl OpenIndex {
     /// and whole-index readers need them); `None` if damaged.
     pub fn proposals(&self) -> Option<Vec<crate::model::event::Event>> {
         let bytes = self.read(Section::Proposals, 0, self.sec[Section::Proposals].len)?;
-        let text = std::str::from_utf8(&bytes).ok()?;
+        let text = std::str::from_utf8(bytes).ok()?;
         let parsed = crate::model::event::parse_log(text).ok()?;
         let ids = parsed.events.iter().map(|e| &e.id);
         (parsed.torn.is_empty() && ids.eq(self.head.pending.iter())).then_some(parsed.events)
@@ -315,7 +373,7 @@ impl OpenIndex {
     /// whole-index readers need them); `None` if damaged.
     pub fn notes(&self) -> Option<Vec<crate::model::event::Event>> {
         let bytes = self.read(Section::Notes, 0, self.sec[Section::Notes].len)?;
-        let text = std::str::from_utf8(&bytes).ok()?;
+        let text = std::str::from_utf8(bytes).ok()?;
         let parsed = crate::model::event::parse_log(text).ok()?;
         (parsed.torn.is_empty() && parsed.events.len() == self.note_count())
             .then_some(parsed.events)
@@ -341,11 +399,11 @@ impl OpenIndex {
             .to_string();
         Some(NoteRec {
             entry: Span {
-                at: u32_at(&b, 0)? as usize,
-                len: u32_at(&b, 4)? as usize,
+                at: u32_at(b, 0)? as usize,
+                len: u32_at(b, 4)? as usize,
             },
             time: i64::from_le_bytes(b.get(8..16)?.try_into().ok()?),
-            len: u32_at(&b, 16)?,
+            len: u32_at(b, 16)?,
             id,
             clean: b.get(46)? & 1 != 0,
         })
@@ -354,7 +412,7 @@ impl OpenIndex {
     /// Note `i`, parsed from its entry alone; `None` if damaged.
     pub fn note(&self, rec: &NoteRec) -> Option<crate::model::event::Event> {
         let bytes = self.read(Section::Notes, rec.entry.at, rec.entry.len)?;
-        let parsed = crate::model::event::parse_log(std::str::from_utf8(&bytes).ok()?).ok()?;
+        let parsed = crate::model::event::parse_log(std::str::from_utf8(bytes).ok()?).ok()?;
         let mut events = parsed.events.into_iter();
         let e = events.next()?;
         (events.next().is_none() && e.id == rec.id).then_some(e)
@@ -369,7 +427,7 @@ impl OpenIndex {
             .map(|id| String::from_utf8(self.dict_term(id).to_vec()).ok())
             .collect::<Option<Vec<_>>>()?;
         let mut doc_terms = self.doc_terms()?;
-        let note_terms = doc_terms.split_off(self.recs.len());
+        let note_terms = doc_terms.split_off(self.docs);
         let notes = self
             .notes()?
             .into_iter()
@@ -406,10 +464,8 @@ impl OpenIndex {
     /// They are read a range of terms at a time (the whole section is tens
     /// of megabytes).
     fn doc_terms(&self) -> Option<Vec<TermList>> {
-        let mut doc_terms: Vec<TermList> = self
-            .recs
-            .iter()
-            .map(|r| TermList::with_capacity(r.terms.min(1 << 16)))
+        let mut doc_terms: Vec<TermList> = (0..self.docs)
+            .map(|i| TermList::with_capacity(self.rec(i).terms.min(1 << 16)))
             .chain((0..self.note_count()).map(|_| TermList::default()))
             .collect();
         let n_terms = self.term_count();
@@ -418,7 +474,7 @@ impl OpenIndex {
             0,
             self.sec[Section::PostingOffsets].len,
         )?;
-        let at = |id: usize| u32_at(&offs, id * 4).map(|v| v as usize);
+        let at = |id: usize| u32_at(offs, id * 4).map(|v| v as usize);
         let mut lo = 0;
         while lo < n_terms {
             // Terms lo..hi: about a million postings (at least one term).
@@ -449,7 +505,7 @@ impl OpenIndex {
         let mut files = BTreeMap::new();
         for (i, mut terms) in doc_terms.into_iter().enumerate() {
             terms.shrink_to_fit();
-            let r = self.recs[i];
+            let r = self.rec(i);
             let (summary, error) = self.entry(i);
             files.insert(
                 self.path(i).to_string(),
@@ -466,25 +522,4 @@ impl OpenIndex {
         }
         files
     }
-}
-
-/// The docs section's records, each checked to lie within the sections
-/// it points into.
-fn records(docs: &[u8], sec: &PerSection<Span>) -> Option<Vec<Rec>> {
-    let n = u32_at(docs, 0)? as usize;
-    if docs.len() != 4 + n.checked_mul(REC)? {
-        return None;
-    }
-    let mut recs = Vec::with_capacity(n);
-    for r in docs.get(4..)?.chunks_exact(REC) {
-        let rec = Rec::decode(r.try_into().ok()?);
-        if !rec.path.within(sec[Section::Paths].len)
-            || !rec.entry.within(sec[Section::Entries].len)
-            || !rec.descs.within(sec[Section::Descriptions].len / 4)
-        {
-            return None;
-        }
-        recs.push(rec);
-    }
-    Some(recs)
 }

@@ -104,7 +104,35 @@ fn write_section(w: &mut impl Write, cache: &Cache, s: Section, rules: u64) -> i
         Section::Notes => write_each(w, cache.notes.iter().map(|n| n.event.render())),
         Section::NoteRecs => write_note_recs(w, cache),
         Section::PostingOffsets => write_offsets(w, posting_counts(cache)),
+        Section::MemoryMdCut => write_memory_md_cut(w, cache),
     }
+}
+
+/// Writes how many docs MEMORY.md ranks and the most valuable [`CUT`] of
+/// them, in its value order (the order `Snapshot::memory_md_block` ranks
+/// records by).
+fn write_memory_md_cut(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
+    use crate::render::memory_md::{pick, type_rank, Rank};
+    let mut ranked: Vec<(Rank<(&str, &str)>, u32)> = (cache.files.iter().enumerate())
+        .filter_map(|(i, (path, e))| {
+            let s = e.summary.as_ref()?;
+            let rank = Rank {
+                kind: type_rank(&s.kind),
+                confidence: s.confidence,
+                updated: s.updated,
+                key: crate::model::key::split_rel_path(path)?,
+            };
+            Some((rank, i as u32))
+        })
+        .collect();
+    w.write_all(&(ranked.len() as u32).to_le_bytes())?;
+    let order =
+        |(a, _): &(Rank<(&str, &str)>, u32), (b, _): &(Rank<(&str, &str)>, u32)| a.value_order(b);
+    pick(&mut ranked, CUT, order);
+    ranked.sort_unstable_by(order);
+    ranked
+        .iter()
+        .try_for_each(|(_, doc)| w.write_all(&doc.to_le_bytes()))
 }
 
 /// Writes the items back to back.
