@@ -48,6 +48,10 @@ pub fn holds_no_secret(rel: &str, content: &str, summary: Option<&Summary>) -> b
                 .chain(&s.tags)
                 .all(|t| content.contains(t.as_str()) || clean(t))
         })
+        // Every string of the frontmatter as its YAML reads: so that the
+        // flag also vouches for the write policy's whole secret check
+        // (`check` skips it for a file the index vouches for).
+        && crate::policy::memory::check_parsed_secrets(content, rel).is_ok()
 }
 
 /// A memory's search terms, (term id, weighted frequency, field mask) in

@@ -9,6 +9,8 @@
 //! - a search (`recall`, `context`) takes [`Index::for_search`]: the file in
 //!   place, minus the memory files changed since, plus those files now (see
 //!   `index::corpus`);
+//! - `check` asks [`Index::as_saved`] which files it vouches hold no
+//!   secret, as it was saved, with nothing brought up to date;
 //! - a command that needs all of it (`list`, `status`, `reindex`, `record`,
 //!   `resolve`, `rollback`, the hot context) holds an [`Index`] decoded
 //!   whole and brought up to date ([`Index::refreshed`]).
@@ -65,6 +67,14 @@ impl Index {
     /// skipped. With `notes`, the logs' notes too.
     pub fn for_search(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), StoreError> {
         crate::index::corpus::corpus(store, notes)
+    }
+
+    /// The file as saved, read in place and not brought up to date: for a
+    /// reader that takes only what its records vouch for about a content
+    /// it has read itself ([`OpenIndex::vouches_clean`]). `None` if there
+    /// is none, or it is damaged or another version's.
+    pub fn as_saved(store: &Store) -> Option<crate::index::OpenIndex> {
+        crate::index::file::open(&store.state, Load::Query).map(|(index, _)| index)
     }
 
     /// Whole, brought up to date with the logs and the memory files.

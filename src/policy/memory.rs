@@ -17,6 +17,20 @@ pub(crate) fn check_memory(
     content: &str,
     rel: &str,
 ) -> Result<(), StoreError> {
+    check_memory_but_secrets(config, m, content, rel)?;
+    check_content_secrets(content, rel)
+}
+
+/// [`check_memory`] without the secret scan, for a file whose content the
+/// persistent index vouches holds no secret (`Rec::clean`, which
+/// `index::cache::holds_no_secret` sets only when
+/// [`check_content_secrets`] passes).
+pub(crate) fn check_memory_but_secrets(
+    config: &Config,
+    m: &Memory,
+    content: &str,
+    rel: &str,
+) -> Result<(), StoreError> {
     check_scope(config, rel)?;
     check_description(&m.description, rel)?;
     check_source(m.source.as_deref(), rel)?;
@@ -25,8 +39,7 @@ pub(crate) fn check_memory(
         // git takes a file with a NUL for binary: no diff, no merge.
         return Err(refused("control", rel, None, "holds a NUL byte"));
     }
-    check_confidence(config, m.confidence, rel)?;
-    check_content_secrets(content, rel)
+    check_confidence(config, m.confidence, rel)
 }
 
 /// Refuses a memory path in a scope the store's config does not list.
@@ -176,7 +189,7 @@ pub(crate) fn check_content_secrets(content: &str, rel: &str) -> Result<(), Stor
 /// double-quoted value continued across lines by an escaped line break, a
 /// `!!binary` block, any escape or folding the scan of the text does not
 /// undo. Every string the YAML holds is scanned as readers will see it.
-fn check_parsed_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
+pub(crate) fn check_parsed_secrets(content: &str, rel: &str) -> Result<(), StoreError> {
     let Ok(split) = split(content) else {
         return Ok(());
     };

@@ -513,3 +513,58 @@ fn a_name_with_a_token_glued_to_it_is_refused_and_never_quoted() {
     assert!(env.memory_files().is_empty());
     assert!(!env.log_text().to_lowercase().contains(&tail));
 }
+
+#[test]
+fn check_scans_what_the_saved_index_does_not_vouch_for() {
+    // check leaves the secret scan out for a file the persistent index
+    // found clean with the same content: a secret only the YAML's reading
+    // shows, and a hand edit since the index was saved, are still found.
+    let env = Env::new();
+    let (code, _, err) = env.remember("project/deploy", "how we deploy", &["--body=ship it"]);
+    assert_eq!(code, 0, "{err}");
+    let ghp = j(&["ghp_", &an(36, 11)]);
+    let escaped: String = ghp
+        .chars()
+        .map(|c| format!("\\u{:04X}", c as u32))
+        .collect();
+    // Hidden where the scan of the text cannot see it: escaped in the
+    // description, cut by an escaped line break in a field no summary keeps.
+    for field in [
+        format!("description: \"{escaped}\"\n"),
+        format!(
+            "description: creds\nextra: \"{}\\\n  {}\"\n",
+            &ghp[..20],
+            &ghp[20..]
+        ),
+    ] {
+        env.write(
+            "memory/project/creds.md",
+            format!(
+                "---\nname: creds\n{field}type: project\nsource: stated by the user\n---\nbody\n"
+            ),
+        );
+        // Indexed, and the index saved, as it is now.
+        env.ok(&["reindex"]);
+        let err = env.fails(&["check"], 1);
+        assert!(
+            err.contains("memory/project/creds.md") && err.contains("secret:github-pat"),
+            "{field}: {err}"
+        );
+    }
+    std::fs::remove_file(env.path("memory/project/creds.md")).expect("rm");
+    env.ok(&["reindex"]);
+    env.ok(&["check"]);
+    // A hand edit after the index was saved.
+    let rel = "memory/project/deploy.md";
+    env.write(
+        rel,
+        env.read(rel)
+            .replace("ship it", &format!("ship it with {ghp}")),
+    );
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains(rel) && err.contains("secret:github-pat"),
+        "{err}"
+    );
+    assert!(!err.contains(&ghp), "the secret was echoed: {err}");
+}

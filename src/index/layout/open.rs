@@ -287,6 +287,16 @@ impl OpenIndex {
         (found < self.docs && self.path(found) == path).then_some(found)
     }
 
+    /// Does the index vouch that the memory file at `rel`, whose content
+    /// has fingerprint `hash`, holds no secret (the write policy's whole
+    /// secret check passes on it)?
+    pub fn vouches_clean(&self, rel: &str, hash: u64) -> bool {
+        self.position(rel).is_some_and(|i| {
+            let rec = self.rec(i);
+            rec.clean && rec.hash == hash
+        })
+    }
+
     /// How many description terms doc `i` has.
     pub fn description_len(&self, i: usize) -> usize {
         self.rec(i).descs.len
