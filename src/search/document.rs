@@ -27,7 +27,7 @@ impl<'a> Doc<'a> {
         match self {
             Doc::Indexed(i) => view.path(i),
             Doc::Fresh(f) => &f.path,
-            Doc::IndexedNote((_, rec)) => &rec.id,
+            Doc::IndexedNote((_, rec)) => rec.id(),
             Doc::Note(n) => &n.id,
         }
     }

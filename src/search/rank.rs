@@ -225,11 +225,10 @@ impl<'a> Live<'a> {
     ) -> Live<'a> {
         let view = &corpus.index;
         let indexed = (0..view.len()).filter_map(|i| {
-            let r = view.rec(i);
-            let live = !corpus.skip[i] && r.valid && r.expires >= today.0;
-            live.then(|| Candidate {
+            let len = view.live_len(i, today.0).filter(|_| !corpus.skip[i])?;
+            Some(Candidate {
                 doc: Doc::Indexed(i),
-                len: r.len,
+                len,
                 found: postings.of_doc(i),
             })
         });
@@ -521,8 +520,16 @@ impl Gate<'_> {
         if order.is_empty() || min <= 0.0 || self.terms.iter().any(cjk) {
             return !order.is_empty();
         }
-        order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
-        for i in order.into_iter().take(PASSAGE_READS) {
+        // Best share first; only the first PASSAGE_READS are read, so only
+        // they are sorted (a common word matches tens of thousands).
+        // (Ties in matched order, as a stable sort of them all had it.)
+        let by_share = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
+        if order.len() > PASSAGE_READS {
+            order.select_nth_unstable_by(PASSAGE_READS - 1, by_share);
+            order.truncate(PASSAGE_READS);
+        }
+        order.sort_unstable_by(by_share);
+        for i in order {
             let c = &matched[i];
             let path = match c.doc {
                 Doc::Indexed(j) => view.path(j),
@@ -665,20 +672,6 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
     })
 }
 
-/// The index position of the file at `path` (the docs are sorted by path).
-fn indexed_at(view: &OpenIndex, path: &str) -> Option<usize> {
-    let (mut lo, mut hi) = (0, view.len());
-    while lo < hi {
-        let mid = (lo + hi) / 2;
-        match view.path(mid).cmp(path) {
-            Ordering::Less => lo = mid + 1,
-            Ordering::Greater => hi = mid,
-            Ordering::Equal => return Some(mid),
-        }
-    }
-    None
-}
-
 /// The live memories of a corpus (parsed, not expired), each as its path
 /// and the fingerprint of its content: what semantic recall embeds.
 pub fn live_memories(corpus: &Corpus, today: Date) -> Vec<(&str, u64)> {
@@ -708,7 +701,7 @@ pub fn memory_hit(
     let view = &corpus.index;
     let doc = match corpus.fresh.iter().find(|f| f.path == path) {
         Some(f) => Doc::Fresh(f),
-        None => Doc::Indexed(indexed_at(view, path).filter(|&i| !corpus.skip[i])?),
+        None => Doc::Indexed(view.position(path).filter(|&i| !corpus.skip[i])?),
     };
     let standing = Standing::of(doc, view);
     let ranked = Ranked {

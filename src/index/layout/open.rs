@@ -287,6 +287,17 @@ impl OpenIndex {
         (found < self.docs && self.path(found) == path).then_some(found)
     }
 
+    /// Doc `i`'s weighted length if it is live on day `today` (days since
+    /// the epoch): parsed and not expired. Reads those three fields only:
+    /// a search asks it of every doc.
+    pub fn live_len(&self, i: usize, today: i64) -> Option<u32> {
+        let at = i.checked_mul(REC)?.checked_add(4)?;
+        let r: &[u8; REC] = self.read(Section::Docs, at, REC)?.try_into().ok()?;
+        let valid = u32::from_le_bytes(Rec::VALID.get(r)) != 0;
+        let expires = i64::from_le_bytes(Rec::EXPIRES.get(r));
+        (valid && expires >= today).then(|| u32::from_le_bytes(Rec::LEN.get(r)))
+    }
+
     /// Does the index vouch that the memory file at `rel`, whose content
     /// has fingerprint `hash`, holds no secret (the write policy's whole
     /// secret check passes on it)?
@@ -403,10 +414,8 @@ impl OpenIndex {
     /// Note `i`'s record, read from the file; `None` if damaged.
     pub fn note_rec(&self, i: usize) -> Option<NoteRec> {
         let b = self.read(Section::NoteRecs, i.checked_mul(NOTE_REC)?, NOTE_REC)?;
-        let id = std::str::from_utf8(b.get(20..46)?)
-            .ok()?
-            .trim_end()
-            .to_string();
+        let id: [u8; 26] = b.get(20..46)?.try_into().ok()?;
+        std::str::from_utf8(&id).ok()?;
         Some(NoteRec {
             entry: Span {
                 at: u32_at(b, 0)? as usize,
@@ -425,7 +434,7 @@ impl OpenIndex {
         let parsed = crate::model::event::parse_log(std::str::from_utf8(bytes).ok()?).ok()?;
         let mut events = parsed.events.into_iter();
         let e = events.next()?;
-        (events.next().is_none() && e.id == rec.id).then_some(e)
+        (events.next().is_none() && e.id == rec.id()).then_some(e)
     }
 
     /// Decodes everything into a [`Cache`] that commands can change.
