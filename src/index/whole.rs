@@ -71,7 +71,7 @@ impl Index {
 
     /// The file as saved, read in place and not brought up to date: for a
     /// reader that takes only what its records vouch for about a content
-    /// it has read itself ([`OpenIndex::vouches_clean`]). `None` if there
+    /// it has read itself ([`crate::index::OpenIndex::vouches_clean`]). `None` if there
     /// is none, or it is damaged or another version's.
     pub fn as_saved(store: &Store) -> Option<crate::index::OpenIndex> {
         crate::index::file::open(&store.state, Load::Query).map(|(index, _)| index)

@@ -268,7 +268,7 @@ impl OpenIndex {
     }
 
     /// How many docs MEMORY.md ranks (valid memory files), and the
-    /// positions of the most valuable of them (at most [`CUT`]), most
+    /// positions of the most valuable of them (at most `CUT`, 1,024), most
     /// valuable first; `None` if damaged.
     pub fn memory_md_cut(&self) -> Option<(usize, Vec<usize>)> {
         let cut = self.section(Section::MemoryMdCut);
