@@ -108,9 +108,21 @@ fn write_planned<R: Route>(
         .into_iter()
         .partition(|p| route.elsewhere(&p.req.key));
     let pending = crate::log::read::replay(repo)?.0.pending_events();
+    // Each write is a remember or a proposal of its own: some 100 a
+    // second on a large store, so a large import says how far it is.
+    let total = here.len() + elsewhere.len();
+    let progress = repo.progress().filter(|_| total >= PROGRESS_FROM);
+    let mut done = 0;
+    let mut advance = || {
+        done += 1;
+        if let Some(p) = progress {
+            p.advance("importing memories", done, total);
+        }
+    };
     for p in here {
         let outcome = write_one(repo, &pending, ctx, &p, dry_run)?;
         items.push((p.at, item(p, outcome)));
+        advance();
     }
     if !elsewhere.is_empty() {
         let other = route.other(!dry_run)?;
@@ -127,11 +139,19 @@ fn write_planned<R: Route>(
                 None => write_one(repo, &[], ctx, &p, true)?,
             };
             items.push((p.at, item(p, outcome)));
+            advance();
         }
+    }
+    if let Some(p) = progress {
+        p.finish();
     }
     items.sort_by_key(|(at, _)| *at);
     Ok(items.into_iter().map(|(_, item)| item).collect())
 }
+
+/// An import of this many memories or more says how far it is (on a
+/// terminal).
+const PROGRESS_FROM: usize = 100;
 
 /// The item a planned memory became.
 fn item(p: Planned, outcome: Outcome) -> Item {

@@ -672,3 +672,32 @@ fn building_the_index_of_a_large_store_says_how_far_it_is_on_a_terminal_only() {
         }
     }
 }
+
+#[test]
+fn a_large_import_says_how_far_it_is_on_a_terminal_only() {
+    let env = Env::new();
+    let dir = env.dir.path().join("claude-memory");
+    std::fs::create_dir_all(&dir).expect("folder");
+    for i in 0..120 {
+        std::fs::write(
+            dir.join(format!("topic-{i}.md")),
+            format!(
+                "---\nname: topic {i}\ndescription: Topic number {i} about the deploys\ntype: project\n---\nbody {i}\n"
+            ),
+        )
+        .expect("topic file");
+    }
+    let dir = dir.to_str().expect("utf-8");
+    let shown = on_a_terminal(&env, &format!("import claude-code {dir} --dry-run"));
+    assert!(
+        shown.contains("importing memories: 120/120\r\x1b[2K"),
+        "{shown:?}"
+    );
+    // Never in a pipe.
+    let (code, out, err) = env.run(&["import", "claude-code", dir]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        !err.contains("importing memories") && !out.contains("importing"),
+        "{err}"
+    );
+}
