@@ -203,7 +203,7 @@ fn memory_corpus(store: &Store, notes: bool) -> Result<(Corpus, Vec<String>), St
     } else {
         // Let go of the decoded index before reading the file back.
         drop(cache);
-        match crate::index::file::open(&store.state, crate::index::layout::Load::Query) {
+        match crate::index::file::open(&store.state, crate::index::layout::Load::InPlace) {
             Some((view, _)) => Some(view),
             // Replaced or removed by another process meanwhile.
             None => encoded(&read_index(store)?.0),
@@ -278,7 +278,7 @@ fn corpus_in_place(
 fn open_and_list(
     store: &Store,
 ) -> Result<Option<(OpenIndex, i128, Option<Vec<(String, Stamp)>>, Since)>, StoreError> {
-    let open = || crate::index::file::open(&store.state, crate::index::layout::Load::Query);
+    let open = || crate::index::file::open(&store.state, crate::index::layout::Load::InPlace);
     if crate::watch::client::may_answer(&store.state) {
         let Some((view, mtime)) = open() else {
             return Ok(None);

@@ -3,9 +3,10 @@
 //!
 //! A write must cost the same at 50 memories and at 50,000, so it neither
 //! decodes the index nor stats every memory file. It maps the index
-//! ([`Load::Write`]: nothing is checked or decoded up front), replays only
-//! the tail, looks up the few keys it touches, finds near-duplicates
-//! through the postings and MEMORY.md's block in the index's saved cut. It does not rewrite the index either: the next reader replays
+//! ([`Load::InPlace`]: nothing is checked or decoded up front), replays
+//! only the tail, looks up the few keys it touches, finds near-duplicates
+//! through the postings and MEMORY.md's block in the index's saved cut.
+//! It does not rewrite the index either: the next reader replays
 //! the tail again, and once the tail passes a bound ([`MAX_TAIL_BYTES`],
 //! [`MAX_TAIL_VERSIONS`]) the next command refreshes the whole index and
 //! saves it (compaction), so that the cost per command stays flat.
@@ -305,15 +306,15 @@ pub fn heads(store: &Store, view: &OpenIndex, keys: &[Key]) -> Vec<(Key, Vec<Str
 /// The persistent index and its tail. When there is no usable index, or
 /// the tail cannot be replayed on it, refreshes and saves the index
 /// first (the one time a write reads the whole store).
-pub(crate) fn snapshot(store: &Store, load: Load) -> Result<Snapshot, StoreError> {
-    if let Some((view, _)) = crate::index::file::open(&store.state, load) {
+pub(crate) fn snapshot(store: &Store) -> Result<Snapshot, StoreError> {
+    if let Some((view, _)) = crate::index::file::open(&store.state, Load::InPlace) {
         if let Some(tail) = tail(store, &view)? {
             return Ok(Snapshot { index: view, tail });
         }
     }
     let cache = crate::index::refresh::refreshed_cache(store)?;
     let saved = crate::index::file::save(&store.state, &cache).is_ok();
-    let view = match crate::index::file::open(&store.state, load) {
+    let view = match crate::index::file::open(&store.state, Load::InPlace) {
         Some((view, _)) if saved => Some(view),
         _ => OpenIndex::parse(
             crate::index::layout::encode(&cache, crate::index::cache::CACHE_VERSION),
@@ -346,7 +347,7 @@ mod tests {
         crate::index::file::save(&t.store.state, &cache).expect("saved");
         t.memory("project/c", "gamma three")
             .replace("project/a", "alpha changed");
-        let snap = snapshot(&t.store, Load::Write).expect("a snapshot");
+        let snap = snapshot(&t.store).expect("a snapshot");
         let tail: Vec<&String> = snap.tail.keys.keys().collect();
         assert_eq!(
             tail,
@@ -376,7 +377,7 @@ mod tests {
         t.replace("project/a", "alpha changed")
             .memory("project/c", "gamma three");
         let (view, _) =
-            crate::index::file::open(&t.store.state, Load::Query).expect("the saved index");
+            crate::index::file::open(&t.store.state, Load::InPlace).expect("the saved index");
         let keys: Vec<Key> = ["project/a", "project/b", "project/c", "project/none"]
             .iter()
             .map(|k| Key::parse(k).expect("a key").0)
@@ -409,13 +410,13 @@ mod tests {
             t.memory(&format!("project/m{i}"), &format!("memory number {i}"));
         }
         let (view, _) =
-            crate::index::file::open(&t.store.state, Load::Write).expect("the saved index");
+            crate::index::file::open(&t.store.state, Load::InPlace).expect("the saved index");
         assert!(
             tail(&t.store, &view).expect("read").is_none(),
             "past the bound"
         );
         // A snapshot then compacts: its tail is empty and it knows them all.
-        let snap = snapshot(&t.store, Load::Write).expect("a snapshot");
+        let snap = snapshot(&t.store).expect("a snapshot");
         assert!(snap.tail.keys.is_empty());
         let last = Key::parse(&format!("project/m{MAX_TAIL_VERSIONS}"))
             .expect("a key")

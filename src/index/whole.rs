@@ -4,8 +4,6 @@
 //! - a write (`remember`, `note`, `forget`) takes [`Index::for_write`]: the
 //!   file read in place and the log's tail replayed on it, never the whole
 //!   index (see `index::snapshot`);
-//! - `consolidate` plans on [`Index::for_plan`], the same with every
-//!   summary loaded;
 //! - a search (`recall`, `context`) takes [`Index::for_search`]: the file in
 //!   place, minus the memory files changed since, plus those files now (see
 //!   `index::corpus`);
@@ -54,13 +52,7 @@ impl Index {
     /// usable file, or a tail that cannot be replayed on it, the index is
     /// refreshed and saved first (the one time a write reads the store).
     pub fn for_write(store: &Store) -> Result<Snapshot, StoreError> {
-        crate::index::snapshot::snapshot(store, Load::Write)
-    }
-
-    /// For consolidate's plan: as [`Index::for_write`], with every
-    /// memory's summary loaded.
-    pub fn for_plan(store: &Store) -> Result<Snapshot, StoreError> {
-        crate::index::snapshot::snapshot(store, Load::Plan)
+        crate::index::snapshot::snapshot(store)
     }
 
     /// For a search: what it runs over, with a warning for each memory file
@@ -71,10 +63,10 @@ impl Index {
 
     /// The file as saved, read in place and not brought up to date: for a
     /// reader that takes only what its records vouch for about a content
-    /// it has read itself ([`crate::index::OpenIndex::vouches_clean`]). `None` if there
-    /// is none, or it is damaged or another version's.
+    /// it has read itself ([`crate::index::OpenIndex::vouches_clean`]).
+    /// `None` if there is none, or it is damaged or another version's.
     pub fn as_saved(store: &Store) -> Option<crate::index::OpenIndex> {
-        crate::index::file::open(&store.state, Load::Query).map(|(index, _)| index)
+        crate::index::file::open(&store.state, Load::InPlace).map(|(index, _)| index)
     }
 
     /// Whole, brought up to date with the logs and the memory files.
@@ -111,7 +103,7 @@ impl Index {
             return None;
         }
         let cache = (n <= MAX_PATCHED
-            && crate::index::file::open(&store.state, Load::Query).is_some())
+            && crate::index::file::open(&store.state, Load::InPlace).is_some())
         .then(|| crate::index::file::load(&store.state));
         let _ = crate::index::file::remove(&store.state);
         cache.map(|cache| Index { cache })

@@ -198,17 +198,13 @@ impl Span {
     }
 }
 
-/// Who opens the index, which says how much of it is checked before it
-/// is read (a whole decode relies on every record; the others check each
-/// record they read, so that opening costs the same at any size).
+/// How much of the index is checked when it is opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Load {
-    /// A search: its terms' postings, the records of the docs they name.
-    Query,
-    /// A write: key states, paths and descriptions.
-    Write,
-    /// A consolidation: a write's reads, the pending proposals.
-    Plan,
+    /// Read where it lies (a search, a write, a plan): the header and the
+    /// sections' sizes are checked, each record as it is read, so that
+    /// opening costs the same at any size.
+    InPlace,
     /// Decoding it all ([`OpenIndex::into_cache`]): every record, path and
     /// key offset is checked first.
     Decode,
@@ -719,7 +715,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("temp dir");
         let path = dir.path().join("index.bin");
         std::fs::write(&path, encode(&cache, 9)).expect("write");
-        let view = OpenIndex::open(&path, 9, Load::Write).expect("opens");
+        let view = OpenIndex::open(&path, 9, Load::InPlace).expect("opens");
         assert_eq!(
             view.key_state("project/m0"),
             cache.keys.get("project/m0").cloned()
@@ -770,7 +766,7 @@ mod tests {
         }
     }
 
-    const LOADS: [Load; 4] = [Load::Query, Load::Write, Load::Plan, Load::Decode];
+    const LOADS: [Load; 2] = [Load::InPlace, Load::Decode];
 
     /// `(length, fingerprint)` of bytes.
     fn print(bytes: &[u8]) -> (usize, u64) {

@@ -231,7 +231,7 @@ fn consolidate_locked(
 ) -> Result<Plan, VersionError> {
     // The index first: bringing it up to date may replay the logs, and
     // two replays must not be held at once.
-    let mut snap = Index::for_plan(store)?;
+    let mut snap = Index::for_write(store)?;
     // Planned from the index and its tail when they can answer (a human
     // deciding conflicts now needs the versions' history: a replay).
     let fast = match snap.pending_events() {
