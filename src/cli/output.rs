@@ -414,6 +414,15 @@ impl TerminalProgress {
     }
 }
 
+/// A command that fails part-way never calls `finish`: the line is erased
+/// when the store lets go of it, before the error is printed, so the error
+/// starts a line of its own.
+impl Drop for TerminalProgress {
+    fn drop(&mut self) {
+        memoir::store::Progress::finish(self);
+    }
+}
+
 impl memoir::store::Progress for TerminalProgress {
     fn advance(&self, task: &str, done: usize, total: usize) {
         let Ok(mut drawn) = self.drawn.lock() else {

@@ -608,8 +608,15 @@ fn quiet_import_hides_its_summary_but_not_what_waits() {
 }
 
 /// `cmd` under `script`, so that its stdout and stderr are a terminal;
-/// what the terminal showed.
+/// what the terminal showed (the command must succeed).
 fn on_a_terminal(env: &Env, args: &str) -> String {
+    let (ok, shown) = run_on_a_terminal(env, args);
+    assert!(ok, "{shown:?}");
+    shown
+}
+
+/// [`on_a_terminal`], whether the command succeeds or not.
+fn run_on_a_terminal(env: &Env, args: &str) -> (bool, String) {
     let memoir = assert_cmd::cargo::cargo_bin("memoir");
     let mut cmd = assert_cmd::Command::new("script");
     env.pin(&mut cmd);
@@ -619,8 +626,8 @@ fn on_a_terminal(env: &Env, args: &str) -> String {
     let out = cmd
         .output()
         .unwrap_or_else(|e| panic!("script (util-linux) is needed for this test: {e}"));
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    let shown = String::from_utf8_lossy(&out.stdout).into_owned();
+    (out.status.success(), shown)
 }
 
 #[test]
@@ -700,4 +707,19 @@ fn a_large_import_says_how_far_it_is_on_a_terminal_only() {
         !err.contains("importing memories") && !out.contains("importing"),
         "{err}"
     );
+    // Stopped part-way (a hand edit of a memory it updates), the line is
+    // erased before the error, which starts a line of its own.
+    env.write(
+        "memory/project/topic-110.md",
+        env.read("memory/project/topic-110.md") + "edited by hand\n",
+    );
+    for entry in std::fs::read_dir(dir).expect("folder") {
+        let path = entry.expect("entry").path();
+        let text = std::fs::read_to_string(&path).expect("read");
+        std::fs::write(&path, text.replace("body", "new body")).expect("write");
+    }
+    let (ok, shown) = run_on_a_terminal(&env, &format!("import claude-code {dir}"));
+    assert!(!ok, "{shown:?}");
+    assert!(shown.contains("\r\x1b[2Kmemoir: "), "{shown:?}");
+    assert!(shown.contains("topic-110.md"), "{shown:?}");
 }
