@@ -257,9 +257,8 @@ fn an_interrupted_consolidation_is_finished_by_the_next_one() {
         "after-index",
     ] {
         let env = scenario();
-        let mut cmd = env.cmd(&["consolidate"]);
-        cmd.env("MEMOIR_FAILPOINT", failpoint);
-        assert!(!cmd.output().expect("run").status.success(), "{failpoint}");
+        let out = env.at_failpoint(failpoint, &["consolidate"]);
+        assert!(!out.status.success(), "{failpoint}");
         env.ok(&["consolidate"]);
         assert_eq!(views(&env), views(&clean), "{failpoint}");
         env.assert_store_committed(failpoint);

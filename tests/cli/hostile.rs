@@ -362,11 +362,7 @@ fn an_interrupted_record_is_finished_by_the_next_one_without_logging_twice() {
     // After its log append, before the files are written back.
     let env = Env::new();
     hand_written(&env, 20);
-    let err = env
-        .cmd(&["record"])
-        .env("MEMOIR_FAILPOINT", "after-log-append")
-        .output()
-        .expect("run");
+    let err = env.at_failpoint("after-log-append", &["record"]);
     // A failpoint is a simulated crash: exit 1, never "a human must decide".
     assert_eq!(err.status.code(), Some(1), "{err:?}");
     assert!(String::from_utf8_lossy(&err.stderr).contains("failpoint after-log-append"));
@@ -868,11 +864,7 @@ fn after_an_interrupted_consolidation_and_a_rebuild_memory_md_is_never_built_fro
     }
     env.write("memory/log/2026-11-29/bob-00000001.md", log);
     // Stopped after its first view, as a kill -9 would.
-    let out = env
-        .cmd(&["consolidate"])
-        .env("MEMOIR_FAILPOINT", "mid-view-update")
-        .output()
-        .expect("run");
+    let out = env.at_failpoint("mid-view-update", &["consolidate"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("failpoint mid-view-update"));
     // A reader saves the index between the crash and the repair.

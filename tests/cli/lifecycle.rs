@@ -821,9 +821,8 @@ fn a_stale_view_does_not_block_the_next_write_to_its_memory() {
 /// Runs a command that stops (as a crash would) right after its log
 /// entry is appended, before any view is written.
 fn crash_after_log_append(env: &Env, args: &[&str]) {
-    let mut cmd = env.cmd(args);
-    cmd.env("MEMOIR_FAILPOINT", "after-log-append");
-    assert!(!cmd.output().expect("run").status.success(), "{args:?}");
+    let out = env.at_failpoint("after-log-append", args);
+    assert!(!out.status.success(), "{args:?}");
 }
 
 /// A view a crash never wrote is memoir's, not a hand deletion: the next

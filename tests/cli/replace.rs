@@ -57,11 +57,7 @@ fn temporaries(dir: &std::path::Path) -> Vec<String> {
 #[cfg(unix)]
 fn redact_killed_before_its_rename(env: &Env) {
     use std::os::unix::process::ExitStatusExt;
-    let out = env
-        .cmd(&["redact"])
-        .env("MEMOIR_FAILPOINT", "killed-before-rename")
-        .output()
-        .expect("run");
+    let out = env.at_failpoint("killed-before-rename", &["redact"]);
     assert_eq!(out.status.signal(), Some(9), "{out:?}");
 }
 

@@ -87,6 +87,15 @@ impl Env {
         cmd
     }
 
+    /// Runs memoir stopped at `failpoint` (a debug build's simulated crash,
+    /// `src/store/failpoint.rs`): what it did.
+    pub fn at_failpoint(&self, failpoint: &str, args: &[&str]) -> std::process::Output {
+        self.cmd(args)
+            .env("MEMOIR_FAILPOINT", failpoint)
+            .output()
+            .expect("run")
+    }
+
     /// Runs memoir (which must succeed, or exit 4) with MEMOIR_DEBUG_STATS
     /// and returns what it says it read.
     pub fn stats(&self, args: &[&str]) -> Stats {
