@@ -378,11 +378,9 @@ impl Changes {
                 return None;
             }
         }
-        for (i, skipped_here) in skip.iter().enumerate() {
-            if !skipped_here && !view.rec(i).valid {
-                let err = view.entry(i).1.unwrap_or_default();
-                warnings.push(skipped(view.path(i), &err));
-            }
+        for i in view.invalid().filter(|&i| !skip[i]) {
+            let err = view.entry(i).1.unwrap_or_default();
+            warnings.push(skipped(view.path(i), &err));
         }
         Some(Changes { skip, fresh })
     }

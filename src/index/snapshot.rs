@@ -210,7 +210,7 @@ impl Snapshot {
     fn ranked_docs(&self, budget: usize) -> (Vec<usize>, usize) {
         let touched = |i: usize| self.tail.views.contains_key(self.index.path(i));
         let ranked = |i: usize| {
-            self.index.rec(i).valid
+            self.index.is_valid(i)
                 && crate::model::key::split_rel_path(self.index.path(i)).is_some()
         };
         if let Some((count, cut)) = self.index.memory_md_cut() {

@@ -2,7 +2,7 @@
 //! its standing: what BM25F is multiplied by once a document is relevant
 //! (confidence, recency, the penalty past `review_by`).
 
-use crate::index::{Fresh, NoteDoc, NoteRec, NoteSource, OpenIndex};
+use crate::index::{Fresh, NoteDoc, NoteSource, OpenIndex};
 use crate::model::time::{Date, DAY_MS};
 
 /// Days over which the recency boost decays by a factor e.
@@ -10,14 +10,18 @@ const RECENCY_DAYS: f64 = 180.0;
 /// The confidence a note ranks with: an unconfirmed observation ranks
 /// after a confirmed memory of equal relevance.
 pub const NOTE_CONFIDENCE: f64 = 0.5;
+/// The most a document's standing multiplies BM25F by: full confidence, changed
+/// today, not past review. A search boosts only the matches this could
+/// lift among those it shows (`search::rank`).
+pub const MAX_BOOST: f64 = (0.75 + 0.25 * 1.0) * (1.0 + 0.1 * 1.0);
 
 /// A document of a [`Corpus`]: an index position, a fresh file, a note of
-/// the index (its place, its record) or one of the logs' tail.
+/// the index (its place among the notes) or one of the logs' tail.
 #[derive(Clone, Copy)]
 pub(crate) enum Doc<'a> {
     Indexed(usize),
     Fresh(&'a Fresh),
-    IndexedNote(&'a (usize, NoteRec)),
+    IndexedNote(usize),
     Note(&'a NoteDoc),
 }
 
@@ -27,7 +31,7 @@ impl<'a> Doc<'a> {
         match self {
             Doc::Indexed(i) => view.path(i),
             Doc::Fresh(f) => &f.path,
-            Doc::IndexedNote((_, rec)) => rec.id(),
+            Doc::IndexedNote(j) => view.note_id(j),
             Doc::Note(n) => &n.id,
         }
     }
@@ -63,9 +67,9 @@ impl Standing {
                 updated: n.time.0,
                 review_by: i64::MAX,
             },
-            Doc::IndexedNote((_, rec)) => Standing {
+            Doc::IndexedNote(j) => Standing {
                 confidence: NOTE_CONFIDENCE,
-                updated: rec.time,
+                updated: view.note_time(j).unwrap_or(0),
                 review_by: i64::MAX,
             },
             Doc::Fresh(f) => f.summary.as_ref().map_or(
@@ -98,6 +102,37 @@ impl Standing {
             0.0
         };
         let stale = if self.stale(today) { 0.8 } else { 1.0 };
-        (0.75 + 0.25 * self.confidence) * (1.0 + 0.1 * recency) * stale
+        // A memory's confidence is 0..1 (a damaged index record could say
+        // otherwise, and then outrank MAX_BOOST).
+        let confidence = self.confidence.clamp(0.0, 1.0);
+        (0.75 + 0.25 * confidence) * (1.0 + 0.1 * recency) * stale
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn no_standing_boosts_past_max_boost() {
+        let today = Date::parse("2026-11-29").expect("a date");
+        let now = today.0 * DAY_MS;
+        let best = Standing {
+            confidence: 1.0,
+            updated: now,
+            review_by: i64::MAX,
+        };
+        assert_eq!(best.boost(today), MAX_BOOST);
+        // A damaged index record's confidence is held to 0..1.
+        let damaged = Standing {
+            confidence: 7.0,
+            ..best
+        };
+        assert_eq!(damaged.boost(today), MAX_BOOST);
+        let future = Standing {
+            updated: now + 30 * DAY_MS,
+            ..best
+        };
+        assert!(future.boost(today) <= MAX_BOOST);
     }
 }

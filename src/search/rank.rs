@@ -18,11 +18,11 @@
 //! confidence and recency and a penalty past `review_by`. All of it is
 //! documented in `docs/search.md`.
 
-use crate::index::{Corpus, NoteDoc, NoteRec, NoteSource, OpenIndex, Terms};
+use crate::index::{Corpus, NoteDoc, NoteSource, OpenIndex, Terms};
 use crate::model::key::Key;
 use crate::model::text::words;
 use crate::model::time::Date;
-use crate::search::document::{Doc, Standing};
+use crate::search::document::{Doc, Standing, MAX_BOOST};
 use crate::search::results::{Hit, NoteHit, Options, Results};
 use std::cmp::Ordering;
 use std::collections::HashSet;
@@ -77,12 +77,11 @@ pub fn search(
         .chain(corpus.notes.iter().filter(|_| opts.notes))
         .collect();
     let note_found = found_in(notes.iter().map(|n| &n.terms), &terms);
-    // The index's notes that have a query term: their records are read,
-    // the others' never.
-    let indexed_notes: Vec<(usize, NoteRec)> = if opts.notes {
+    // The index's notes that have a query term (their records are read
+    // only if shown).
+    let indexed_notes: Vec<usize> = if opts.notes {
         (0..view.note_count())
             .filter(|j| !postings.of_doc(view.len() + j).is_empty())
-            .filter_map(|j| Some((j, view.note_rec(j)?)))
             .collect()
     } else {
         Vec::new()
@@ -140,30 +139,38 @@ struct Postings {
 
 impl Postings {
     fn of(view: &OpenIndex, ids: &[Option<u32>]) -> Postings {
-        let lists: Vec<Vec<(u32, u16, u8)>> = ids
+        let lists: Vec<_> = ids
             .iter()
-            .map(|id| id.map(|id| view.postings(id)).unwrap_or_default())
+            .filter_map(|id| *id)
+            .map(|id| view.postings_of(id))
             .collect();
-        // Docs past the memory files are the index's notes.
+        let terms: Vec<u32> = (0..ids.len() as u32)
+            .filter(|&t| ids[t as usize].is_some())
+            .collect();
+        // Docs past the memory files are the index's notes. First each
+        // doc's count, at the place after its group's; summed, each
+        // group's start.
         let mut start = vec![0u32; view.len() + view.note_count() + 1];
-        for &(doc, _, _) in lists.iter().flatten() {
+        for (doc, _, _) in lists.iter().cloned().flatten() {
             start[doc as usize + 1] += 1;
         }
         for i in 1..start.len() {
             start[i] += start[i - 1];
         }
-        let mut next = start.clone();
-        let mut found = vec![Found::default(); lists.iter().map(Vec::len).sum()];
-        for (term, list) in lists.iter().enumerate() {
-            for &(doc, tf, _) in list {
-                let at = &mut next[doc as usize];
-                found[*at as usize] = Found {
-                    term: term as u32,
-                    tf,
-                };
+        let mut found = vec![Found::default(); start[start.len() - 1] as usize];
+        // Each group filled from its start, the start moved along as a
+        // cursor: it ends at the next group's start, and one shift puts
+        // every start back (a second array of cursors costs a page fault
+        // per thousand docs).
+        for (list, &term) in lists.into_iter().zip(&terms) {
+            for (doc, tf, _) in list {
+                let at = &mut start[doc as usize];
+                found[*at as usize] = Found { term, tf };
                 *at += 1;
             }
         }
+        start.rotate_right(1);
+        start[0] = 0;
         Postings { start, found }
     }
 
@@ -245,10 +252,12 @@ impl<'a> Live<'a> {
                     found: found.as_slice(),
                 })
             });
-        let indexed_notes = notes.indexed.iter().map(|n| Candidate {
-            doc: Doc::IndexedNote(n),
-            len: n.1.len,
-            found: postings.of_doc(view.len() + n.0),
+        let indexed_notes = notes.indexed.iter().filter_map(|&j| {
+            Some(Candidate {
+                doc: Doc::IndexedNote(j),
+                len: view.note_len(j)?,
+                found: postings.of_doc(view.len() + j),
+            })
         });
         let tail_notes = notes
             .tail
@@ -292,7 +301,7 @@ impl<'a> Live<'a> {
 /// The notes a search reads: the index's that have a query term (each
 /// with its place and record), and those of the logs' tail.
 struct Notes<'a> {
-    indexed: &'a [(usize, NoteRec)],
+    indexed: &'a [usize],
     tail: &'a [&'a NoteDoc],
     tail_found: &'a [Vec<Found>],
     /// The search counts the notes at all (all the index's in `N`).
@@ -443,19 +452,19 @@ fn rank_relevant<'a>(
     weights: &Weights,
     opts: &Options,
     gate: &Gate,
-) -> (Vec<Ranked<'a>>, f64, bool) {
+) -> (Shortlist<'a>, f64, bool) {
     let scores: Vec<f64> = matched.iter().map(|c| weights.relevance(c.found)).collect();
     let best = scores.iter().copied().fold(0.0, f64::max);
     let answers = gate.answers(view, &matched, &scores, weights, opts.min_score);
     if !answers && !opts.weaker {
-        return (Vec::new(), best, false);
+        return (Shortlist::of(view, Vec::new(), opts), best, false);
     }
     let cut = if opts.min_score > 0.0 {
         RELATIVE * best
     } else {
         0.0
     };
-    let ranked = matched
+    let unboosted = matched
         .into_iter()
         .zip(scores)
         .filter_map(|(c, score)| {
@@ -463,17 +472,114 @@ fn rank_relevant<'a>(
             if score <= 0.0 || (!relevant && !opts.weaker) {
                 return None;
             }
-            let standing = Standing::of(c.doc, view);
             Some(Ranked {
                 doc: c.doc,
                 score,
-                rank: weights.bm25(c.len, c.found) * standing.boost(opts.today),
-                stale: standing.stale(opts.today),
+                rank: weights.bm25(c.len, c.found),
+                stale: false,
                 relevant,
             })
         })
         .collect();
-    (ranked, best, answers)
+    (Shortlist::of(view, unboosted, opts), best, answers)
+}
+
+/// The ranked candidates a search may show, those whose boosts were read
+/// first (their `rank` is final), then those left unboosted (their `rank`
+/// is bare BM25F) because even [`MAX_BOOST`] would not lift them into the
+/// first `limit`.
+///
+/// Why: a common word matches most of a large store, and reading every
+/// match's standing from its record costs more than the rest of a query.
+/// No boost exceeds [`MAX_BOOST`], so once the candidates of best BM25F
+/// are boosted, the `limit`-th of them bounds the rank any shown memory
+/// has; a candidate whose BM25F times `MAX_BOOST` falls below that bound
+/// cannot be shown. All of it is done in place: a copy of tens of
+/// thousands of candidates costs what the boosts saved.
+struct Shortlist<'a> {
+    ranked: Vec<Ranked<'a>>,
+    /// How many of `ranked`, from the first, are boosted.
+    boosted: usize,
+}
+
+impl<'a> Shortlist<'a> {
+    /// Boosts what can be shown of `ranked` (bare BM25F ranks) for
+    /// `opts`: everything when a filter may pass over candidates.
+    fn of(view: &OpenIndex, mut ranked: Vec<Ranked<'a>>, opts: &Options) -> Shortlist<'a> {
+        let filtered = opts.scope.is_some() || opts.kind.is_some() || opts.tag.is_some();
+        if filtered || ranked.len() <= opts.limit {
+            boost_all(view, &mut ranked, opts.today);
+            let boosted = ranked.len();
+            return Shortlist { ranked, boosted };
+        }
+        // The relevant are shown before every weaker match: the weaker
+        // compete only for what the relevant leave of the limit. When they
+        // compete at all, every relevant one is boosted, so the boosted
+        // are always the first of `ranked`.
+        let relevant = partition(&mut ranked, |r| r.relevant);
+        let (rel, weaker) = ranked.split_at_mut(relevant);
+        let mut boosted = best_boosted(view, rel, opts.limit, opts.today);
+        if let Some(left) = opts.limit.checked_sub(relevant).filter(|&n| n > 0) {
+            boosted += best_boosted(view, weaker, left, opts.today);
+        }
+        Shortlist { ranked, boosted }
+    }
+
+    /// The boosted candidates.
+    fn boosted(&mut self) -> &mut [Ranked<'a>] {
+        &mut self.ranked[..self.boosted]
+    }
+
+    /// Every candidate, boosted: what is shown when the boosted run short
+    /// (an entry of the index that cannot be read is passed over).
+    fn all(&mut self, view: &OpenIndex, today: Date) -> &mut [Ranked<'a>] {
+        boost_all(view, &mut self.ranked[self.boosted..], today);
+        self.boosted = self.ranked.len();
+        &mut self.ranked
+    }
+}
+
+/// Multiplies each bare BM25F rank by its document's boosts.
+fn boost_all(view: &OpenIndex, ranked: &mut [Ranked], today: Date) {
+    for r in ranked {
+        let standing = Standing::of(r.doc, view);
+        r.rank *= standing.boost(today);
+        r.stale = standing.stale(today);
+    }
+}
+
+/// Moves the items `keep` holds for before the others (in no particular
+/// order) and says how many they are.
+fn partition<T>(items: &mut [T], keep: impl Fn(&T) -> bool) -> usize {
+    let mut kept = 0;
+    for i in 0..items.len() {
+        if keep(&items[i]) {
+            items.swap(kept, i);
+            kept += 1;
+        }
+    }
+    kept
+}
+
+/// Boosts the candidates of `ranked` (bare BM25F ranks) that may be among
+/// its first `need` once boosted, moved to its start, and says how many.
+fn best_boosted(view: &OpenIndex, ranked: &mut [Ranked], need: usize, today: Date) -> usize {
+    if ranked.len() <= need {
+        boost_all(view, ranked, today);
+        return ranked.len();
+    }
+    if need == 0 {
+        return 0;
+    }
+    ranked.select_nth_unstable_by(need - 1, |a, b| b.rank.total_cmp(&a.rank));
+    let (best, rest) = ranked.split_at_mut(need);
+    boost_all(view, best, today);
+    // The best `need` are candidates: the `need`-th best of all ranks at
+    // least as high as the lowest of them.
+    let bound = best.iter().map(|r| r.rank).fold(f64::INFINITY, f64::min);
+    let may = partition(rest, |r| r.rank * MAX_BOOST >= bound);
+    boost_all(view, &mut rest[..may], today);
+    need + may
 }
 
 /// A share reaches a threshold: a hair of tolerance, so a share equal to
@@ -571,7 +677,19 @@ fn best_first(view: &OpenIndex, a: &Ranked, b: &Ranked) -> Ordering {
 
 /// The first `opts.limit` hits, best first, among the ranked memories and
 /// notes the filters keep.
-fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Results {
+fn first_shown(view: &OpenIndex, mut shortlist: Shortlist, opts: &Options) -> Results {
+    let unboosted = shortlist.boosted < shortlist.ranked.len();
+    let found = first_of(view, shortlist.boosted(), opts);
+    if found.hits.len() + found.notes.len() < opts.limit && unboosted {
+        // Something boosted was passed over (a damaged entry): what was
+        // left unboosted may be shown after all.
+        return first_of(view, shortlist.all(view, opts.today), opts);
+    }
+    found
+}
+
+/// As [`first_shown`], from candidates all boosted.
+fn first_of(view: &OpenIndex, ranked: &mut [Ranked], opts: &Options) -> Results {
     let conflicts: HashSet<&str> = view.head.conflicts.iter().map(String::as_str).collect();
     let order = |a: &Ranked, b: &Ranked| best_first(view, a, b);
     let mut found = Results::default();
@@ -579,7 +697,7 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Res
     // Only the first hits are shown, but filters can pass over ranked
     // memories: sort a batch of the best at a time rather than them all.
     let batch = opts.limit.saturating_mul(2).max(64);
-    let mut rest = &mut ranked[..];
+    let mut rest = ranked;
     while count(&found) < opts.limit && !rest.is_empty() {
         let take = batch.min(rest.len());
         if take < rest.len() {
@@ -601,10 +719,10 @@ fn first_shown(view: &OpenIndex, mut ranked: Vec<Ranked>, opts: &Options) -> Res
                     false,
                 ))),
                 // Parsed only now that it is shown; a damaged entry is passed over.
-                Doc::IndexedNote((_, rec)) => Some(
-                    view.note(rec)
-                        .map(|e| (e.id, NoteSource::Log, e.time, e.actor, e.body, rec.clean)),
-                ),
+                Doc::IndexedNote(j) => Some(view.note_rec(j).and_then(|rec| {
+                    view.note(&rec)
+                        .map(|e| (e.id, NoteSource::Log, e.time, e.actor, e.body, rec.clean))
+                })),
                 _ => None,
             };
             if let Some(note) = note {
@@ -1252,10 +1370,17 @@ mod tests {
                     "{} {} / {} {}", w[0].path, w[0].rank, w[1].path, w[1].rank
                 );
             }
-            // The limit cuts the full ranking, nothing else.
+            // The limit cuts the full ranking, nothing else (a search boosts
+            // only what may be shown: all of them when the limit is above
+            // the matches), with or without the weaker matches.
             let more = hits_of(&c, &query, &opts(64, min_score));
             prop_assert_eq!(keys(&hits), keys(&more[..hits.len()]));
             prop_assert!(hits.len() == limit || hits.len() == more.len());
+            let weaker = |limit| Options { weaker: true, ..opts(limit, min_score) };
+            let (few, all) = (hits_of(&c, &query, &weaker(limit)), hits_of(&c, &query, &weaker(64)));
+            let shown = |hits: &[Hit]| hits.iter().map(|h| (h.key.to_string(), h.rank, h.relevant, h.stale)).collect::<Vec<_>>();
+            prop_assert_eq!(shown(&few), shown(&all[..few.len()]));
+            prop_assert!(few.len() == limit || few.len() == all.len());
         }
     }
 }

@@ -324,7 +324,7 @@ fn posting(t: &[u8; TERM]) -> (u32, u16, u8) {
 }
 
 /// The postings in `bytes`, a whole number of them (a partial one is left out).
-fn postings_in(bytes: &[u8]) -> impl Iterator<Item = (u32, u16, u8)> + '_ {
+fn postings_in(bytes: &[u8]) -> impl Iterator<Item = (u32, u16, u8)> + Clone + '_ {
     bytes
         .chunks_exact(TERM)
         .filter_map(|t| Some(posting(t.try_into().ok()?)))

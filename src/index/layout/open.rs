@@ -191,8 +191,39 @@ impl OpenIndex {
     }
 
     fn path_bytes(&self, i: usize) -> &[u8] {
-        let Span { at, len } = self.rec(i).path;
-        self.read(Section::Paths, at, len).unwrap_or(&[])
+        // Two fields of the record: a binary search reads tens of them.
+        let span = self.rec_bytes(i).map(|r| {
+            let at = u32::from_le_bytes(Rec::PATH_AT.get(r)) as usize;
+            (at, u32::from_le_bytes(Rec::PATH_LEN.get(r)) as usize)
+        });
+        span.and_then(|(at, len)| self.read(Section::Paths, at, len))
+            .unwrap_or(&[])
+    }
+
+    /// Every doc's record as bytes, in order (fewer if damaged).
+    fn recs(&self) -> impl Iterator<Item = &[u8; REC]> + '_ {
+        let docs = self.section(Section::Docs).get(4..).unwrap_or(&[]);
+        docs.chunks_exact(REC)
+            .take(self.docs)
+            .filter_map(|r| r.try_into().ok())
+    }
+
+    /// Doc `i`'s weighted length if it is live on day `today` (days since
+    /// the epoch): parsed and not expired. Reads those three fields only:
+    /// a search asks it of every doc.
+    pub fn live_len(&self, i: usize, today: i64) -> Option<u32> {
+        let r = self.rec_bytes(i)?;
+        let valid = u32::from_le_bytes(Rec::VALID.get(r)) != 0;
+        let expires = i64::from_le_bytes(Rec::EXPIRES.get(r));
+        (valid && expires >= today).then(|| u32::from_le_bytes(Rec::LEN.get(r)))
+    }
+
+    /// The positions of the docs that did not parse, in one pass.
+    pub fn invalid(&self) -> impl Iterator<Item = usize> + '_ {
+        self.recs()
+            .enumerate()
+            .filter(|(_, r)| u32::from_le_bytes(Rec::VALID.get(r)) == 0)
+            .map(|(i, _)| i)
     }
 
     /// Memory files indexed.
@@ -241,21 +272,22 @@ impl OpenIndex {
     /// The docs that have term `id`, each with its (weighted tf, field
     /// mask), in doc order; empty if damaged.
     pub fn postings(&self, id: u32) -> Vec<(u32, u16, u8)> {
+        self.postings_of(id).collect()
+    }
+
+    /// As [`OpenIndex::postings`], read where they lie: a search goes
+    /// over a common term's list twice rather than copy it.
+    pub fn postings_of(&self, id: u32) -> impl Iterator<Item = (u32, u16, u8)> + Clone + '_ {
         let offs = self.section(Section::PostingOffsets);
         let at = |i: usize| u32_at(offs, i * 4).map(|v| v as usize);
-        let (Some(from), Some(to)) = (at(id as usize), at(id as usize + 1)) else {
-            return Vec::new();
-        };
-        let Some(bytes) = to
-            .checked_sub(from)
-            .and_then(|n| self.read(Section::Postings, from * TERM, n * TERM))
-        else {
-            return Vec::new();
+        let bytes = match (at(id as usize), at(id as usize + 1)) {
+            (Some(from), Some(to)) => to
+                .checked_sub(from)
+                .and_then(|n| self.read(Section::Postings, from * TERM, n * TERM)),
+            _ => None,
         };
         let docs = self.docs + self.note_count();
-        postings_in(bytes)
-            .filter(|p| (p.0 as usize) < docs)
-            .collect()
+        postings_in(bytes.unwrap_or(&[])).filter(move |p| (p.0 as usize) < docs)
     }
 
     /// The ids of doc `i`'s description terms, sorted.
@@ -287,15 +319,18 @@ impl OpenIndex {
         (found < self.docs && self.path(found) == path).then_some(found)
     }
 
-    /// Doc `i`'s weighted length if it is live on day `today` (days since
-    /// the epoch): parsed and not expired. Reads those three fields only:
-    /// a search asks it of every doc.
-    pub fn live_len(&self, i: usize, today: i64) -> Option<u32> {
+    /// Doc `i`'s record as bytes, undecoded: for the accessors that read
+    /// one or two fields of every doc.
+    fn rec_bytes(&self, i: usize) -> Option<&[u8; REC]> {
         let at = i.checked_mul(REC)?.checked_add(4)?;
-        let r: &[u8; REC] = self.read(Section::Docs, at, REC)?.try_into().ok()?;
-        let valid = u32::from_le_bytes(Rec::VALID.get(r)) != 0;
-        let expires = i64::from_le_bytes(Rec::EXPIRES.get(r));
-        (valid && expires >= today).then(|| u32::from_le_bytes(Rec::LEN.get(r)))
+        self.read(Section::Docs, at, REC)?.try_into().ok()
+    }
+
+    /// Did doc `i` parse? Reads that field only: a search's warnings and
+    /// MEMORY.md's ranking ask it of every doc.
+    pub fn is_valid(&self, i: usize) -> bool {
+        self.rec_bytes(i)
+            .is_some_and(|r| u32::from_le_bytes(Rec::VALID.get(r)) != 0)
     }
 
     /// Does the index vouch that the memory file at `rel`, whose content
@@ -413,7 +448,7 @@ impl OpenIndex {
 
     /// Note `i`'s record, read from the file; `None` if damaged.
     pub fn note_rec(&self, i: usize) -> Option<NoteRec> {
-        let b = self.read(Section::NoteRecs, i.checked_mul(NOTE_REC)?, NOTE_REC)?;
+        let b = self.note_bytes(i)?;
         let id: [u8; 26] = b.get(20..46)?.try_into().ok()?;
         std::str::from_utf8(&id).ok()?;
         Some(NoteRec {
@@ -426,6 +461,34 @@ impl OpenIndex {
             id,
             clean: b.get(46)? & 1 != 0,
         })
+    }
+
+    /// Note `i`'s record as bytes, undecoded.
+    fn note_bytes(&self, i: usize) -> Option<&[u8]> {
+        self.read(Section::NoteRecs, i.checked_mul(NOTE_REC)?, NOTE_REC)
+    }
+
+    /// Note `i`'s weighted length, without decoding its record: a search
+    /// asks it of every note with a query term.
+    pub fn note_len(&self, i: usize) -> Option<u32> {
+        u32_at(self.note_bytes(i)?, 16)
+    }
+
+    /// When note `i` was written (ms since the epoch), without decoding
+    /// its record.
+    pub fn note_time(&self, i: usize) -> Option<i64> {
+        Some(i64::from_le_bytes(
+            self.note_bytes(i)?.get(8..16)?.try_into().ok()?,
+        ))
+    }
+
+    /// Note `i`'s event id, where it lies; empty if damaged.
+    pub fn note_id(&self, i: usize) -> &str {
+        let id = self
+            .note_bytes(i)
+            .and_then(|b| b.get(20..46))
+            .unwrap_or(&[]);
+        std::str::from_utf8(id).unwrap_or("").trim_end()
     }
 
     /// Note `i`, parsed from its entry alone; `None` if damaged.

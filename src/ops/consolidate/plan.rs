@@ -121,7 +121,7 @@ impl Basis<'_> {
             Basis::Index(_, snap) => {
                 let view = &snap.index;
                 let mut out: Vec<Standing> = (0..view.len())
-                    .filter(|&i| view.rec(i).valid && !snap.tail.views.contains_key(view.path(i)))
+                    .filter(|&i| view.is_valid(i) && !snap.tail.views.contains_key(view.path(i)))
                     .filter_map(|i| {
                         let r = view.rec(i);
                         let date = |d: i64| (d != i64::MAX).then_some(d);
