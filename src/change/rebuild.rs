@@ -4,6 +4,7 @@
 //! content is nowhere in the logs (unless `--force`).
 
 use crate::change::drift::{memory_md_block, scan_to_write, Drift, DriftKind, Rewritten, Scan};
+use crate::fs::replace::{leftovers, remove_leftovers, Leftovers, Writers};
 use crate::index::Index;
 use crate::model::key::Key;
 use crate::model::memory;
@@ -28,27 +29,63 @@ pub struct RebuildReport {
     pub index_changed: bool,
 }
 
-/// Removes what writes killed before their rename left: `fs::replace`
-/// says what a leftover is and that it lies beside the file it was to
-/// replace, so this asks it to clean each folder memoir replaces files in
-/// under the store lock, held here (so no live write owns one): the views'
-/// folders, the logs' (a `redact` rewrites a log whole) and, of the root,
-/// which is the team's, MEMORY.md's alone.
-fn remove_temporary_files(store: &Store) {
-    use crate::fs::replace::{remove_leftovers, Leftovers};
+/// The folders memoir replaces files in, relative to the store's root,
+/// and whose temporary files in each are memoir's: the views' folders,
+/// the logs' (a `redact` rewrites a log whole) and, of the root, which is
+/// the team's, MEMORY.md's alone.
+fn replaced_in(store: &Store) -> Vec<(String, Leftovers<'static>)> {
     let views = store
         .config
         .scopes
         .iter()
-        .map(|scope| store.path(&format!("memory/{scope}")));
-    let log = store.path("memory/log");
-    let days = crate::fs::folder::Folder::open_no_link(&log)
-        .map(|folder| folder.names().map(|day| log.join(day)).collect::<Vec<_>>())
+        .map(|scope| format!("memory/{scope}"));
+    let days = crate::fs::folder::Folder::open_no_link(&store.path("memory/log"))
+        .map(|folder| {
+            let names = folder
+                .names()
+                .filter_map(|day| day.to_str().map(str::to_string));
+            names
+                .map(|day| format!("memory/log/{day}"))
+                .collect::<Vec<_>>()
+        })
         .unwrap_or_default();
-    for folder in views.chain(days) {
-        remove_leftovers(&folder, Leftovers::All);
+    let mut out: Vec<_> = views.chain(days).map(|f| (f, Leftovers::All)).collect();
+    out.push((String::new(), Leftovers::Of(MEMORY_MD)));
+    out
+}
+
+/// Removes what writes killed before their rename left: `fs::replace`
+/// says what a leftover is and that it lies beside the file it was to
+/// replace, so this asks it to clean each folder memoir replaces files in
+/// under the store lock, held here (so no live write owns one); and in
+/// the clone's local state (the persistent index, the access signal, the
+/// journal), which no lock covers, those of writers gone.
+fn remove_temporary_files(store: &Store) {
+    for (folder, whose) in replaced_in(store) {
+        remove_leftovers(&store.path(&folder), whose, Writers::Any);
     }
-    remove_leftovers(&store.root, Leftovers::Of(MEMORY_MD));
+    remove_leftovers(&store.state.path, Leftovers::All, Writers::Gone);
+}
+
+/// The temporary files of writes killed before their rename (their
+/// writers gone), under the store's root: what `check` reports and
+/// `rebuild` removes.
+pub(crate) fn temporary_files(store: &Store) -> Vec<String> {
+    let mut out: Vec<String> = replaced_in(store)
+        .into_iter()
+        .flat_map(|(folder, whose)| {
+            let names = leftovers(&store.path(&folder), whose, Writers::Gone);
+            names.into_iter().map(move |name| {
+                let name = name.to_string_lossy();
+                match folder.as_str() {
+                    "" => name.into_owned(),
+                    folder => format!("{folder}/{name}"),
+                }
+            })
+        })
+        .collect();
+    out.sort();
+    out
 }
 
 /// Regenerates memory files and MEMORY.md from the logs. Stale and

@@ -11,12 +11,16 @@
 //! rename.
 //!
 //! The name is `.<file>.memoir-<pid>-<n>`, beside the file: hidden, and
-//! what [`remove_leftovers`] recognises. A write killed before its rename
+//! what [`leftovers`] recognises. A write killed before its rename
 //! (`kill -9`, a crash) leaves its temporary file there, where `git add
-//! -A` would pick it up in a work tree; `rebuild` (under the store lock,
-//! and so at the end of every `redact`) asks this module to remove them
-//! from each folder memoir replaces files in.
+//! -A` would pick it up in a work tree (a killed save of the persistent
+//! index leaves one as big as the index). `check` reports those whose
+//! writer is gone; `rebuild` (under the store lock, and so at the end of
+//! every `redact`) asks this module to remove them from each folder
+//! memoir replaces files in, and from the clone's local state those whose
+//! writer is gone (no lock covers it).
 
+use std::ffi::OsString;
 use std::fs::{File, OpenOptions};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -69,32 +73,88 @@ pub(crate) enum Leftovers<'a> {
     Of(&'a str),
 }
 
-/// Removes the temporary files that replacements of files in `folder`
-/// left when they were killed before their rename ([`replace`] makes them
-/// beside the file it replaces, so that is where they are). Only regular
-/// files named as [`replace`] names them go, and nothing through a link
-/// (neither `folder` nor a file in it). Call it holding the lock every
-/// replacement in the folder takes, so that no live one owns a temporary
-/// file. Returns how many were removed; a folder that cannot be read has
-/// none.
-pub(crate) fn remove_leftovers(folder: &Path, whose: Leftovers<'_>) -> usize {
+/// Which writers' temporary files count as leftovers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Writers {
+    /// Every writer's: the caller holds the lock every replacement in the
+    /// folder takes, so no live one owns a temporary file.
+    Any,
+    /// Only those of writers no longer running (the pid in the name is no
+    /// process now): a folder no lock covers, where a live write may be
+    /// about to rename its file. A pid reused since keeps its leftover
+    /// until that process ends; where processes cannot be asked (not
+    /// unix), none counts.
+    Gone,
+}
+
+/// The names of the temporary files in `folder` that replacements left
+/// when they were killed before their rename ([`replace`] makes them
+/// beside the file it replaces, so that is where they are): regular files
+/// named as [`replace`] names them, of `whose` files and `writers`;
+/// nothing through a link (neither `folder` nor a file in it). A folder
+/// that cannot be read has none.
+pub(crate) fn leftovers(folder: &Path, whose: Leftovers<'_>, writers: Writers) -> Vec<OsString> {
+    let Some(open) = crate::fs::folder::Folder::open_no_link(folder) else {
+        return Vec::new();
+    };
+    open.names()
+        .filter(|name| {
+            let Some(target) = name.to_str().and_then(temporary_target) else {
+                return false;
+            };
+            let wanted = match whose {
+                Leftovers::All => true,
+                Leftovers::Of(file) => target == file,
+            };
+            let counts = match writers {
+                Writers::Any => true,
+                Writers::Gone => name
+                    .to_str()
+                    .and_then(temporary_pid)
+                    .is_some_and(writer_gone),
+            };
+            wanted && counts && open.is_file(name)
+        })
+        .collect()
+}
+
+/// Removes the [`leftovers`] of `folder`; returns how many went.
+pub(crate) fn remove_leftovers(folder: &Path, whose: Leftovers<'_>, writers: Writers) -> usize {
     let Some(open) = crate::fs::folder::Folder::open_no_link(folder) else {
         return 0;
     };
-    let mut removed = 0;
-    for name in open.names() {
-        let Some(target) = name.to_str().and_then(temporary_target) else {
-            continue;
+    let names = leftovers(folder, whose, writers);
+    names
+        .iter()
+        .filter(|name| open.remove_file(name).is_ok())
+        .count()
+}
+
+/// The pid of the writer whose temporary file `name` is, if it is one.
+fn temporary_pid(name: &str) -> Option<u32> {
+    temporary_target(name)?;
+    let tail = name.rsplit_once(".memoir-")?.1;
+    tail.split('-').next()?.parse().ok()
+}
+
+/// Is process `pid` no longer running?
+fn writer_gone(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Some(pid) = i32::try_from(pid)
+            .ok()
+            .and_then(rustix::process::Pid::from_raw)
+        else {
+            return false;
         };
-        let wanted = match whose {
-            Leftovers::All => true,
-            Leftovers::Of(file) => target == file,
-        };
-        if wanted && open.is_file(&name) && open.remove_file(&name).is_ok() {
-            removed += 1;
-        }
+        // EPERM: it runs, as someone else.
+        rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH)
     }
-    removed
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        false
+    }
 }
 
 /// Replaces the file at `path` with `bytes`.
@@ -296,17 +356,54 @@ mod tests {
         ] {
             put(name);
         }
-        assert_eq!(remove_leftovers(dir.path(), Leftovers::Of("MEMORY.md")), 1);
+        assert_eq!(
+            remove_leftovers(dir.path(), Leftovers::Of("MEMORY.md"), Writers::Any),
+            1
+        );
         assert_eq!(temporaries(dir.path()).len(), 2);
-        assert_eq!(remove_leftovers(dir.path(), Leftovers::All), 2);
+        assert_eq!(
+            remove_leftovers(dir.path(), Leftovers::All, Writers::Any),
+            2
+        );
         assert!(temporaries(dir.path()).is_empty());
         for kept in ["a.md", ".team-notes"] {
             assert!(dir.path().join(kept).exists(), "{kept}");
         }
         assert_eq!(
-            remove_leftovers(&dir.path().join("none"), Leftovers::All),
+            remove_leftovers(&dir.path().join("none"), Leftovers::All, Writers::Any),
             0
         );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn with_no_lock_only_the_leftovers_of_writers_gone_count() {
+        let dir = tempfile::tempdir().unwrap();
+        // A writer that has exited (and been waited for): its pid is no
+        // process now.
+        let gone = std::process::Command::new("true").spawn().unwrap();
+        let gone_pid = gone.id();
+        let mut gone = gone;
+        gone.wait().unwrap();
+        let live = format!(".index.bin.memoir-{}-0", std::process::id());
+        let dead = format!(".index.bin.memoir-{gone_pid}-3");
+        for name in [&live, &dead] {
+            std::fs::write(dir.path().join(name), "half").unwrap();
+        }
+        let names = |w| {
+            leftovers(dir.path(), Leftovers::All, w)
+                .into_iter()
+                .map(|n| n.to_string_lossy().into_owned())
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(names(Writers::Gone), vec![dead.clone()]);
+        assert_eq!(names(Writers::Any).len(), 2);
+        assert_eq!(
+            remove_leftovers(dir.path(), Leftovers::All, Writers::Gone),
+            1
+        );
+        assert!(dir.path().join(&live).exists());
+        assert!(!dir.path().join(&dead).exists());
     }
 
     #[cfg(unix)]
@@ -327,8 +424,8 @@ mod tests {
         )
         .unwrap();
         std::fs::create_dir(folder.join(".c.md.memoir-1-0")).unwrap();
-        assert_eq!(remove_leftovers(&linked, Leftovers::All), 0);
-        assert_eq!(remove_leftovers(&folder, Leftovers::All), 0);
+        assert_eq!(remove_leftovers(&linked, Leftovers::All, Writers::Any), 0);
+        assert_eq!(remove_leftovers(&folder, Leftovers::All, Writers::Any), 0);
         assert!(outside.join(".a.md.memoir-1-0").exists());
         assert!(std::fs::symlink_metadata(folder.join(".b.md.memoir-1-0")).is_ok());
         assert!(folder.join(".c.md.memoir-1-0").is_dir());

@@ -63,6 +63,7 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
     problems.extend(drifts);
     problems.extend(conflicts(&scan));
     problems.extend(index_problems(store, &scan, merged)?);
+    problems.extend(temporary_files(store));
     match base {
         Some(base) => problems.extend(logs_since(store, base)?),
         None => problems.extend(logs_rewritten_since_head(store)?),
@@ -95,6 +96,24 @@ fn secret_found(path: &str, line: usize, f: &Finding, what: &str) -> Problem {
         &format!("policy:secret:{}", f.rule),
         format!("looks like a secret ({}){what} (value not shown)", f.rule),
     )
+}
+
+/// A warning for each temporary file a write killed before its rename
+/// left in the work tree (`git add -A` would commit it); `rebuild`
+/// removes them.
+fn temporary_files(store: &Store) -> impl Iterator<Item = Problem> {
+    crate::change::rebuild::temporary_files(store)
+        .into_iter()
+        .map(|path| {
+            Problem::new(
+                Severity::Warning,
+                &path,
+                None,
+                "temporary",
+                "the temporary file of a write killed before it finished; `memoir rebuild` removes it"
+                    .to_string(),
+            )
+        })
 }
 
 /// The error of a HEAD that is a `git revert` of a memoir version.

@@ -961,3 +961,40 @@ fn rebuild_removes_the_temporary_files_of_killed_writes() {
     assert!(!env.path(".MEMORY.md.memoir-4242-3").exists());
     assert!(env.path(".editorconfig").exists());
 }
+
+/// What a write killed before its rename left is explained by `check`
+/// (a warning naming the file, exit 0) and removed by `rebuild`, in the
+/// work tree and in the clone's local state, where a killed save of the
+/// persistent index leaves a file as large as the index; a live writer's
+/// temporary file in local state (no lock covers it) is left to it.
+#[test]
+fn check_names_the_temporary_files_of_killed_writes_and_rebuild_removes_them() {
+    let env = Env::new();
+    env.remember("project/x", "a fact", &[]);
+    // A writer that has exited: its pid is no process now.
+    let mut gone = std::process::Command::new("true").spawn().expect("true");
+    let dead = gone.id();
+    gone.wait().expect("wait");
+    let view = format!("memory/project/.x.md.memoir-{dead}-0");
+    env.write(&view, "half a view");
+    let state = env.state_dir();
+    let index = state.join(format!(".index.bin.memoir-{dead}-1"));
+    let live = state.join(format!(".index.bin.memoir-{}-0", std::process::id()));
+    std::fs::write(&index, vec![0u8; 4096]).expect("write");
+    std::fs::write(&live, "a save under way").expect("write");
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        err.contains(&format!(
+            "{view}: warning[temporary]: the temporary file of a write killed before it finished; `memoir rebuild` removes it"
+        )),
+        "{err}"
+    );
+    env.ok(&["rebuild"]);
+    assert!(!env.path(&view).exists());
+    assert!(!index.exists());
+    assert!(live.exists());
+    let (code, _, err) = env.run(&["check"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("temporary"), "{err}");
+}
