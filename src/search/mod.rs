@@ -9,3 +9,4 @@ pub mod rank;
 pub mod reader;
 pub mod results;
 pub mod semantic;
+mod shortlist;
