@@ -67,9 +67,6 @@ pub fn search(
     }
     let view = &corpus.index;
     let ids: Vec<Option<u32>> = terms.iter().map(|t| view.lookup(t)).collect();
-    // Each query term's posting list, read where it lies: a query never
-    // touches the postings of the terms it does not have.
-    let postings = Postings::of(view, &ids);
     let fresh_found = found_in(corpus.fresh.iter().map(|f| &f.terms), &terms);
     // The team's text is searched always; notes unless left out.
     let notes: Vec<&NoteDoc> = corpus
@@ -78,6 +75,15 @@ pub fn search(
         .chain(corpus.notes.iter().filter(|_| opts.notes))
         .collect();
     let note_found = found_in(notes.iter().map(|n| &n.terms), &terms);
+    let unmatched = |found: &[Vec<Found>]| found.iter().all(Vec::is_empty);
+    if ids.iter().all(Option::is_none) && unmatched(&fresh_found) && unmatched(&note_found) {
+        // No document has a query term: nothing to count or rank (a query
+        // about what the store does not know costs no pass over it).
+        return Results::default();
+    }
+    // Each query term's posting list, read where it lies: a query never
+    // touches the postings of the terms it does not have.
+    let postings = Postings::of(view, &ids);
     // The index's notes that have a query term (their records are read
     // only if shown).
     let indexed_notes: Vec<usize> = if opts.notes {
