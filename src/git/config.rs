@@ -56,12 +56,32 @@ impl Repo {
     /// Sets `merge.<driver>.name` and `.driver` in the repository's own
     /// config (`.git/config`), or with `None` removes the `[merge
     /// "<driver>"]` section, keeping everything else in the file as it was.
+    /// Under git's own lock on the file (`config.lock`, as `git config`
+    /// takes it): read, changed and written while git cannot write it, so
+    /// neither loses the other's change. A lock held for longer than
+    /// [`CONFIG_LOCK_WAIT`] (a git command killed mid-write leaves one, as
+    /// git says when it finds it) refuses the change.
     pub(crate) fn set_merge_driver(
         &self,
         driver: &str,
         name_and_command: Option<(&str, &str)>,
     ) -> Result<(), GitError> {
+        use std::io::Write;
         let path = self.repo.common_dir().join("config");
+        let mut lock = gix::lock::File::acquire_to_update_resource(
+            &path,
+            gix::lock::acquire::Fail::AfterDurationWithBackoff(CONFIG_LOCK_WAIT),
+            None,
+            // The umask's permissions, as git's own config writes have.
+            0,
+        )
+        .map_err(|_| GitError::Io {
+            path: path.with_file_name("config.lock"),
+            source: std::io::Error::new(
+                std::io::ErrorKind::WouldBlock,
+                "git's lock on the repository's config is held (by another git command; if none runs, remove it)",
+            ),
+        })?;
         let mut file =
             gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
                 .map_err(failed("reading the repository's config"))?;
@@ -76,9 +96,17 @@ impl Repo {
         }
         let mut out = Vec::new();
         file.write_to(&mut out).map_err(GitError::io(&path))?;
-        // Through a temporary file and a rename, synced: a crash mid-write
-        // must not leave git a truncated config.
-        crate::fs::replace::replace(&path, &out, crate::fs::replace::Durability::Synced)
-            .map_err(GitError::io(&path))
+        // Synced before the rename: a crash mid-write must not leave git a
+        // truncated config. (Dropped unrenamed on any error: the lock goes.)
+        lock.write_all(&out).map_err(GitError::io(&path))?;
+        lock.with_mut(|f| f.sync_all())
+            .map_err(GitError::io(&path))?;
+        lock.commit().map_err(|e| GitError::io(&path)(e.error))?;
+        Ok(())
     }
 }
+
+/// How long a change of the repository's config waits for git's lock on
+/// it: another writer's hold is a few milliseconds (sixteen concurrent
+/// `hooks install`s take turns within it).
+const CONFIG_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(3);

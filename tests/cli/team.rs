@@ -585,6 +585,31 @@ fn the_pre_commit_hook_records_staged_hand_edits_and_nothing_else() {
     env.ok(&["check"]);
 }
 
+/// The merge driver is configured under git's own lock on `.git/config`:
+/// while a git command holds `config.lock` (past a short wait),
+/// `hooks install` refuses (exit 1, naming the lock) and leaves the config
+/// and the lock as they were, as `git config` does; once the lock is gone
+/// it configures.
+#[test]
+fn hooks_install_never_writes_a_config_git_holds_locked() {
+    let env = Env::new();
+    let config = env.read(".git/config");
+    env.write(".git/config.lock", "git is writing this\n");
+    let err = env.fails(&["hooks", "install"], 1);
+    assert!(err.contains("config.lock"), "{err}");
+    assert_eq!(env.read(".git/config"), config);
+    assert_eq!(env.read(".git/config.lock"), "git is writing this\n");
+    std::fs::remove_file(env.path(".git/config.lock")).expect("rm");
+    env.ok(&["hooks", "install"]);
+    assert_eq!(
+        env.git(&["config", "--get", "merge.memoir.driver"]).trim(),
+        "memoir merge-driver memory %O %A %B %P"
+    );
+    assert!(!env.path(".git/config.lock").exists());
+    let fsck = env.git(&["config", "--list"]);
+    assert!(fsck.contains("merge.memoir.name="), "{fsck}");
+}
+
 #[test]
 fn with_hooks_installed_a_merge_needs_nothing_more() {
     let env = branches();
