@@ -10,9 +10,9 @@ const RECENCY_DAYS: f64 = 180.0;
 /// The confidence a note ranks with: an unconfirmed observation ranks
 /// after a confirmed memory of equal relevance.
 pub const NOTE_CONFIDENCE: f64 = 0.5;
-/// The most a document's standing multiplies BM25F by: full confidence, changed
-/// today, not past review. A search boosts only the matches this could
-/// lift among those it shows (`search::rank`).
+/// The most a document's standing multiplies BM25F by: full confidence,
+/// changed today, not past review. A search boosts only the matches this
+/// could lift among those it shows (`search::shortlist`).
 pub const MAX_BOOST: f64 = (0.75 + 0.25 * 1.0) * (1.0 + 0.1 * 1.0);
 
 /// A document of a [`Corpus`]: an index position, a fresh file, a note of
