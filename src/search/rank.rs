@@ -694,8 +694,8 @@ fn shown(view: &OpenIndex, r: &Ranked, opts: &Options, conflicts: &HashSet<&str>
 pub fn live_memories(corpus: &Corpus, today: Date) -> Vec<(&str, u64)> {
     let view = &corpus.index;
     let indexed = (0..view.len()).filter_map(|i| {
-        let r = view.rec(i);
-        (!corpus.skip[i] && r.valid && r.expires >= today.0).then(|| (view.path(i), r.hash))
+        let hash = view.live_hash(i, today.0).filter(|_| !corpus.skip[i])?;
+        Some((view.path(i), hash))
     });
     let fresh = corpus.fresh.iter().filter_map(|f| {
         let expires = f.summary.as_ref()?.expires;

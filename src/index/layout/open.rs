@@ -326,6 +326,16 @@ impl OpenIndex {
         self.read(Section::Docs, at, REC)?.try_into().ok()
     }
 
+    /// Doc `i`'s content fingerprint if it is live on day `today`, as
+    /// [`OpenIndex::live_len`] decides: three fields read, for semantic
+    /// recall's list of every live memory.
+    pub fn live_hash(&self, i: usize, today: i64) -> Option<u64> {
+        let r = self.rec_bytes(i)?;
+        let valid = u32::from_le_bytes(Rec::VALID.get(r)) != 0;
+        let expires = i64::from_le_bytes(Rec::EXPIRES.get(r));
+        (valid && expires >= today).then(|| u64::from_le_bytes(Rec::HASH.get(r)))
+    }
+
     /// Did doc `i` parse? Reads that field only: a search's warnings and
     /// MEMORY.md's ranking ask it of every doc.
     pub fn is_valid(&self, i: usize) -> bool {
