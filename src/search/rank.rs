@@ -1183,6 +1183,49 @@ mod tests {
         assert_eq!(with(&|o| o.tag = Some("ops".into())), ["project/cache-a"]);
     }
 
+    /// A boosted match that cannot be shown (its index entry damaged) is
+    /// passed over, and the matches left unboosted below it are shown
+    /// after all.
+    #[test]
+    fn a_match_that_cannot_be_shown_leaves_room_for_the_unboosted() {
+        let mut cache = Cache::default();
+        let files = [
+            (
+                "memory/project/top.md",
+                plain("top", "cache cache ~@~@~", "cache cache cache cache"),
+            ),
+            (
+                "memory/project/low.md",
+                plain(
+                    "low",
+                    "cache among many other words that make it long",
+                    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda",
+                ),
+            ),
+        ];
+        for (path, text) in &files {
+            let entry = entry_for(text, Stamp { size: 1, mtime: 1 }, path, &mut cache.dict);
+            cache.files.insert(path.to_string(), entry);
+        }
+        let mut bytes = encode(&cache, CACHE_VERSION);
+        // The top memory's summary, where only its entry holds it: made
+        // bytes that are no UTF-8, so its entry cannot be read.
+        let marker = b"~@~@~";
+        let at: Vec<usize> = (0..bytes.len())
+            .filter(|&i| bytes[i..].starts_with(marker))
+            .collect();
+        assert_eq!(at.len(), 1, "the marker is in the entry alone");
+        bytes[at[0]] = 0xff;
+        let view = OpenIndex::parse(bytes, CACHE_VERSION).expect("an index view");
+        let c = Corpus::of(view);
+        for limit in [1, 5] {
+            assert_eq!(
+                keys(&hits_of(&c, "cache", &opts(limit, 0.0))),
+                ["project/low"]
+            );
+        }
+    }
+
     const VOCAB: [&str; 8] = [
         "cache", "deploy", "queue", "token", "build", "测试", "部署", "vault",
     ];
