@@ -75,12 +75,19 @@ impl Repo {
             // The umask's permissions, as git's own config writes have.
             0,
         )
-        .map_err(|_| GitError::Io {
-            path: path.with_file_name("config.lock"),
-            source: std::io::Error::new(
-                std::io::ErrorKind::WouldBlock,
-                "git's lock on the repository's config is held (by another git command; if none runs, remove it)",
-            ),
+        .map_err(|e| {
+            let held = path.with_file_name("config.lock");
+            if !held.exists() {
+                // Not another's lock: the folder refused the file.
+                return GitError::gix("locking the repository's config", e);
+            }
+            GitError::Io {
+                path: held,
+                source: std::io::Error::new(
+                    std::io::ErrorKind::WouldBlock,
+                    "git's lock on the repository's config is held (by another git command; if none runs, remove it)",
+                ),
+            }
         })?;
         let mut file =
             gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)

@@ -213,16 +213,14 @@ impl OpenIndex {
     /// a search asks it of every doc.
     pub fn live_len(&self, i: usize, today: i64) -> Option<u32> {
         let r = self.rec_bytes(i)?;
-        let valid = u32::from_le_bytes(Rec::VALID.get(r)) != 0;
-        let expires = i64::from_le_bytes(Rec::EXPIRES.get(r));
-        (valid && expires >= today).then(|| u32::from_le_bytes(Rec::LEN.get(r)))
+        live(r, today).then(|| u32::from_le_bytes(Rec::LEN.get(r)))
     }
 
     /// The positions of the docs that did not parse, in one pass.
     pub fn invalid(&self) -> impl Iterator<Item = usize> + '_ {
         self.recs()
             .enumerate()
-            .filter(|(_, r)| u32::from_le_bytes(Rec::VALID.get(r)) == 0)
+            .filter(|(_, r)| !valid(r))
             .map(|(i, _)| i)
     }
 
@@ -331,16 +329,13 @@ impl OpenIndex {
     /// recall's list of every live memory.
     pub fn live_hash(&self, i: usize, today: i64) -> Option<u64> {
         let r = self.rec_bytes(i)?;
-        let valid = u32::from_le_bytes(Rec::VALID.get(r)) != 0;
-        let expires = i64::from_le_bytes(Rec::EXPIRES.get(r));
-        (valid && expires >= today).then(|| u64::from_le_bytes(Rec::HASH.get(r)))
+        live(r, today).then(|| u64::from_le_bytes(Rec::HASH.get(r)))
     }
 
     /// Did doc `i` parse? Reads that field only: a search's warnings and
     /// MEMORY.md's ranking ask it of every doc.
     pub fn is_valid(&self, i: usize) -> bool {
-        self.rec_bytes(i)
-            .is_some_and(|r| u32::from_le_bytes(Rec::VALID.get(r)) != 0)
+        self.rec_bytes(i).is_some_and(valid)
     }
 
     /// Does the index vouch that the memory file at `rel`, whose content
@@ -614,4 +609,15 @@ impl OpenIndex {
         }
         files
     }
+}
+
+/// Did the doc of record `r` parse? (One field, read where it lies.)
+fn valid(r: &[u8; REC]) -> bool {
+    u32::from_le_bytes(Rec::VALID.get(r)) != 0
+}
+
+/// Is the doc of record `r` live on day `today` (days since the epoch):
+/// parsed and not expired?
+fn live(r: &[u8; REC], today: i64) -> bool {
+    valid(r) && i64::from_le_bytes(Rec::EXPIRES.get(r)) >= today
 }
