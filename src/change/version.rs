@@ -67,6 +67,32 @@ fn unfinished_writes(store: &Store, snap: &Snapshot) -> bool {
     })
 }
 
+/// Commits `paths` (see [`git::Session::commit`]); a version of
+/// thousands of files (a consolidation, a rollback) says on a terminal
+/// how many of their blobs are written.
+pub(crate) fn commit(
+    store: &Store,
+    session: git::Session,
+    paths: &[String],
+    message: &str,
+    sig: &git::Signature,
+) -> Result<Option<String>, CommitError> {
+    let progress = store.progress().filter(|_| paths.len() >= PROGRESS_FILES);
+    let each_file = |done, total| {
+        if let Some(p) = progress {
+            p.advance("committing files", done, total);
+        }
+    };
+    let made = session.commit(paths, message, sig, &each_file);
+    if let Some(p) = progress {
+        p.finish();
+    }
+    made
+}
+
+/// Files a version commits from which it says how far it is.
+const PROGRESS_FILES: usize = 500;
+
 /// What a version must not commit, checked before it writes anything:
 /// a log that is not HEAD's log with entries appended (logs only grow:
 /// an edit, a truncation or a deletion in the work tree), and a secret

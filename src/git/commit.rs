@@ -225,11 +225,15 @@ impl Session {
     /// clean for them and everything else the user staged stays staged.
     /// Returns the new commit's id, or `None` when nothing changed. If HEAD
     /// cannot be moved, git's index already has the paths staged.
+    /// `each_file` is told how many of the paths' blobs are written
+    /// (`done`, `total`): a consolidation of thousands of memories spends
+    /// most of its time there.
     pub(crate) fn commit(
         self,
         paths: &[String],
         message: &str,
         sig: &Signature,
+        each_file: &dyn Fn(usize, usize),
     ) -> Result<Option<String>, CommitError> {
         let Session {
             repo,
@@ -248,7 +252,7 @@ impl Session {
                 .detach(),
             None => gix::ObjectId::empty_tree(repo.repo.object_hash()),
         };
-        let (tree, blobs) = repo.write_tree(base_tree, paths)?;
+        let (tree, blobs) = repo.write_tree(base_tree, paths, each_file)?;
         if head.is_some() && tree == base_tree {
             return Ok(None);
         }
@@ -288,6 +292,7 @@ impl Repo {
         &self,
         base: gix::ObjectId,
         paths: &'p [String],
+        each_file: &dyn Fn(usize, usize),
     ) -> Result<(gix::ObjectId, Vec<Blob<'p>>), GitError> {
         use crate::fs::safe_file::{self, ReadError};
         let repo = &self.repo;
@@ -295,7 +300,8 @@ impl Repo {
             .edit_tree(base)
             .map_err(failed("reading HEAD's tree"))?;
         let mut blobs = Vec::new();
-        for rel in paths {
+        for (done, rel) in paths.iter().enumerate() {
+            each_file(done, paths.len());
             let abs = self.workdir.join(rel);
             // Only a regular file is a version of a store path (a link or a
             // FIFO is never opened, so never followed or waited on).
@@ -458,7 +464,9 @@ mod tests {
         );
         let paths = ["memory/a.md", "memory/new/b.md", "memory/gone.md"].map(String::from);
         let message = "memoir: consolidate\n\nMemoir-Consolidation: ev\n";
-        let id = session.commit(&paths, message, &sig).expect("commit");
+        let id = session
+            .commit(&paths, message, &sig, &|_, _| {})
+            .expect("commit");
 
         assert_eq!(id.as_deref(), Some(s.git(&["rev-parse", "HEAD"]).trim()));
         let fsck = s.git_output(&["fsck", "--strict", "--no-dangling"]);
@@ -494,7 +502,12 @@ mod tests {
 
         // Nothing left to commit: no commit.
         let (session, sig) = begin(&s);
-        assert_eq!(session.commit(&paths, message, &sig).expect("commit"), None);
+        assert_eq!(
+            session
+                .commit(&paths, message, &sig, &|_, _| {})
+                .expect("commit"),
+            None
+        );
         assert!(!s.root().join(".git/index.lock").exists(), "released");
     }
 
@@ -504,7 +517,9 @@ mod tests {
         s.write("memory/a.md", "a\n");
         let (session, sig) = begin(&s);
         let paths = ["memory/a.md".to_string()];
-        let id = session.commit(&paths, "first\n", &sig).expect("commit");
+        let id = session
+            .commit(&paths, "first\n", &sig, &|_, _| {})
+            .expect("commit");
         assert_eq!(id.as_deref(), Some(s.git(&["rev-parse", "main"]).trim()));
         assert!(s.git_output(&["fsck", "--strict"]).status.success());
         assert_eq!(s.git(&["status", "--porcelain"]), "");

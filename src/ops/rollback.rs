@@ -107,7 +107,7 @@ pub fn rollback(
     let message = commit_message(&report, short);
     let paths = crate::change::version::changed_store_paths(store)?;
     sig.seconds = ctx.now.0.div_euclid(1000);
-    report.commit = session.commit(&paths, &message, &sig)?;
+    report.commit = crate::change::version::commit(store, session, &paths, &message, &sig)?;
     Ok(report)
 }
 

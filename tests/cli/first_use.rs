@@ -681,6 +681,91 @@ fn building_the_index_of_a_large_store_says_how_far_it_is_on_a_terminal_only() {
 }
 
 #[test]
+fn a_large_consolidation_and_years_of_logs_say_how_far_they_are_on_a_terminal_only() {
+    let env = Env::new();
+    // 520 curated sections, each in words of its own (no near-duplicates),
+    // held for review until accepted.
+    let words = [
+        "ledger",
+        "kafka",
+        "invoice",
+        "tenant",
+        "webhook",
+        "cron",
+        "backoff",
+        "redis",
+        "schema",
+        "terraform",
+        "grafana",
+        "quota",
+        "refund",
+        "locale",
+        "sitemap",
+        "oauth",
+        "pgbouncer",
+        "canary",
+        "shard",
+        "vault",
+        "sentry",
+        "bucket",
+        "cursor",
+        "digest",
+        "ingress",
+        "mutex",
+    ];
+    let mut seed = 7u64;
+    let mut word = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        words[(seed >> 33) as usize % words.len()]
+    };
+    let mut curated = String::from("# MEMORY\n");
+    for i in 0..520 {
+        let text: Vec<&str> = (0..8).map(|_| word()).collect();
+        curated += &format!("\n## Topic {i}\n- {i} {}\n", text.join(" "));
+    }
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    std::fs::write(ws.join("MEMORY.md"), curated).expect("MEMORY.md");
+    env.ok(&["-q", "import", "openclaw", ws.to_str().expect("utf-8")]);
+    let (_, shown) = run_on_a_terminal(&env, "consolidate --accept-all --yes");
+    assert!(
+        shown.contains("planning proposals: ") && shown.contains("committing files: "),
+        "{shown:?}"
+    );
+    assert!(
+        env.path("memory/project/topic-519.md").exists(),
+        "{shown:?}"
+    );
+    // Years of logs: a thousand log files are read with a count.
+    let written = walkdir::WalkDir::new(env.path("memory/log"))
+        .into_iter()
+        .filter_map(Result::ok)
+        .find(|e| e.file_type().is_file() && e.file_name() != ".gitkeep")
+        .expect("a log")
+        .into_path();
+    // Its first entry, a log of its own on each of a thousand days.
+    let log = std::fs::read_to_string(&written).expect("log");
+    let end = log.find("<!-- memoir:end").expect("an entry");
+    let end = end + log[end..].find('\n').expect("a line");
+    let (log, name) = (&log[..=end], written.file_name().expect("name").to_owned());
+    for day in 0..1000 {
+        let (year, month, day) = (2023 + day / 336, day / 28 % 12 + 1, day % 28 + 1);
+        let folder = env.path(&format!("memory/log/{year}-{month:02}-{day:02}"));
+        std::fs::create_dir_all(&folder).expect("day");
+        std::fs::write(folder.join(&name), log).expect("log copy");
+    }
+    let (_, shown) = run_on_a_terminal(&env, "rebuild --check");
+    assert!(shown.contains("reading logs: "), "{shown:?}");
+    // Never with -q or --json.
+    for args in ["-q rebuild --check", "--json rebuild --check"] {
+        let (_, shown) = run_on_a_terminal(&env, args);
+        assert!(!shown.contains("reading logs"), "{args}: {shown:?}");
+    }
+}
+
+#[test]
 fn a_large_import_says_how_far_it_is_on_a_terminal_only() {
     let env = Env::new();
     let dir = env.dir.path().join("claude-memory");

@@ -480,7 +480,7 @@ fn finish_interrupted(
     version::gate_commit(store, &paths, None)?;
     sig.seconds = ctx.now.0.div_euclid(1000);
     plan.event = Some(last.id.clone());
-    plan.commit = session.commit(&paths, &message, &sig)?;
+    plan.commit = version::commit(store, session, &paths, &message, &sig)?;
     Ok(plan)
 }
 
@@ -565,7 +565,7 @@ fn commit_consolidation(
     sig.seconds = ctx.now.0.div_euclid(1000);
     store.stop_at(Failpoint::BeforeCommit)?;
     session.stop_after_index(store.stops_at(Failpoint::AfterIndex));
-    plan.commit = session.commit(&paths, &message, &sig)?;
+    plan.commit = version::commit(store, session, &paths, &message, &sig)?;
     Ok(plan)
 }
 

@@ -149,6 +149,9 @@ impl Basis<'_> {
     }
 }
 
+/// Proposals from which planning says how far it is.
+const PROGRESS_PROPOSALS: usize = 500;
+
 /// Plans the consolidation of `pending` (proposals, oldest first).
 pub(super) fn plan(
     store: &Store,
@@ -168,8 +171,19 @@ pub(super) fn plan(
         planned: Default::default(),
         descriptions: Default::default(),
     };
-    for e in pending {
+    // Each proposal is weighed against the store's descriptions: a
+    // thousand of them take a noticeable while on a large store.
+    let progress = store
+        .progress()
+        .filter(|_| pending.len() >= PROGRESS_PROPOSALS);
+    for (done, e) in pending.iter().enumerate() {
+        if let Some(p) = progress {
+            p.advance("planning proposals", done, pending.len());
+        }
         planner.proposal(e)?;
+    }
+    if let Some(p) = progress {
+        p.finish();
     }
     let Planner {
         mut plan, planned, ..
