@@ -359,7 +359,7 @@ impl Cache {
 
 /// Bumped whenever the index's layout or the search tokenizer changes, so
 /// that an index built by another version is rebuilt rather than misread.
-pub const CACHE_VERSION: u32 = 11 * 1000 + crate::model::text::TOKENIZER_VERSION;
+pub const CACHE_VERSION: u32 = 12 * 1000 + crate::model::text::TOKENIZER_VERSION;
 
 #[cfg(test)]
 mod tests {

@@ -86,9 +86,10 @@ pub fn search(
     let postings = Postings::of(view, &ids);
     // The index's notes that have a query term (their records are read
     // only if shown).
-    let indexed_notes: Vec<usize> = if opts.notes {
-        (0..view.note_count())
-            .filter(|j| !postings.of_doc(view.len() + j).is_empty())
+    let indexed_notes: Vec<(usize, &[Found])> = if opts.notes {
+        let notes = postings.from(view.len());
+        notes
+            .map(|(doc, found)| (doc - view.len(), found))
             .collect()
     } else {
         Vec::new()
@@ -136,10 +137,15 @@ struct Found {
 }
 
 /// The query terms each indexed document has, read from the terms' posting
-/// lists and grouped by document (a counting sort: no map, no allocation
-/// per document). Each group is in query-term order.
+/// lists and grouped by document, only the documents that have one taking
+/// room: a query's memory follows its matches, not the store (an array
+/// over every document cost a page fault per thousand of them, on every
+/// query). Each group is in query-term order.
 struct Postings {
-    /// Where each document's group starts in `found`; one more than docs.
+    /// The documents with a query term, ascending; past the memory files,
+    /// the index's notes.
+    docs: Vec<u32>,
+    /// Where each one's group starts in `found`; one more than `docs`.
     start: Vec<u32>,
     found: Vec<Found>,
 }
@@ -154,12 +160,36 @@ impl Postings {
         let terms: Vec<u32> = (0..ids.len() as u32)
             .filter(|&t| ids[t as usize].is_some())
             .collect();
-        // Docs past the memory files are the index's notes. First each
-        // doc's count, at the place after its group's; summed, each
-        // group's start.
-        let mut start = vec![0u32; view.len() + view.note_count() + 1];
+        // Which documents have a query term, a bit each (postings name
+        // only documents of the index: `postings_of`).
+        let mut bits = vec![0u64; (view.len() + view.note_count()).div_ceil(64)];
         for (doc, _, _) in lists.iter().cloned().flatten() {
-            start[doc as usize + 1] += 1;
+            if let Some(word) = bits.get_mut(doc as usize / 64) {
+                *word |= 1 << (doc % 64);
+            }
+        }
+        let mut docs = Vec::new();
+        for (w, &word) in bits.iter().enumerate() {
+            let mut rest = word;
+            while rest != 0 {
+                docs.push(w as u32 * 64 + rest.trailing_zeros());
+                rest &= rest - 1;
+            }
+        }
+        drop(bits);
+        // Each list names a subset of `docs` in the same order: a cursor
+        // walks `docs` to each one's place (a list's walk is at most
+        // `docs` long). First each group's count, at the place after its
+        // own; summed, each group's start.
+        let mut start = vec![0u32; docs.len() + 1];
+        for list in &lists {
+            let mut at = 0;
+            for (doc, _, _) in list.clone() {
+                while docs.get(at).is_some_and(|&d| d < doc) {
+                    at += 1;
+                }
+                start[at + 1] += 1;
+            }
         }
         for i in 1..start.len() {
             start[i] += start[i - 1];
@@ -167,23 +197,31 @@ impl Postings {
         let mut found = vec![Found::default(); start[start.len() - 1] as usize];
         // Each group filled from its start, the start moved along as a
         // cursor: it ends at the next group's start, and one shift puts
-        // every start back (a second array of cursors costs a page fault
-        // per thousand docs).
+        // every start back.
         for (list, &term) in lists.into_iter().zip(&terms) {
+            let mut at = 0;
             for (doc, tf, _) in list {
-                let at = &mut start[doc as usize];
-                found[*at as usize] = Found { term, tf };
-                *at += 1;
+                while docs.get(at).is_some_and(|&d| d < doc) {
+                    at += 1;
+                }
+                let next = &mut start[at];
+                found[*next as usize] = Found { term, tf };
+                *next += 1;
             }
         }
         start.rotate_right(1);
         start[0] = 0;
-        Postings { start, found }
+        Postings { docs, start, found }
     }
 
-    /// The query terms indexed document `i` has.
-    fn of_doc(&self, i: usize) -> &[Found] {
-        &self.found[self.start[i] as usize..self.start[i + 1] as usize]
+    /// Each document with a query term from document `first` on, in
+    /// order, with its terms.
+    fn from(&self, first: usize) -> impl Iterator<Item = (usize, &[Found])> + '_ {
+        let at = self.docs.partition_point(|&d| (d as usize) < first);
+        (at..self.docs.len()).map(|k| {
+            let group = &self.found[self.start[k] as usize..self.start[k + 1] as usize];
+            (self.docs[k] as usize, group)
+        })
     }
 }
 
@@ -238,14 +276,27 @@ impl<'a> Live<'a> {
         today: Date,
     ) -> Live<'a> {
         let view = &corpus.index;
-        let indexed = (0..view.len()).filter_map(|i| {
-            let len = view.live_len(i, today.0).filter(|_| !corpus.skip[i])?;
-            Some(Candidate {
-                doc: Doc::Indexed(i),
-                len,
-                found: postings.of_doc(i),
-            })
-        });
+        // Every live document counts, from the index's totals less those a
+        // fresh read replaces; those with a query term are the postings'.
+        let (mut docs, mut total_len) = view.live_totals(today.0);
+        for i in (corpus.skip.iter().enumerate()).filter_map(|(i, &skip)| skip.then_some(i)) {
+            if let Some(len) = view.live_len(i, today.0) {
+                docs = docs.saturating_sub(1);
+                total_len = total_len.saturating_sub(u64::from(len));
+            }
+        }
+        let mut live_len = view.live_len_ascending(today.0);
+        let indexed = postings
+            .from(0)
+            .take_while(|&(i, _)| i < view.len())
+            .filter_map(|(i, found)| {
+                let len = live_len(i).filter(|_| !corpus.skip[i])?;
+                Some(Candidate {
+                    doc: Doc::Indexed(i),
+                    len,
+                    found,
+                })
+            });
         let fresh = corpus
             .fresh
             .iter()
@@ -259,11 +310,11 @@ impl<'a> Live<'a> {
                     found: found.as_slice(),
                 })
             });
-        let indexed_notes = notes.indexed.iter().filter_map(|&j| {
+        let indexed_notes = notes.indexed.iter().filter_map(|&(j, found)| {
             Some(Candidate {
                 doc: Doc::IndexedNote(j),
                 len: view.note_len(j)?,
-                found: postings.of_doc(view.len() + j),
+                found,
             })
         });
         let tail_notes = notes
@@ -278,29 +329,33 @@ impl<'a> Live<'a> {
         // Every note of the index counts, not only those read: their
         // number and lengths are in the index's head.
         let mut live = Live {
-            docs: if notes.counted { view.note_count() } else { 0 },
-            total_len: if notes.counted { view.notes_len() } else { 0 },
+            docs: docs + if notes.counted { view.note_count() } else { 0 },
+            total_len: total_len + if notes.counted { view.notes_len() } else { 0 },
             df: vec![0; terms],
             matched: Vec::new(),
         };
-        for c in indexed.chain(fresh).chain(tail_notes) {
-            live.docs += 1;
-            live.total_len += u64::from(c.len);
+        let mut add = |c: Candidate<'a>| {
             if c.found.is_empty() {
-                continue;
+                return;
             }
             for f in c.found {
                 live.df[f.term as usize] += 1;
             }
             live.matched.push(c);
+        };
+        // Counted above.
+        indexed.for_each(&mut add);
+        // Counted here.
+        let mut read_now = (0, 0);
+        for c in fresh.chain(tail_notes) {
+            read_now.0 += 1;
+            read_now.1 += u64::from(c.len);
+            add(c);
         }
-        // Counted above; each has a query term.
-        for c in indexed_notes {
-            for f in c.found {
-                live.df[f.term as usize] += 1;
-            }
-            live.matched.push(c);
-        }
+        // Counted above.
+        indexed_notes.for_each(&mut add);
+        live.docs += read_now.0;
+        live.total_len += read_now.1;
         live
     }
 }
@@ -308,7 +363,7 @@ impl<'a> Live<'a> {
 /// The notes a search reads: the index's that have a query term (each
 /// with its place and record), and those of the logs' tail.
 struct Notes<'a> {
-    indexed: &'a [usize],
+    indexed: &'a [(usize, &'a [Found])],
     tail: &'a [&'a NoteDoc],
     tail_found: &'a [Vec<Found>],
     /// The search counts the notes at all (all the index's in `N`).

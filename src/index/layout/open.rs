@@ -115,9 +115,12 @@ impl OpenIndex {
             head,
             docs,
         };
-        let notes_ok = (view.head.notes as usize).checked_mul(NOTE_REC)
-            == Some(view.sec[Section::NoteRecs].len);
-        if !(notes_ok && view.dict_fits()?) {
+        let notes = view.head.notes as usize;
+        let notes_ok = notes.checked_mul(NOTE_REC) == Some(view.sec[Section::NoteRecs].len);
+        let lens_ok = docs.checked_add(notes).and_then(|n| n.checked_mul(4))
+            == Some(view.sec[Section::Lens].len)
+            && view.sec[Section::Expiring].len % EXPIRING == 0;
+        if !(notes_ok && lens_ok && view.dict_fits()?) {
             return None;
         }
         if load == Load::Decode
@@ -200,27 +203,95 @@ impl OpenIndex {
             .unwrap_or(&[])
     }
 
-    /// Every doc's record as bytes, in order (fewer if damaged).
-    fn recs(&self) -> impl Iterator<Item = &[u8; REC]> + '_ {
-        let docs = self.section(Section::Docs).get(4..).unwrap_or(&[]);
-        docs.chunks_exact(REC)
-            .take(self.docs)
-            .filter_map(|r| r.try_into().ok())
-    }
-
     /// Doc `i`'s weighted length if it is live on day `today` (days since
-    /// the epoch): parsed and not expired. Reads those three fields only:
-    /// a search asks it of every doc.
+    /// the epoch): parsed and not expired. Reads 4 bytes of the lengths
+    /// ([`Section::Lens`]) and, by binary search, the list of docs with
+    /// an `expires` date, not the record.
     pub fn live_len(&self, i: usize, today: i64) -> Option<u32> {
-        let r = self.rec_bytes(i)?;
-        live(r, today).then(|| u32::from_le_bytes(Rec::LEN.get(r)))
+        if i >= self.docs {
+            return None;
+        }
+        let len = u32_at(self.section(Section::Lens), i.checked_mul(4)?)?;
+        let expired = self.expires(i).is_some_and(|day| day < today);
+        (len != NOT_PARSED && !expired).then_some(len)
     }
 
-    /// The positions of the docs that did not parse, in one pass.
+    /// [`OpenIndex::live_len`] for docs asked in ascending order (a
+    /// search's matches): the list of docs with an `expires` date is
+    /// walked alongside rather than searched for each.
+    pub fn live_len_ascending(&self, today: i64) -> impl FnMut(usize) -> Option<u32> + '_ {
+        let lens = self.section(Section::Lens);
+        let mut expiring = self.expiring().peekable();
+        move |i| {
+            while expiring.next_if(|&(doc, _)| doc < i).is_some() {}
+            let expired = expiring
+                .peek()
+                .is_some_and(|&(doc, day)| doc == i && day < today);
+            let len = u32_at(lens, i.checked_mul(4)?).filter(|_| i < self.docs)?;
+            (len != NOT_PARSED && !expired).then_some(len)
+        }
+    }
+
+    /// How many docs are live on day `today`, and their weighted lengths
+    /// summed: one pass over 4 bytes a doc, then the few that expire.
+    pub fn live_totals(&self, today: i64) -> (usize, u64) {
+        let (mut docs, mut total) = (0usize, 0u64);
+        for len in self.lens().take(self.docs) {
+            if len != NOT_PARSED {
+                docs += 1;
+                total += u64::from(len);
+            }
+        }
+        let lens = self.section(Section::Lens);
+        for (doc, _) in self
+            .expiring()
+            .filter(|&(doc, day)| day < today && doc < self.docs)
+        {
+            if let Some(len) = doc.checked_mul(4).and_then(|at| u32_at(lens, at)) {
+                if len != NOT_PARSED {
+                    docs = docs.saturating_sub(1);
+                    total = total.saturating_sub(u64::from(len));
+                }
+            }
+        }
+        (docs, total)
+    }
+
+    /// Every doc's length, then every note's, as [`Section::Lens`] holds them.
+    fn lens(&self) -> impl Iterator<Item = u32> + '_ {
+        (self.section(Section::Lens).chunks_exact(4))
+            .map(|b| b.try_into().map_or(NOT_PARSED, u32::from_le_bytes))
+    }
+
+    /// (doc, `expires` day) of each doc with an `expires` date, by doc.
+    fn expiring(&self) -> impl Iterator<Item = (usize, i64)> + '_ {
+        let entries = self.section(Section::Expiring).chunks_exact(EXPIRING);
+        entries.filter_map(expiring_entry)
+    }
+
+    /// Doc `i`'s `expires` day, if it has one (a binary search of
+    /// [`Section::Expiring`]).
+    fn expires(&self, i: usize) -> Option<i64> {
+        let entries = self.section(Section::Expiring);
+        let n = entries.len() / EXPIRING;
+        let entry = |k: usize| expiring_entry(entries.get(k * EXPIRING..(k + 1) * EXPIRING)?);
+        let (mut lo, mut hi) = (0, n);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            match entry(mid)? {
+                (doc, day) if doc == i => return Some(day),
+                (doc, _) if doc < i => lo = mid + 1,
+                _ => hi = mid,
+            }
+        }
+        None
+    }
+
+    /// The positions of the docs that did not parse, in one pass (over
+    /// their lengths, 4 bytes each).
     pub fn invalid(&self) -> impl Iterator<Item = usize> + '_ {
-        self.recs()
-            .enumerate()
-            .filter(|(_, r)| !valid(r))
+        (self.lens().take(self.docs).enumerate())
+            .filter(|&(_, len)| len == NOT_PARSED)
             .map(|(i, _)| i)
     }
 
@@ -476,7 +547,8 @@ impl OpenIndex {
     /// Note `i`'s weighted length, without decoding its record: a search
     /// asks it of every note with a query term.
     pub fn note_len(&self, i: usize) -> Option<u32> {
-        u32_at(self.note_bytes(i)?, 16)
+        let at = self.docs.checked_add(i)?.checked_mul(4)?;
+        u32_at(self.section(Section::Lens), at)
     }
 
     /// When note `i` was written (ms since the epoch), without decoding
@@ -609,6 +681,12 @@ impl OpenIndex {
         }
         files
     }
+}
+
+/// An entry of [`Section::Expiring`]: (doc, day).
+fn expiring_entry(e: &[u8]) -> Option<(usize, i64)> {
+    let doc = u32_at(e, 0)? as usize;
+    Some((doc, i64::from_le_bytes(e.get(4..12)?.try_into().ok()?)))
 }
 
 /// Did the doc of record `r` parse? (One field, read where it lies.)

@@ -105,7 +105,29 @@ fn write_section(w: &mut impl Write, cache: &Cache, s: Section, rules: u64) -> i
         Section::NoteRecs => write_note_recs(w, cache),
         Section::PostingOffsets => write_offsets(w, posting_counts(cache)),
         Section::MemoryMdCut => write_memory_md_cut(w, cache),
+        Section::Lens => write_lens(w, cache),
+        Section::Expiring => write_expiring(w, cache),
     }
+}
+
+/// Writes each doc's weighted length (`u32::MAX`: it did not parse), then
+/// each note's.
+fn write_lens(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
+    let docs = (cache.files.values()).map(|e| e.summary.as_ref().map_or(NOT_PARSED, |_| e.len));
+    let notes = cache.notes.iter().map(|n| n.len);
+    docs.chain(notes)
+        .try_for_each(|len| w.write_all(&len.to_le_bytes()))
+}
+
+/// Writes (doc, `expires`) for each doc that has an `expires` date.
+fn write_expiring(w: &mut impl Write, cache: &Cache) -> io::Result<()> {
+    for (doc, e) in cache.files.values().enumerate() {
+        if let Some(expires) = e.summary.as_ref().and_then(|s| s.expires) {
+            w.write_all(&(doc as u32).to_le_bytes())?;
+            w.write_all(&expires.to_le_bytes())?;
+        }
+    }
+    Ok(())
 }
 
 /// Writes how many docs MEMORY.md ranks and the most valuable [`CUT`] of
