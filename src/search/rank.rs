@@ -84,22 +84,11 @@ pub fn search(
     // Each query term's posting list, read where it lies: a query never
     // touches the postings of the terms it does not have.
     let postings = Postings::of(view, &ids);
-    // The index's notes that have a query term (their records are read
-    // only if shown).
-    let indexed_notes: Vec<(usize, &[Found])> = if opts.notes {
-        let notes = postings.from(view.len());
-        notes
-            .map(|(doc, found)| (doc - view.len(), found))
-            .collect()
-    } else {
-        Vec::new()
-    };
     let live = Live::of(
         corpus,
         &postings,
         &fresh_found,
         Notes {
-            indexed: &indexed_notes,
             tail: &notes,
             tail_found: &note_found,
             counted: opts.notes,
@@ -168,7 +157,7 @@ impl Postings {
                 *word |= 1 << (doc % 64);
             }
         }
-        let mut docs = Vec::new();
+        let mut docs = Vec::with_capacity(bits.iter().map(|w| w.count_ones() as usize).sum());
         for (w, &word) in bits.iter().enumerate() {
             let mut rest = word;
             while rest != 0 {
@@ -310,13 +299,20 @@ impl<'a> Live<'a> {
                     found: found.as_slice(),
                 })
             });
-        let indexed_notes = notes.indexed.iter().filter_map(|&(j, found)| {
-            Some(Candidate {
-                doc: Doc::IndexedNote(j),
-                len: view.note_len(j)?,
-                found,
-            })
-        });
+        // The index's notes that have a query term (their records are
+        // read only if shown).
+        let first_note = view.len();
+        let indexed_notes = (notes.counted.then(|| postings.from(first_note)))
+            .into_iter()
+            .flatten()
+            .filter_map(|(doc, found)| {
+                let j = doc - first_note;
+                Some(Candidate {
+                    doc: Doc::IndexedNote(j),
+                    len: view.note_len(j)?,
+                    found,
+                })
+            });
         let tail_notes = notes
             .tail
             .iter()
@@ -332,7 +328,11 @@ impl<'a> Live<'a> {
             docs: docs + if notes.counted { view.note_count() } else { 0 },
             total_len: total_len + if notes.counted { view.notes_len() } else { 0 },
             df: vec![0; terms],
-            matched: Vec::new(),
+            // Sized once: grown by doubling, the copies touched twice the
+            // memory (a page fault per hundred matches).
+            matched: Vec::with_capacity(
+                postings.docs.len() + corpus.fresh.len() + notes.tail.len(),
+            ),
         };
         let mut add = |c: Candidate<'a>| {
             if c.found.is_empty() {
@@ -360,13 +360,13 @@ impl<'a> Live<'a> {
     }
 }
 
-/// The notes a search reads: the index's that have a query term (each
-/// with its place and record), and those of the logs' tail.
+/// The notes a search reads: the index's that have a query term (the
+/// postings name them), and those of the logs' tail.
 struct Notes<'a> {
-    indexed: &'a [(usize, &'a [Found])],
     tail: &'a [&'a NoteDoc],
     tail_found: &'a [Vec<Found>],
-    /// The search counts the notes at all (all the index's in `N`).
+    /// The search counts the notes at all (all the index's in `N`) and
+    /// reads the index's.
     counted: bool,
 }
 
@@ -573,22 +573,30 @@ impl Gate<'_> {
             reaches(share, min)
                 || (distinct >= DISTINCT_WORDS && reaches(share, min * DISTINCT_SHARE))
         };
-        let mut order: Vec<usize> = (0..matched.len())
-            .filter(|&i| enough(scores[i], weights.distinct_words(matched[i].found)))
-            .collect();
-        let cjk = |t: &String| t.chars().any(crate::model::text::is_cjk);
-        if order.is_empty() || min <= 0.0 || self.terms.iter().any(cjk) {
-            return !order.is_empty();
-        }
         // Best share first; only the first PASSAGE_READS are read, so only
-        // they are sorted (a common word matches tens of thousands).
-        // (Ties in matched order, as a stable sort of them all had it.)
+        // they are kept, in order, as the matches go by (a common word
+        // matches tens of thousands). Ties in matched order, as a stable
+        // sort of them all had it.
         let by_share = |a: &usize, b: &usize| scores[*b].total_cmp(&scores[*a]).then(a.cmp(b));
-        if order.len() > PASSAGE_READS {
-            order.select_nth_unstable_by(PASSAGE_READS - 1, by_share);
+        let mut order: Vec<usize> = Vec::with_capacity(PASSAGE_READS + 1);
+        let mut any = false;
+        for i in 0..matched.len() {
+            if !enough(scores[i], weights.distinct_words(matched[i].found)) {
+                continue;
+            }
+            any = true;
+            let full = order.len() == PASSAGE_READS;
+            if full && order.last().is_some_and(|last| by_share(last, &i).is_lt()) {
+                continue;
+            }
+            let at = order.partition_point(|kept| by_share(kept, &i).is_lt());
+            order.insert(at, i);
             order.truncate(PASSAGE_READS);
         }
-        order.sort_unstable_by(by_share);
+        let cjk = |t: &String| t.chars().any(crate::model::text::is_cjk);
+        if !any || min <= 0.0 || self.terms.iter().any(cjk) {
+            return any;
+        }
         for i in order {
             let c = &matched[i];
             let path = match c.doc {
