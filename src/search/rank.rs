@@ -265,27 +265,8 @@ impl<'a> Live<'a> {
         today: Date,
     ) -> Live<'a> {
         let view = &corpus.index;
-        // Every live document counts, from the index's totals less those a
-        // fresh read replaces; those with a query term are the postings'.
-        let (mut docs, mut total_len) = view.live_totals(today.0);
-        for i in (corpus.skip.iter().enumerate()).filter_map(|(i, &skip)| skip.then_some(i)) {
-            if let Some(len) = view.live_len(i, today.0) {
-                docs = docs.saturating_sub(1);
-                total_len = total_len.saturating_sub(u64::from(len));
-            }
-        }
-        let mut live_len = view.live_len_ascending(today.0);
-        let indexed = postings
-            .from(0)
-            .take_while(|&(i, _)| i < view.len())
-            .filter_map(|(i, found)| {
-                let len = live_len(i).filter(|_| !corpus.skip[i])?;
-                Some(Candidate {
-                    doc: Doc::Indexed(i),
-                    len,
-                    found,
-                })
-            });
+        let (docs, total_len) = indexed_totals(corpus, today);
+        let indexed = indexed_matches(corpus, postings, today);
         let fresh = corpus
             .fresh
             .iter()
@@ -301,18 +282,11 @@ impl<'a> Live<'a> {
             });
         // The index's notes that have a query term (their records are
         // read only if shown).
-        let first_note = view.len();
-        let indexed_notes = (notes.counted.then(|| postings.from(first_note)))
+        let indexed_notes = notes
+            .counted
+            .then(|| indexed_notes(view, postings))
             .into_iter()
-            .flatten()
-            .filter_map(|(doc, found)| {
-                let j = doc - first_note;
-                Some(Candidate {
-                    doc: Doc::IndexedNote(j),
-                    len: view.note_len(j)?,
-                    found,
-                })
-            });
+            .flatten();
         let tail_notes = notes
             .tail
             .iter()
@@ -358,6 +332,58 @@ impl<'a> Live<'a> {
         live.total_len += read_now.1;
         live
     }
+}
+
+/// How many of the index's memory files are live on `today`, and their
+/// weighted lengths summed: the index's totals, less the files a fresh
+/// read replaces.
+fn indexed_totals(corpus: &Corpus, today: Date) -> (usize, u64) {
+    let view = &corpus.index;
+    let (mut docs, mut total_len) = view.live_totals(today.0);
+    let skipped = corpus.skip.iter().enumerate().filter(|(_, &skip)| skip);
+    for (i, _) in skipped {
+        if let Some(len) = view.live_len(i, today.0) {
+            docs = docs.saturating_sub(1);
+            total_len = total_len.saturating_sub(u64::from(len));
+        }
+    }
+    (docs, total_len)
+}
+
+/// The index's live memory files that have a query term, as candidates.
+fn indexed_matches<'a>(
+    corpus: &'a Corpus,
+    postings: &'a Postings,
+    today: Date,
+) -> impl Iterator<Item = Candidate<'a>> {
+    let view = &corpus.index;
+    let mut live_len = view.live_len_ascending(today.0);
+    (postings.from(0))
+        .take_while(|&(i, _)| i < view.len())
+        .filter_map(move |(i, found)| {
+            let len = live_len(i).filter(|_| !corpus.skip[i])?;
+            Some(Candidate {
+                doc: Doc::Indexed(i),
+                len,
+                found,
+            })
+        })
+}
+
+/// The index's notes that have a query term, as candidates.
+fn indexed_notes<'a>(
+    view: &'a OpenIndex,
+    postings: &'a Postings,
+) -> impl Iterator<Item = Candidate<'a>> {
+    let first_note = view.len();
+    (postings.from(first_note)).filter_map(move |(doc, found)| {
+        let j = doc - first_note;
+        Some(Candidate {
+            doc: Doc::IndexedNote(j),
+            len: view.note_len(j)?,
+            found,
+        })
+    })
 }
 
 /// The notes a search reads: the index's that have a query term (the

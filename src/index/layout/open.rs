@@ -205,8 +205,8 @@ impl OpenIndex {
 
     /// Doc `i`'s weighted length if it is live on day `today` (days since
     /// the epoch): parsed and not expired. Reads 4 bytes of the lengths
-    /// ([`Section::Lens`]) and, by binary search, the list of docs with
-    /// an `expires` date, not the record.
+    /// section and, by binary search, the list of docs with an `expires`
+    /// date, not the record.
     pub fn live_len(&self, i: usize, today: i64) -> Option<u32> {
         if i >= self.docs {
             return None;
