@@ -89,6 +89,24 @@ impl CommandCall<'_> {
                 }
             },
         };
+        self.verdict(status, output, &stderr)
+    }
+
+    /// What a run that ended with `status` and printed `output` gives:
+    /// the output, or why not (its stderr quoted, from its reader).
+    fn verdict(
+        &self,
+        status: ExitStatus,
+        output: Vec<u8>,
+        stderr: &Pipe,
+    ) -> Result<Vec<u8>, CallError> {
+        // Over the cap first: the reader stops at the cap and closes the
+        // pipe, so a program still printing dies of SIGPIPE, and whether its
+        // exit or its output is seen first is a race; too much output is the
+        // reason either way.
+        if output.len() > self.max_answer {
+            return Err(too_large(self.max_answer));
+        }
         if !status.success() {
             let said = stderr
                 .recv_timeout(Duration::from_millis(100))
@@ -101,9 +119,6 @@ impl CommandCall<'_> {
             } else {
                 format!("failed ({status}): {said}")
             }));
-        }
-        if output.len() > self.max_answer {
-            return Err(too_large(self.max_answer));
         }
         Ok(output)
     }
@@ -171,4 +186,37 @@ fn read_pipe(pipe: Option<impl Read + Send + 'static>, cap: u64, drain: bool) ->
         });
     }
     rx
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+    use std::os::unix::process::ExitStatusExt;
+
+    #[test]
+    fn a_program_killed_by_its_broken_pipe_printed_too_much() {
+        // `yes` past the cap: the reader stops and closes the pipe, `yes`
+        // dies of SIGPIPE, and its exit may be seen before its output.
+        let argv = ["yes".to_string()];
+        let dir = std::env::temp_dir();
+        let call = CommandCall {
+            argv: &argv,
+            dir: &dir,
+            secret: None,
+            timeout: Duration::from_secs(10),
+            max_answer: 1 << 20,
+        };
+        let sigpipe = ExitStatus::from_raw(13);
+        let (_, stderr) = mpsc::channel();
+        let e = call
+            .verdict(sigpipe, vec![b'y'; (1 << 20) + 1], &stderr)
+            .unwrap_err();
+        assert_eq!(e, CallError::BadResponse("more than 1 MiB".into()));
+        // Within the cap, the signal is the reason.
+        let e = call.verdict(sigpipe, b"y\n".to_vec(), &stderr).unwrap_err();
+        assert!(
+            matches!(&e, CallError::Command(m) if m.contains("failed (signal: 13")),
+            "{e:?}"
+        );
+    }
 }
