@@ -10,7 +10,8 @@ A FILE is a prompts YAML list (`{query, relevant: [key, ...], kind}`, the
 format bench/recall_eval.py reads; `relevant: []` means no memory helps and
 memoir should inject nothing). Its set is the file's parent folder, whose
 `memory/<scope>/<slug>.md` files make the store. Default FILEs:
-fixtures/recall-agent/prompts-dev.yaml and prompts-test.yaml. One temporary
+fixtures/recall-agent/prompts-dev.yaml, prompts-test.yaml and
+prompts-holdout.yaml. One temporary
 store per set (recall_eval.Store: pinned HOME, git config, MEMOIR_NOW;
 MEMOIR_EVAL_CONFIG, if set, is copied in as the store's config).
 
@@ -44,7 +45,11 @@ sys.path.insert(0, str(BENCH))
 import recall_eval  # noqa: E402
 
 ROOT = BENCH.parent
-DEFAULT_FILES = [ROOT / "fixtures/recall-agent/prompts-dev.yaml", ROOT / "fixtures/recall-agent/prompts-test.yaml"]
+DEFAULT_FILES = [
+    ROOT / "fixtures/recall-agent/prompts-dev.yaml",
+    ROOT / "fixtures/recall-agent/prompts-test.yaml",
+    ROOT / "fixtures/recall-agent/prompts-holdout.yaml",
+]
 
 
 def mean(xs):
