@@ -631,23 +631,68 @@ mod tests {
             .count();
         assert_eq!(live, 60);
         assert_eq!(replay.pending.len(), mix.proposals);
-        // With no index yet, the logs are read once, a day at a time and in
-        // time order across the three writers, to the replay's key states.
-        for e in walkdir::WalkDir::new(a.join(".git")).into_iter().flatten() {
-            if e.file_name() == "index.bin" {
-                std::fs::remove_file(e.path()).expect("removes the index");
+        // With no index yet, the logs are replayed once, whole, to the
+        // replay's key states.
+        let drop_index = || {
+            for e in walkdir::WalkDir::new(a.join(".git")).into_iter().flatten() {
+                if e.file_name() == "index.bin" {
+                    std::fs::remove_file(e.path()).expect("removes the index");
+                }
             }
-        }
+        };
+        let replays = |store: &memoir::store::Store| {
+            store
+                .stats
+                .replays
+                .load(std::sync::atomic::Ordering::Relaxed)
+        };
+        drop_index();
         let cold = memoir::store::Store::open(&a).expect("opens");
         let cache = memoir::index::Index::refreshed(&cold).expect("indexes");
-        let replays = cold
-            .stats
-            .replays
-            .load(std::sync::atomic::Ordering::Relaxed);
-        assert_eq!(replays, 0, "no full replay");
+        assert_eq!(replays(&cold), 1, "one full replay");
         assert_eq!(cache.keys, replay.key_states());
         let pending: Vec<&String> = cache.pending.iter().map(|e| &e.id).collect();
         assert_eq!(pending, replay.pending.iter().collect::<Vec<_>>());
+        // An index that has seen the first days applies the later ones
+        // as they come, a day at a time and in time order across the
+        // writers, to the same key states, with no replay.
+        let d = tmp.path().join("d");
+        generate(
+            &d,
+            &Spec {
+                days: Some(10),
+                ..spec(7)
+            },
+        )
+        .expect("generates");
+        let whole = memoir::store::Store::open(&d).expect("opens");
+        let (replay_d, _) = memoir::log::read::replay(&whole).expect("replays");
+        let log = d.join("memory/log");
+        let aside = tmp.path().join("later-days");
+        std::fs::create_dir(&aside).expect("makes a folder");
+        let mut days: Vec<_> = std::fs::read_dir(&log)
+            .expect("lists the days")
+            .flatten()
+            .filter(|e| e.path().is_dir())
+            .map(|e| e.file_name())
+            .collect();
+        days.sort();
+        let later = days.split_off(days.len() / 2);
+        assert!(!days.is_empty() && !later.is_empty(), "{days:?}");
+        for day in &later {
+            std::fs::rename(log.join(day), aside.join(day)).expect("moves a day aside");
+        }
+        let early = memoir::store::Store::open(&d).expect("opens");
+        memoir::index::Index::refreshed_leniently(&early).expect("indexes and saves");
+        for day in &later {
+            std::fs::rename(aside.join(day), log.join(day)).expect("moves a day back");
+        }
+        let warm = memoir::store::Store::open(&d).expect("opens");
+        let cache = memoir::index::Index::refreshed(&warm).expect("indexes");
+        assert_eq!(replays(&warm), 0, "no full replay");
+        assert_eq!(cache.keys, replay_d.key_states());
+        let pending: Vec<&String> = cache.pending.iter().map(|e| &e.id).collect();
+        assert_eq!(pending, replay_d.pending.iter().collect::<Vec<_>>());
         assert!(
             mix.updates > 0 && mix.forgets > 0 && mix.notes > 0 && mix.proposals > 0,
             "{mix:?}"

@@ -289,14 +289,23 @@ pub struct NoteEntry {
     pub clean: bool,
 }
 
+/// Copies of the notes among `events`, for [`Cache::add_notes`].
+pub fn notes_of(
+    events: &[crate::model::event::Event],
+) -> impl Iterator<Item = crate::model::event::Event> + '_ {
+    events
+        .iter()
+        .filter(|e| e.op == crate::model::event::Op::Note)
+        .cloned()
+}
+
 impl Cache {
     /// Adds the notes among `events` that the cache does not have yet (a
     /// note copied into another log, by a cherry-pick, is one note), with
-    /// their terms interned.
-    pub fn add_notes<'a>(
-        &mut self,
-        events: impl IntoIterator<Item = &'a crate::model::event::Event>,
-    ) {
+    /// their terms interned. Taken by value: a fresh clone's first command
+    /// adds every note of years of history, and a copy of each would be
+    /// held beside the replay's.
+    pub fn add_notes(&mut self, events: impl IntoIterator<Item = crate::model::event::Event>) {
         let mut new = events
             .into_iter()
             .filter(|e| e.op == crate::model::event::Op::Note)
@@ -317,14 +326,15 @@ impl Cache {
                 .into_iter()
                 .map(|(t, (tf, mask))| (self.dict.intern(&t), tf, mask))
                 .collect();
+            // What recall prints of it: its text and its writer.
+            let clean = [&e.body, &e.actor]
+                .iter()
+                .all(|t| crate::policy::secrets::find_secrets(t).is_empty());
             self.notes.push(NoteEntry {
-                event: e.clone(),
+                event: e,
                 terms: TermList::of(ids),
                 len,
-                // What recall prints of it: its text and its writer.
-                clean: [&e.body, &e.actor]
-                    .iter()
-                    .all(|t| crate::policy::secrets::find_secrets(t).is_empty()),
+                clean,
             });
         }
     }
@@ -417,15 +427,15 @@ mod tests {
             body: format!("note number {i}"),
         };
         let mut cache = Cache::default();
-        cache.add_notes(&[note(1), note(2), note(2)]);
-        cache.add_notes(&[note(2), note(3)]);
-        cache.add_notes(&[note(1), note(4)]);
+        cache.add_notes([note(1), note(2), note(2)]);
+        cache.add_notes([note(2), note(3)]);
+        cache.add_notes([note(1), note(4)]);
         let ids: Vec<&str> = cache.notes.iter().map(|n| n.event.id.as_str()).collect();
         let want: Vec<String> = (1..=4).map(|i| note(i).id).collect();
         assert_eq!(ids, want);
         cache.notes.clear();
         cache.note_ids = None;
-        cache.add_notes(&[note(2)]);
+        cache.add_notes([note(2)]);
         assert_eq!(cache.notes.len(), 1);
     }
 }

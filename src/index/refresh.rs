@@ -106,7 +106,13 @@ pub(crate) fn refresh_logs_since(
     since: &Since,
 ) -> Result<(), StoreError> {
     let files = crate::index::watched::log_files(store, &cache.logs, since)?;
-    if let Some(appended) = log_growth(&files, &cache.logs) {
+    // With no logs seen yet (no persistent index: a fresh clone's first
+    // command), everything is appended: applied a day at a time, it is all
+    // done again by the replay below at the store's first fork.
+    let growth = (!cache.logs.is_empty())
+        .then(|| log_growth(&files, &cache.logs))
+        .flatten();
+    if let Some(appended) = growth {
         if appended.is_empty() {
             return Ok(());
         }
@@ -129,7 +135,7 @@ pub(crate) fn refresh_logs_since(
         crate::log::read::replay_keeping(store, Vec::new(), crate::log::replay::Keep::Prints)?;
     cache.keys = replay.key_states();
     cache.pending = replay.pending_events();
-    cache.add_notes(&replay.note_events());
+    cache.add_notes(replay.into_note_events());
     cache.logs = files.into_iter().map(|f| (f.rel, f.stamp)).collect();
     Ok(())
 }
@@ -142,8 +148,8 @@ fn apply_appended(
     appended: &[(&LogFile, u64)],
 ) -> Result<bool, StoreError> {
     // A day at a time (logs are `memory/log/<day>/<writer>.md`), so that
-    // a cold start never holds every log; within a day, the writers'
-    // entries in time order, so that one naming another writer's
+    // a long pull's new days are never all held at once; within a day, the
+    // writers' entries in time order, so that one naming another writer's
     // version of the same day comes after it. (Returning false part-way
     // is fine: the full replay resets it all.)
     let day = |f: &LogFile| f.rel.rsplit_once('/').map(|(d, _)| d.to_string());
@@ -328,7 +334,7 @@ pub(crate) fn apply_events(cache: &mut Cache, events: Vec<Event>) -> bool {
         .cloned()
         .collect();
     cache.pending.extend(proposals);
-    cache.add_notes(&events);
+    cache.add_notes(crate::index::cache::notes_of(&events));
     for e in events {
         if !e.op.is_version() {
             continue;

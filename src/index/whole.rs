@@ -19,7 +19,7 @@
 //! vouches for a file (git's racy rule, `Stamp::still_as`) stay inside
 //! `index/`.
 
-use crate::index::cache::Cache;
+use crate::index::cache::{notes_of, Cache};
 use crate::index::corpus::Corpus;
 use crate::index::layout::Load;
 use crate::index::snapshot::Snapshot;
@@ -124,7 +124,7 @@ impl Index {
         for e in written.events {
             crate::log::transition::track_pending(&mut cache.pending, e, |p| &p.id, Event::clone);
         }
-        cache.add_notes(written.events);
+        cache.add_notes(notes_of(written.events));
         for (rel, content) in &written.files {
             match content {
                 Some(c) => {

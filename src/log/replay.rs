@@ -478,7 +478,18 @@ impl Replay {
         } else {
             self.counted_note_events.clone()
         };
-        notes.sort_by(|a, b| (a.time, &a.id).cmp(&(b.time, &b.id)));
+        notes.sort_by(oldest_note_first);
+        notes
+    }
+
+    /// [`Replay::note_events`], moved out of a replay no longer needed
+    /// (years of notes, not copied).
+    pub fn into_note_events(mut self) -> Vec<Event> {
+        if self.counted_note_events.is_empty() {
+            return self.note_events();
+        }
+        let mut notes = std::mem::take(&mut self.counted_note_events);
+        notes.sort_by(oldest_note_first);
         notes
     }
 
@@ -632,6 +643,11 @@ fn chain(versions: &[Meta<'_>], events: &Events) -> Option<KeyState> {
 }
 
 /// A memory's versions, heads and view, from its version DAG.
+/// Notes oldest first; of one time, by id.
+fn oldest_note_first(a: &Event, b: &Event) -> std::cmp::Ordering {
+    (a.time, &a.id).cmp(&(b.time, &b.id))
+}
+
 fn resolve_key<'a>(
     key: &Key,
     versions: &[Meta<'a>],

@@ -705,7 +705,7 @@ mod tests {
         };
         // Its terms interned into the fixture's dictionary: the format
         // test pins those too.
-        cache.add_notes(std::slice::from_ref(&note));
+        cache.add_notes([note]);
     }
 
     #[test]
