@@ -604,6 +604,13 @@ mod tests {
         assert_eq!(conflicted, 4);
     }
 
+    /// The index holds the replay's key states and pending proposals.
+    fn assert_indexes(index: &memoir::index::Index, replay: &memoir::log::replay::Replay) {
+        assert_eq!(index.keys, replay.key_states());
+        let pending: Vec<&String> = index.pending.iter().map(|e| &e.id).collect();
+        assert_eq!(pending, replay.pending.iter().collect::<Vec<_>>());
+    }
+
     #[test]
     fn the_same_seed_gives_the_same_store_byte_for_byte() {
         let tmp = tempfile::tempdir().expect("temp dir");
@@ -650,9 +657,7 @@ mod tests {
         let cold = memoir::store::Store::open(&a).expect("opens");
         let cache = memoir::index::Index::refreshed(&cold).expect("indexes");
         assert_eq!(replays(&cold), 1, "one full replay");
-        assert_eq!(cache.keys, replay.key_states());
-        let pending: Vec<&String> = cache.pending.iter().map(|e| &e.id).collect();
-        assert_eq!(pending, replay.pending.iter().collect::<Vec<_>>());
+        assert_indexes(&cache, &replay);
         // An index that has seen the first days applies the later ones
         // as they come, a day at a time and in time order across the
         // writers, to the same key states, with no replay.
@@ -690,9 +695,7 @@ mod tests {
         let warm = memoir::store::Store::open(&d).expect("opens");
         let cache = memoir::index::Index::refreshed(&warm).expect("indexes");
         assert_eq!(replays(&warm), 0, "no full replay");
-        assert_eq!(cache.keys, replay_d.key_states());
-        let pending: Vec<&String> = cache.pending.iter().map(|e| &e.id).collect();
-        assert_eq!(pending, replay_d.pending.iter().collect::<Vec<_>>());
+        assert_indexes(&cache, &replay_d);
         assert!(
             mix.updates > 0 && mix.forgets > 0 && mix.notes > 0 && mix.proposals > 0,
             "{mix:?}"
