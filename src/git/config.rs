@@ -53,18 +53,18 @@ impl Repo {
             .map(|v| v.to_string())
     }
 
-    /// Sets `merge.<driver>.name` and `.driver` in the repository's own
-    /// config (`.git/config`), or with `None` removes the `[merge
-    /// "<driver>"]` section, keeping everything else in the file as it was.
+    /// Sets each driver's `merge.<driver>.name` and `.driver` in the
+    /// repository's own config (`.git/config`), or with `None` removes its
+    /// `[merge "<driver>"]` section, keeping everything else in the file as
+    /// it was: all in one write, so that a failure changes none of them.
     /// Under git's own lock on the file (`config.lock`, as `git config`
     /// takes it): read, changed and written while git cannot write it, so
     /// neither loses the other's change. A lock held for longer than
     /// [`CONFIG_LOCK_WAIT`] (a git command killed mid-write leaves one, as
     /// git says when it finds it) refuses the change.
-    pub(crate) fn set_merge_driver(
+    pub(crate) fn set_merge_drivers(
         &self,
-        driver: &str,
-        name_and_command: Option<(&str, &str)>,
+        drivers: &[(&str, Option<(&str, &str)>)],
     ) -> Result<(), GitError> {
         use std::io::Write;
         let path = self.repo.common_dir().join("config");
@@ -92,14 +92,18 @@ impl Repo {
         let mut file =
             gix::config::File::from_path_no_includes(path.clone(), gix::config::Source::Local)
                 .map_err(failed("reading the repository's config"))?;
-        match name_and_command {
-            Some((name, command)) => {
-                for (key, value) in [("name", name), ("driver", command)] {
-                    file.set_raw_value_by("merge", Some(driver.into()), key, value)
-                        .map_err(|e| GitError::gix(format!("setting merge.{driver}.{key}"), e))?;
+        for &(driver, name_and_command) in drivers {
+            match name_and_command {
+                Some((name, command)) => {
+                    for (key, value) in [("name", name), ("driver", command)] {
+                        file.set_raw_value_by("merge", Some(driver.into()), key, value)
+                            .map_err(|e| {
+                                GitError::gix(format!("setting merge.{driver}.{key}"), e)
+                            })?;
+                    }
                 }
+                None => while file.remove_section("merge", Some(driver.into())).is_some() {},
             }
-            None => while file.remove_section("merge", Some(driver.into())).is_some() {},
         }
         let mut out = Vec::new();
         file.write_to(&mut out).map_err(GitError::io(&path))?;

@@ -200,6 +200,17 @@ pub fn setup(store: &crate::store::Store) -> Result<Setup, HooksError> {
 /// Installs the hooks and merge drivers; returns what was done.
 pub fn install(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
     let repo = store.repo();
+    // The config first, in one write: git's lock on it is what another
+    // command may hold, and then nothing is installed at all.
+    let drivers: Vec<_> = DRIVERS
+        .iter()
+        .map(|&(driver, name, command)| (driver, Some((name, command))))
+        .collect();
+    repo.set_merge_drivers(&drivers)?;
+    let configured = DRIVERS.iter().map(|(driver, _, command)| Done {
+        target: driver.to_string(),
+        action: Action::Configured(command.to_string()),
+    });
     let hooks = repo.hooks_dir();
     std::fs::create_dir_all(&hooks).map_err(io(&hooks))?;
     let mut done = Vec::new();
@@ -240,13 +251,8 @@ pub fn install(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
             action,
         });
     }
-    for (driver, name, command) in DRIVERS {
-        repo.set_merge_driver(driver, Some((name, command)))?;
-        done.push(Done {
-            target: driver.to_string(),
-            action: Action::Configured(command.to_string()),
-        });
-    }
+    // Listed after the hooks, in the order `hooks install` prints.
+    done.extend(configured);
     Ok(done)
 }
 
@@ -254,6 +260,16 @@ pub fn install(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
 /// merge driver configuration.
 pub fn uninstall(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
     let repo = store.repo();
+    // The config first, in one write, as `install` does.
+    let drivers: Vec<_> = DRIVERS
+        .iter()
+        .map(|&(driver, _, _)| (driver, None))
+        .collect();
+    repo.set_merge_drivers(&drivers)?;
+    let unconfigured = DRIVERS.iter().map(|(driver, _, _)| Done {
+        target: driver.to_string(),
+        action: Action::Unconfigured,
+    });
     let hooks = repo.hooks_dir();
     let mut done = Vec::new();
     for hook in HOOKS {
@@ -287,13 +303,7 @@ pub fn uninstall(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
             });
         }
     }
-    for (driver, _, _) in DRIVERS {
-        repo.set_merge_driver(driver, None)?;
-        done.push(Done {
-            target: driver.to_string(),
-            action: Action::Unconfigured,
-        });
-    }
+    done.extend(unconfigured);
     Ok(done)
 }
 

@@ -599,6 +599,10 @@ fn hooks_install_never_writes_a_config_git_holds_locked() {
     assert!(err.contains("config.lock"), "{err}");
     assert_eq!(env.read(".git/config"), config);
     assert_eq!(env.read(".git/config.lock"), "git is writing this\n");
+    // Nothing half done: no hook without its merge drivers.
+    for hook in ["pre-commit", "post-merge", "post-rewrite"] {
+        assert!(!env.path(&format!(".git/hooks/{hook}")).exists(), "{hook}");
+    }
     std::fs::remove_file(env.path(".git/config.lock")).expect("rm");
     env.ok(&["hooks", "install"]);
     assert_eq!(
@@ -608,6 +612,14 @@ fn hooks_install_never_writes_a_config_git_holds_locked() {
     assert!(!env.path(".git/config.lock").exists());
     let fsck = env.git(&["config", "--list"]);
     assert!(fsck.contains("merge.memoir.name="), "{fsck}");
+    // Nor is an uninstall: the hooks stay while the drivers cannot go.
+    env.write(".git/config.lock", "git is writing this\n");
+    env.fails(&["hooks", "uninstall"], 1);
+    assert!(env.path(".git/hooks/pre-commit").exists());
+    std::fs::remove_file(env.path(".git/config.lock")).expect("rm");
+    env.ok(&["hooks", "uninstall"]);
+    assert!(!env.path(".git/hooks/pre-commit").exists());
+    assert!(!env.git(&["config", "--list"]).contains("merge.memoir"));
 }
 
 #[test]
