@@ -642,12 +642,12 @@ fn chain(versions: &[Meta<'_>], events: &Events) -> Option<KeyState> {
     state
 }
 
-/// A memory's versions, heads and view, from its version DAG.
 /// Notes oldest first; of one time, by id.
 fn oldest_note_first(a: &Event, b: &Event) -> std::cmp::Ordering {
     (a.time, &a.id).cmp(&(b.time, &b.id))
 }
 
+/// A memory's versions, heads and view, from its version DAG.
 fn resolve_key<'a>(
     key: &Key,
     versions: &[Meta<'a>],
