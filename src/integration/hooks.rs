@@ -201,7 +201,9 @@ pub fn setup(store: &crate::store::Store) -> Result<Setup, HooksError> {
 pub fn install(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
     let repo = store.repo();
     // The config first, in one write: git's lock on it is what another
-    // command may hold, and then nothing is installed at all.
+    // command may hold, and then nothing is installed at all; a hook is
+    // never installed without its merge drivers (a merge of memory files
+    // would be a text merge).
     let drivers: Vec<_> = DRIVERS
         .iter()
         .map(|&(driver, name, command)| (driver, Some((name, command))))
@@ -260,16 +262,9 @@ pub fn install(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
 /// merge driver configuration.
 pub fn uninstall(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
     let repo = store.repo();
-    // The config first, in one write, as `install` does.
-    let drivers: Vec<_> = DRIVERS
-        .iter()
-        .map(|&(driver, _, _)| (driver, None))
-        .collect();
-    repo.set_merge_drivers(&drivers)?;
-    let unconfigured = DRIVERS.iter().map(|(driver, _, _)| Done {
-        target: driver.to_string(),
-        action: Action::Unconfigured,
-    });
+    // The hooks first, then the config in one write: whatever fails
+    // leaves merge drivers without hooks (harmless), never a hook without
+    // its drivers, as `install` never does either.
     let hooks = repo.hooks_dir();
     let mut done = Vec::new();
     for hook in HOOKS {
@@ -303,7 +298,15 @@ pub fn uninstall(store: &crate::store::Store) -> Result<Vec<Done>, HooksError> {
             });
         }
     }
-    done.extend(unconfigured);
+    let drivers: Vec<_> = DRIVERS
+        .iter()
+        .map(|&(driver, _, _)| (driver, None))
+        .collect();
+    repo.set_merge_drivers(&drivers)?;
+    done.extend(DRIVERS.iter().map(|(driver, _, _)| Done {
+        target: driver.to_string(),
+        action: Action::Unconfigured,
+    }));
     Ok(done)
 }
 

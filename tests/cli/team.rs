@@ -612,13 +612,15 @@ fn hooks_install_never_writes_a_config_git_holds_locked() {
     assert!(!env.path(".git/config.lock").exists());
     let fsck = env.git(&["config", "--list"]);
     assert!(fsck.contains("merge.memoir.name="), "{fsck}");
-    // Nor is an uninstall: the hooks stay while the drivers cannot go.
+    // An uninstall the lock stops leaves the drivers, never hooks alone.
     env.write(".git/config.lock", "git is writing this\n");
     env.fails(&["hooks", "uninstall"], 1);
-    assert!(env.path(".git/hooks/pre-commit").exists());
+    assert!(!env.path(".git/hooks/pre-commit").exists());
+    assert!(env
+        .git(&["config", "--list"])
+        .contains("merge.memoir.driver="));
     std::fs::remove_file(env.path(".git/config.lock")).expect("rm");
     env.ok(&["hooks", "uninstall"]);
-    assert!(!env.path(".git/hooks/pre-commit").exists());
     assert!(!env.git(&["config", "--list"]).contains("merge.memoir"));
 }
 
