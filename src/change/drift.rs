@@ -425,7 +425,7 @@ pub(crate) fn scan_files(
     let listed = crate::store::listing::memory_files(store)?;
     // check, record and rebuild read every file: seconds on a large store.
     let total = listed.len();
-    let progress = store.progress().filter(|_| total >= 1000);
+    let meter = store.meter("reading memory files", total, total >= 1000);
     // The secret scan is most of what policing a file costs: it is left
     // out for a file whose content the persistent index vouches for (the
     // fingerprint it indexed, found clean under these rules).
@@ -434,8 +434,8 @@ pub(crate) fn scan_files(
         .flatten();
     let vouched = |rel: &str, hash: u64| index.as_ref().is_some_and(|i| i.vouches_clean(rel, hash));
     for (done, (rel, _)) in listed.into_iter().enumerate() {
-        if let Some(p) = progress.filter(|_| done % 256 == 0) {
-            p.advance("reading memory files", done, total);
+        if done % 256 == 0 {
+            meter.advance(done);
         }
         let content = store
             .read_memory_file(&rel)
@@ -470,9 +470,7 @@ pub(crate) fn scan_files(
         }
         files.insert(rel, seen);
     }
-    if let Some(p) = progress {
-        p.finish();
-    }
+    meter.finish();
     Ok((files, problems))
 }
 

@@ -250,7 +250,7 @@ fn write_from_logs(
         let mut next = 0;
         // Every view deleted, at 50,000 memories: seconds. Say how far.
         let total: usize = by_version.values().map(Vec::len).sum();
-        let progress = store.progress().filter(|_| total >= 1000);
+        let meter = store.meter("writing memory files", total, total >= 1000);
         let read = crate::log::read::each_event(store, |e| {
             // The first copy of a version only.
             let Some(targets) = by_version.remove(e.id.as_str()) else {
@@ -265,9 +265,7 @@ fn write_from_logs(
                 let _ = senders[next % threads].send((rel, key, content.to_string()));
                 next += 1;
             }
-            if let Some(p) = progress {
-                p.advance("writing memory files", next, total);
-            }
+            meter.advance(next);
             Ok(())
         });
         drop(senders);
@@ -285,9 +283,7 @@ fn write_from_logs(
             rewritten.merge(part);
             failed = failed.or(error);
         }
-        if let Some(p) = progress {
-            p.finish();
-        }
+        meter.finish();
         failed.map_or(Ok(()), Err)
     })
 }

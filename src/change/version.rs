@@ -77,16 +77,10 @@ pub(crate) fn commit(
     message: &str,
     sig: &git::Signature,
 ) -> Result<Option<String>, CommitError> {
-    let progress = store.progress().filter(|_| paths.len() >= PROGRESS_FILES);
-    let each_file = |done, total| {
-        if let Some(p) = progress {
-            p.advance("committing files", done, total);
-        }
-    };
-    let made = session.commit(paths, message, sig, &each_file);
-    if let Some(p) = progress {
-        p.finish();
-    }
+    let large = paths.len() >= PROGRESS_FILES;
+    let meter = store.meter("committing files", paths.len(), large);
+    let made = session.commit(paths, message, sig, &|done, _| meter.advance(done));
+    meter.finish();
     made
 }
 

@@ -256,14 +256,12 @@ fn read_stale(
         }
         drop(tx);
         // A cold index of a large store takes seconds: say how far it is.
-        let progress = store.progress().filter(|_| stale.len() >= PROGRESS_FROM);
+        let large = stale.len() >= PROGRESS_FROM;
+        let meter = store.meter("indexing memory files", stale.len(), large);
         // Intern on this thread while the workers read on.
         for (i, parsed) in rx {
             received += 1;
-            if let Some(p) = progress {
-                let done = (received * 128).min(stale.len());
-                p.advance("indexing memory files", done, stale.len());
-            }
+            meter.advance(received * 128);
             for ((rel, stamp), parsed) in batches[i].iter().zip(parsed) {
                 let entry = match parsed {
                     // Removed since the listing (a `forget` beside this
@@ -283,9 +281,7 @@ fn read_stale(
                 cache.files.insert(rel.clone(), entry);
             }
         }
-        if let Some(p) = progress {
-            p.finish();
-        }
+        meter.finish();
     });
     if received != batches.len() {
         return Err(StoreError::Io {

@@ -54,13 +54,10 @@ fn each_log(
     // command, check, rebuild, consolidate): said on a terminal.
     let bytes: u64 = files.iter().map(|f| f.stamp.size).sum();
     let total = files.len();
-    let progress = store
-        .progress()
-        .filter(|_| total >= PROGRESS_FILES || bytes >= PROGRESS_BYTES);
+    let large = total >= PROGRESS_FILES || bytes >= PROGRESS_BYTES;
+    let meter = store.meter("reading logs", total, large);
     for (done, f) in files.into_iter().enumerate() {
-        if let Some(p) = progress {
-            p.advance("reading logs", done, total);
-        }
+        meter.advance(done);
         let text = match crate::log::files::read_log(store, &f.rel) {
             Ok(text) => text,
             Err(e) => {
@@ -112,9 +109,7 @@ fn each_log(
         }
         each(&f.rel, parsed.events);
     }
-    if let Some(p) = progress {
-        p.finish();
-    }
+    meter.finish();
     Ok(())
 }
 

@@ -111,13 +111,11 @@ fn write_planned<R: Route>(
     // Each write is a remember or a proposal of its own: some 100 a
     // second on a large store, so a large import says how far it is.
     let total = here.len() + elsewhere.len();
-    let progress = repo.progress().filter(|_| total >= PROGRESS_FROM);
+    let meter = repo.meter("importing memories", total, total >= PROGRESS_FROM);
     let mut done = 0;
     let mut advance = || {
         done += 1;
-        if let Some(p) = progress {
-            p.advance("importing memories", done, total);
-        }
+        meter.advance(done);
     };
     for p in here {
         let outcome = write_one(repo, &pending, ctx, &p, dry_run)?;
@@ -142,9 +140,7 @@ fn write_planned<R: Route>(
             advance();
         }
     }
-    if let Some(p) = progress {
-        p.finish();
-    }
+    meter.finish();
     items.sort_by_key(|(at, _)| *at);
     Ok(items.into_iter().map(|(_, item)| item).collect())
 }

@@ -16,7 +16,7 @@ mod progress;
 pub use error::StoreError;
 pub use failpoint::Failpoint;
 pub use origin::Origin;
-pub use progress::Progress;
+pub use progress::{Meter, Progress};
 
 use crate::git::{self, GitError};
 use crate::local::lock::StoreLock;
@@ -395,9 +395,11 @@ impl Store {
         self.progress = Some(progress);
     }
 
-    /// Where long work reports, if anywhere.
-    pub(crate) fn progress(&self) -> Option<&dyn Progress> {
-        self.progress.as_deref()
+    /// Work of `total` units of `task` that reports how far it is when it
+    /// is `large` (seconds of work on a large store) and a [`Progress`] is
+    /// set; otherwise its reports go nowhere.
+    pub(crate) fn meter(&self, task: &'static str, total: usize, large: bool) -> Meter<'_> {
+        Meter::new(self.progress.as_deref(), task, total, large)
     }
 
     /// Stops this command at `at`, as a crash there would (a test's

@@ -173,18 +173,13 @@ pub(super) fn plan(
     };
     // Each proposal is weighed against the store's descriptions: a
     // thousand of them take a noticeable while on a large store.
-    let progress = store
-        .progress()
-        .filter(|_| pending.len() >= PROGRESS_PROPOSALS);
+    let large = pending.len() >= PROGRESS_PROPOSALS;
+    let meter = store.meter("planning proposals", pending.len(), large);
     for (done, e) in pending.iter().enumerate() {
-        if let Some(p) = progress {
-            p.advance("planning proposals", done, pending.len());
-        }
+        meter.advance(done);
         planner.proposal(e)?;
     }
-    if let Some(p) = progress {
-        p.finish();
-    }
+    meter.finish();
     let Planner {
         mut plan, planned, ..
     } = planner;
