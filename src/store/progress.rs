@@ -14,7 +14,7 @@ pub trait Progress: Send + Sync + std::fmt::Debug {
 
 /// One piece of long work as it reports itself: its task, its size, and
 /// the [`Progress`] it reports to when it is large enough to be worth a
-/// line ([`crate::store::Store::meter`]); otherwise it says nothing.
+/// line (`Store::meter` makes one); otherwise it says nothing.
 #[derive(Clone, Copy, Debug)]
 pub struct Meter<'a> {
     progress: Option<&'a dyn Progress>,
