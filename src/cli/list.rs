@@ -4,6 +4,7 @@ use super::output::{columns, day, display_width, flags, memory_json, pad};
 use super::stores::Origin;
 use super::{error::CliError, App};
 use memoir::ops::query::Filter;
+use memoir::ops::recall::stores::unless_personal;
 use serde_json::json;
 
 /// List memories, one per line.
@@ -34,8 +35,14 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         kind: args.kind,
     };
     let mut listed = Vec::new();
+    let (many, mut warnings) = (stores.len() > 1, Vec::new());
     for (store, origin) in stores {
-        let listing = memoir::ops::query::list(&store, &filter)?;
+        let listing = memoir::ops::query::list(&store, &filter);
+        let listing = unless_personal(listing, origin, many, &mut warnings)?;
+        for w in warnings.drain(..) {
+            super::output::warn(app.quiet(), &w);
+        }
+        let Some(listing) = listing else { continue };
         for w in &listing.skipped {
             super::output::warn(app.quiet(), w);
         }

@@ -195,7 +195,10 @@ impl App {
         }
     }
 
-    /// The stores a search reads: the repository's, then the personal one if there is one.
+    /// The stores a search reads: the repository's, then the personal one
+    /// if there is one. A personal store that cannot be opened beside the
+    /// repository's is a warning, not the search's failure: a prompt hook
+    /// must still inject what the team knows.
     pub fn stores(&self) -> Result<Vec<(Store, Origin)>, CliError> {
         let repo = match self.store() {
             Ok(repo) => repo,
@@ -208,7 +211,20 @@ impl App {
             }
             Err(e) => return Err(e),
         };
-        let personal = self.personal_store(&repo, false)?;
+        let personal = match self.personal_place(&repo)? {
+            Some(path) => self.personal_at(&path, false).unwrap_or_else(|e| {
+                super::output::warn(
+                    self.quiet(),
+                    &format!(
+                        "{}; {}",
+                        e.message(),
+                        memoir::ops::recall::stores::WITHOUT_PERSONAL
+                    ),
+                );
+                None
+            }),
+            None => None,
+        };
         let mut out = vec![(repo, Origin::Repo)];
         out.extend(personal.map(|p| (p, Origin::Personal)));
         Ok(out)

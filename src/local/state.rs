@@ -26,15 +26,18 @@ pub struct StateDir {
 }
 
 impl StateDir {
-    /// Opens (creating) the state directory of the store at `store_root`.
-    pub fn open(common_dir: &Path, store_root: &Path) -> io::Result<StateDir> {
+    /// Opens (creating) the state directory of the store at `store_root`;
+    /// an error names the folder it could not make.
+    pub fn open(common_dir: &Path, store_root: &Path) -> Result<StateDir, (PathBuf, io::Error)> {
         let key = fingerprint(store_root.to_string_lossy().as_bytes());
         let path = common_dir
             .join("memoir")
             .join("stores")
             .join(format!("{key:016x}"));
-        fs::create_dir_all(&path)?;
-        Ok(StateDir { path })
+        match fs::create_dir_all(&path) {
+            Ok(()) => Ok(StateDir { path }),
+            Err(e) => Err((path, e)),
+        }
     }
 
     /// The store lock's file.

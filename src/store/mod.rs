@@ -367,9 +367,12 @@ impl Store {
             Ok(None) => Config::default(),
             Err(e) => return Err(StoreError::unreadable(CONFIG_PATH, e, MAX_CONFIG_BYTES)),
         };
-        let clone = state::clone_id(&repo.common_dir).map_err(StoreError::io(&repo.common_dir))?;
-        let state =
-            StateDir::open(&repo.common_dir, &root).map_err(StoreError::io(&repo.common_dir))?;
+        // The errors name memoir's own folder in the clone, not the git
+        // directory above it, which is fine.
+        let clone = state::clone_id(&repo.common_dir)
+            .map_err(StoreError::io(repo.common_dir.join("memoir")))?;
+        let state = StateDir::open(&repo.common_dir, &root)
+            .map_err(|(path, source)| StoreError::Io { path, source })?;
         Ok(Store {
             writer: state::writer_id(&clone, repo.branch.as_deref(), repo.worktree.as_deref()),
             root,

@@ -290,3 +290,57 @@ fn git_dir_names_the_team_repository_not_the_personal_stores() {
         serde_json::from_str(&run(&["--json", "recall", "what tea does Ada drink"])).expect("json");
     assert_eq!(hits["hits"][0]["key"], "user/likes-tea");
 }
+
+/// A personal store that cannot be opened (its git directory gone, or
+/// memoir's folder in it not a folder) leaves the repository's answer
+/// whole: one warning naming what is wrong, exit 0. The prompt hook
+/// above all: failing, it would inject nothing of what the team knows.
+#[test]
+fn a_broken_personal_store_never_silences_the_repositorys_memory() {
+    let env = Env::new();
+    env.remember("project/db", "The database is Postgres 16", &[]);
+    env.ok(&[
+        "remember",
+        "user/editor",
+        "-d",
+        "Ada edits the database schema in helix",
+        "-s",
+        "stated by Ada",
+    ]);
+    let personal = env.dir.path().join("home/.local/share/memoir/user");
+    let state = personal.join(".git/memoir/stores");
+    std::fs::remove_dir_all(&state).expect("state");
+    std::fs::write(&state, "not a folder").expect("write");
+    let breakages: [(&str, &dyn Fn()); 2] = [
+        ("memoir/stores", &|| {}),
+        (".git", &|| {
+            std::fs::rename(personal.join(".git"), personal.join("git-moved")).expect("move");
+            std::fs::write(personal.join(".git"), "gitdir: /nonexistent\n").expect("write");
+        }),
+    ];
+    for (named, breakage) in breakages {
+        breakage();
+        let (code, out, err) = env.run(&["--json", "recall", "database"]);
+        assert_eq!(code, 0, "{named}: {err}");
+        assert_eq!(keys(&out), ["project/db"], "{named}: {out}");
+        assert_eq!(err.lines().count(), 1, "{named}: {err}");
+        assert!(err.contains("leaving your personal store out"), "{err}");
+        assert!(
+            err.contains(named) || err.contains("git work tree"),
+            "{err}"
+        );
+        let (code, out, _) = env.run(&["--json", "list"]);
+        assert_eq!(code, 0, "{named}");
+        assert_eq!(keys(&out), ["project/db"], "{named}: {out}");
+        let out = env
+            .cmd(&["context", "--from-hook"])
+            .write_stdin(
+                r#"{"hook_event_name":"UserPromptSubmit","prompt":"which database do we use?"}"#,
+            )
+            .output()
+            .expect("hook");
+        assert!(out.status.success());
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(text.contains("Postgres 16"), "{named}: {text}");
+    }
+}

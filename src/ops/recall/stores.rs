@@ -19,6 +19,29 @@ use crate::search::semantic::{Mode, Semantic};
 use crate::store::{Origin, Store, StoreError};
 use std::collections::VecDeque;
 
+/// What a search across stores says of a personal store it could not
+/// read beside the repository's: the answer is the repository's alone.
+pub const WITHOUT_PERSONAL: &str = "leaving your personal store out";
+
+/// A store's search result, or, for a personal store searched beside the
+/// repository's, `None` and a warning: what the team knows is still
+/// answered (a prompt hook that fails injects nothing at all).
+pub fn unless_personal<T>(
+    found: Result<T, StoreError>,
+    origin: Origin,
+    many: bool,
+    warnings: &mut Vec<String>,
+) -> Result<Option<T>, StoreError> {
+    match found {
+        Ok(found) => Ok(Some(found)),
+        Err(e) if many && origin == Origin::Personal => {
+            warnings.push(format!("{e}; {WITHOUT_PERSONAL}"));
+            Ok(None)
+        }
+        Err(e) => Err(e),
+    }
+}
+
 /// What a store answered with: a memory or a note.
 #[derive(Debug, Clone)]
 pub enum Found {
@@ -82,9 +105,13 @@ pub fn recall(
         ..StoresRecall::default()
     };
     let mut lists: Vec<VecDeque<Answer>> = Vec::new();
+    let many = stores.len() > 1;
     for (store, origin) in stores {
         let semantic = Semantic::of(store, api_key);
-        let found = recall_with(store, query, opts, semantic.as_ref())?;
+        let found = recall_with(store, query, opts, semantic.as_ref());
+        let Some(found) = unless_personal(found, *origin, many, &mut out.warnings)? else {
+            continue;
+        };
         out.vouched &= found.vouched;
         out.warnings.extend(found.warnings);
         let mode = found.mode;
@@ -215,7 +242,10 @@ pub fn context(
             semantic: semantic.as_ref(),
             rerank: rerank.as_ref(),
         };
-        let mut ctx = context_with(store, asked.query, share, asked.now, readers)?;
+        let ctx = context_with(store, asked.query, share, asked.now, readers);
+        let Some(mut ctx) = unless_personal(ctx, *origin, many, &mut out.warnings)? else {
+            continue;
+        };
         if *origin == Origin::Personal {
             ctx = as_personal(ctx);
         }
