@@ -139,21 +139,44 @@ const WIDEN: usize = 4;
 
 /// The `n`-th highest of `ranks` (n at least 1; the lowest when there are
 /// fewer), in the order `total_cmp` gives, from one pass keeping the `n`
-/// highest seen.
+/// highest seen in a heap whose top is the lowest of them: a pass costs
+/// `log n` a rank at any `--limit`.
 fn nth_highest(ranks: impl Iterator<Item = f64>, n: usize) -> f64 {
-    // Ascending: the n-th highest so far first.
-    let mut top: Vec<f64> = Vec::with_capacity(n + 1);
+    use std::collections::BinaryHeap;
+    let mut top: BinaryHeap<Lowest> = BinaryHeap::with_capacity(n + 1);
     for rank in ranks {
-        if top.len() == n && top.first().is_some_and(|low| rank.total_cmp(low).is_le()) {
+        if top.len() == n && top.peek().is_some_and(|low| rank.total_cmp(&low.0).is_le()) {
             continue;
         }
-        let at = top.partition_point(|kept| kept.total_cmp(&rank).is_lt());
-        top.insert(at, rank);
+        top.push(Lowest(rank));
         if top.len() > n {
-            top.remove(0);
+            top.pop();
         }
     }
-    top.first().copied().unwrap_or(f64::NEG_INFINITY)
+    top.peek().map_or(f64::NEG_INFINITY, |low| low.0)
+}
+
+/// A rank ordered so that a max-heap's top is the lowest, in `total_cmp`'s order.
+struct Lowest(f64);
+
+impl PartialEq for Lowest {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.total_cmp(&other.0).is_eq()
+    }
+}
+
+impl Eq for Lowest {}
+
+impl PartialOrd for Lowest {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Lowest {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        other.0.total_cmp(&self.0)
+    }
 }
 
 #[cfg(test)]
