@@ -185,7 +185,8 @@ pub fn resolve_events(
     e.consumed = proposals;
     e.reason = Some(match decision {
         Decision::Keep => "kept the current version".to_string(),
-        Decision::Take(id) => format!("took {id}"),
+        // The whole id: a prefix unique today may not be once the log grows.
+        Decision::Take(id) => format!("took {}", taken(&conflict, key, id)?.id),
         Decision::Both => "kept both".to_string(),
         Decision::BothWithAncestor => "kept both and the ancestor".to_string(),
         Decision::Content(_) => "edited".to_string(),
@@ -241,6 +242,40 @@ fn is_fork(conflict: &Conflict) -> bool {
         > 1
 }
 
+/// The version `--take ID` names: the one whose id is `id`, else the one
+/// whose id starts with it (at least 6 characters). Ids begin with their
+/// time, so versions made close together share a short prefix: one that
+/// names several is refused, never settled by which came first.
+fn taken<'c>(conflict: &'c Conflict, key: &Key, id: &str) -> Result<&'c Candidate, StoreError> {
+    let ids = |cs: &[&Candidate]| {
+        cs.iter()
+            .map(|c| c.id.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if let Some(c) = conflict.candidates.iter().find(|c| c.id == id) {
+        return Ok(c);
+    }
+    let matches: Vec<&Candidate> = conflict
+        .candidates
+        .iter()
+        .filter(|c| id.len() >= 6 && c.id.starts_with(id))
+        .collect();
+    match matches[..] {
+        [c] => Ok(c),
+        [] => Err(StoreError::NoSuchVersion {
+            key: key.to_string(),
+            id: id.to_string(),
+            candidates: ids(&conflict.candidates.iter().collect::<Vec<_>>()),
+        }),
+        _ => Err(StoreError::AmbiguousVersion {
+            key: key.to_string(),
+            id: id.to_string(),
+            matches: ids(&matches),
+        }),
+    }
+}
+
 /// The content a decision gives the memory in conflict (`None`: none).
 fn chosen_content(
     conflict: &Conflict,
@@ -257,27 +292,7 @@ fn chosen_content(
             .filter(|c| c.op != Op::Propose)
             .find_map(|c| c.content.clone()),
         Decision::Both => conflict.current.clone(),
-        Decision::Take(id) => {
-            let c = conflict
-                .candidates
-                .iter()
-                .find(|c| c.id == *id || (id.len() >= 6 && c.id.starts_with(id.as_str())));
-            match c {
-                Some(c) => c.content.clone(),
-                None => {
-                    return Err(StoreError::NoSuchVersion {
-                        key: key.to_string(),
-                        id: id.clone(),
-                        candidates: conflict
-                            .candidates
-                            .iter()
-                            .map(|c| c.id.as_str())
-                            .collect::<Vec<_>>()
-                            .join(", "),
-                    })
-                }
-            }
-        }
+        Decision::Take(id) => taken(conflict, key, id)?.content.clone(),
         Decision::Content(c) => Some(c.clone()),
     })
 }

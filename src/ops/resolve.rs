@@ -144,6 +144,36 @@ mod tests {
     }
 
     #[test]
+    fn a_prefix_two_versions_share_is_refused_and_names_both() {
+        let (t, key) = forked();
+        let c = conflicts(&t.store).expect("listed").remove(0);
+        let (a, b) = (&c.candidates[0].id, &c.candidates[1].id);
+        let shared = a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count();
+        assert!(
+            shared >= 6,
+            "ids made close together share their time: {a} {b}"
+        );
+        let err = resolve(
+            &t.store,
+            &t.ctx,
+            &key,
+            &Decision::Take(a[..shared].to_string()),
+        )
+        .expect_err("refused");
+        assert!(matches!(err, StoreError::AmbiguousVersion { .. }), "{err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(a.as_str()) && text.contains(b.as_str()),
+            "{text}"
+        );
+        assert_eq!(
+            conflicts(&t.store).expect("listed").len(),
+            1,
+            "nothing written"
+        );
+    }
+
+    #[test]
     fn a_version_that_is_no_candidate_is_refused_and_names_the_choices() {
         let (t, key) = forked();
         let err = resolve(&t.store, &t.ctx, &key, &Decision::Take("01NOSUCH".into()))

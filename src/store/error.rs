@@ -101,6 +101,17 @@ pub enum StoreError {
         /// The candidates' ids, comma-separated.
         candidates: String,
     },
+    /// A conflict's resolution names a prefix that more than one of its
+    /// versions starts with.
+    #[error("{id} names more than one version of {key} in conflict (choose one of: {matches})")]
+    AmbiguousVersion {
+        /// The memory in conflict.
+        key: String,
+        /// The prefix given.
+        id: String,
+        /// The ids it starts, comma-separated.
+        matches: String,
+    },
     /// A bug: something memoir made could not be read back.
     #[error("internal error: {0}")]
     Internal(&'static str),
