@@ -36,8 +36,10 @@ pub struct Block {
 /// context's own elements (`<relevant_memories>`, `<memory …>`, …), so a
 /// memory cannot forge or end the block it sits in.
 pub fn neutralize(text: &str) -> String {
-    // "memory" also covers memory_index; each is matched as a prefix.
-    const TAGS: [&str; 7] = [
+    // "memory" also covers memory_index; each is matched as a prefix. A
+    // test holds this list to every element this file and the recall
+    // module write.
+    const TAGS: [&str; 8] = [
         "relevant_memories",
         "memory",
         "note",
@@ -45,6 +47,7 @@ pub fn neutralize(text: &str) -> String {
         "recent_notes",
         "hot_memory",
         "personal_",
+        "team_text",
     ];
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
@@ -609,6 +612,37 @@ mod tests {
         assert_eq!(asked.get(), 3, "the fourth and fifth were never read");
         assert_eq!(block.tokens, tokens_of(&block.text));
         assert!(block.vouched);
+    }
+
+    /// Every element the block is made of, as the sources write them
+    /// (`"<name` and `"</name`), is one a memory's text cannot open.
+    #[test]
+    fn no_element_of_the_block_can_be_forged_from_memory_text() {
+        let sources = [include_str!("context.rs"), include_str!("../ops/recall/mod.rs")];
+        let mut names = Vec::new();
+        for source in sources {
+            // The code, not its tests.
+            let source = source.split("#[cfg(test)]").next().unwrap_or(source);
+            for (i, _) in source.match_indices("\"<") {
+                let name: String = source[i + 2..]
+                    .trim_start_matches('/')
+                    .chars()
+                    .take_while(|c| c.is_ascii_lowercase() || *c == '_')
+                    .collect();
+                if name.len() > 1 && !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+        }
+        assert!(names.contains(&"team_text".to_string()), "{names:?}");
+        for name in names {
+            for tag in [format!("<{name}>"), format!("</{name}>")] {
+                assert!(
+                    neutralize(&tag).starts_with("&lt;"),
+                    "{tag} passes through memory text"
+                );
+            }
+        }
     }
 
     #[test]
