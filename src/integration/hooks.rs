@@ -56,7 +56,13 @@ fn read_hook(path: &Path) -> Result<Option<String>, HooksError> {
         )),
     };
     match crate::fs::safe_file::read(path, 1 << 20) {
-        Ok(Some(bytes)) => Ok(Some(String::from_utf8_lossy(&bytes).into_owned())),
+        // A compiled hook, or a script in another encoding: memoir's lines
+        // in front of it would break it, and a lossy read would not give
+        // it back on uninstall.
+        Ok(Some(bytes)) if bytes.contains(&0) => Err(refuse("is not a text script")),
+        Ok(Some(bytes)) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| refuse("is not a text script (not UTF-8)")),
         Ok(None) => Ok(None),
         Err(crate::fs::safe_file::ReadError::Link) => Err(refuse("is a symbolic link")),
         Err(crate::fs::safe_file::ReadError::NotRegular) => Err(refuse("is not a regular file")),

@@ -618,7 +618,10 @@ mod tests {
     /// (`"<name` and `"</name`), is one a memory's text cannot open.
     #[test]
     fn no_element_of_the_block_can_be_forged_from_memory_text() {
-        let sources = [include_str!("context.rs"), include_str!("../ops/recall/mod.rs")];
+        let sources = [
+            include_str!("context.rs"),
+            include_str!("../ops/recall/mod.rs"),
+        ];
         let mut names = Vec::new();
         for source in sources {
             // The code, not its tests.

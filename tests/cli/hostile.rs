@@ -1823,3 +1823,27 @@ fn redact_says_record_then_consolidate_come_next() {
     );
     assert!(!out.contains("memoir record"), "{out}");
 }
+
+/// A compiled pre-commit hook (or a script in another encoding) is
+/// refused, as a link is: memoir's shell lines in front of a binary would
+/// break it, and a lossy read would not give its bytes back on uninstall.
+#[test]
+fn hooks_install_refuses_a_hook_that_is_not_a_text_script() {
+    use std::os::unix::fs::PermissionsExt;
+    let env = with_memory();
+    let hook = env.path(".git/hooks/pre-commit");
+    std::fs::create_dir_all(hook.parent().expect("hooks")).expect("mkdir");
+    for bytes in [
+        b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00".to_vec(),
+        b"#!/bin/sh\n# caf\xe9 in latin-1\nexit 0\n".to_vec(),
+    ] {
+        std::fs::write(&hook, &bytes).expect("write");
+        std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let err = env.fails(&["hooks", "install"], 1);
+        assert!(err.contains("is not a text script"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(std::fs::read(&hook).expect("read"), bytes, "untouched");
+        env.fails(&["hooks", "uninstall"], 1);
+        assert_eq!(std::fs::read(&hook).expect("read"), bytes, "untouched");
+    }
+}
