@@ -60,10 +60,16 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         .collect();
     let ours: std::collections::HashSet<String> = files.iter().map(|(f, _)| f.clone()).collect();
     let others = other_topics(&folder, &ours, &mut out.removed);
+    // Every file the export may replace is read before any is written: one
+    // it cannot read (too large, not UTF-8) is refused with nothing written.
+    let index = read(&dir.join(claude_code::INDEX))?;
+    let texts = files
+        .iter()
+        .map(|(file, _)| read(&dir.join(file)))
+        .collect::<Result<Vec<_>, _>>()?;
     let mut entries = Vec::new();
-    for ((key, m), (file, title)) in memories.iter().zip(files) {
+    for (((key, m), (file, title)), text) in memories.iter().zip(files).zip(texts) {
         let path = dir.join(&file);
-        let text = read(&path);
         let current = text
             .as_deref()
             .and_then(|t| claude_code::parse_topic(&file, t).ok());
@@ -104,7 +110,7 @@ pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported,
         out.written.push(file);
     }
     entries.extend(others);
-    write_index(dir, &entries, &mut out, dry_run)?;
+    write_index(dir, index, &entries, &mut out, dry_run)?;
     Ok(out)
 }
 
@@ -118,12 +124,12 @@ fn io_at(path: &Path) -> impl FnOnce(std::io::Error) -> StoreError {
 /// it changed), then removes the topic files of memories gone.
 fn write_index(
     dir: &Path,
+    current: Option<String>,
     entries: &[IndexEntry],
     out: &mut Exported,
     dry_run: bool,
 ) -> Result<(), StoreError> {
     let index_path = dir.join(claude_code::INDEX);
-    let current = read(&index_path);
     let index = claude_code::merge_index(current.as_deref(), entries, &out.removed);
     out.left_out = index.left_out;
     out.cut_by = index.cut_by;
@@ -239,8 +245,11 @@ fn topic_files(dir: &Path) -> Vec<(String, Option<Topic>)> {
     names
         .into_iter()
         .map(|name| {
-            let topic =
-                read(&dir.join(&name)).and_then(|text| claude_code::parse_topic(&name, &text).ok());
+            // One that cannot be read is no topic file: left alone.
+            let topic = read(&dir.join(&name))
+                .ok()
+                .flatten()
+                .and_then(|text| claude_code::parse_topic(&name, &text).ok());
             (name, topic)
         })
         .collect()
@@ -308,12 +317,27 @@ fn imported_from(source: &str) -> Option<(String, String)> {
 
 /// A file of the folder as text, read as a store file is (`safe_file`): a
 /// FIFO, a device or a link at its name is no file of memoir's (`None`),
-/// and is replaced by the export's own rather than read for ever.
-fn read(path: &Path) -> Option<String> {
+/// and is replaced by the export's own rather than read for ever. A file
+/// too large or not UTF-8 is someone's, which the export would lose:
+/// refused.
+fn read(path: &Path) -> Result<Option<String>, StoreError> {
+    use crate::fs::safe_file::ReadError;
     // Larger than any memory memoir writes: then not one of its files.
     const MAX_READ: u64 = 4 << 20;
-    let bytes = crate::fs::safe_file::read(path, MAX_READ).ok()??;
-    String::from_utf8(bytes).ok()
+    let refused = |why: &str| StoreError::Io {
+        path: path.to_path_buf(),
+        source: std::io::Error::other(format!(
+            "{why}; the export would replace it: move it away, then export again"
+        )),
+    };
+    match crate::fs::safe_file::read(path, MAX_READ) {
+        Ok(Some(bytes)) => String::from_utf8(bytes)
+            .map(Some)
+            .map_err(|_| refused("not UTF-8")),
+        Ok(None) | Err(ReadError::Link | ReadError::NotRegular) => Ok(None),
+        Err(ReadError::TooLarge(_)) => Err(refused("over 4 MiB")),
+        Err(ReadError::Io(e)) => Err(io_at(path)(e)),
+    }
 }
 
 /// Writes a file of the folder whole, by a rename ([`crate::fs::replace`]:

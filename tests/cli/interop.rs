@@ -962,3 +962,40 @@ fn export_never_writes_over_what_claude_code_changed_since() {
     assert_eq!(code, 4, "{out}");
     assert!(out.contains("proposed project/release-freeze"), "{out}");
 }
+
+/// A MEMORY.md or topic file the export cannot read (not UTF-8, over
+/// 4 MiB) is someone's text: export refuses, exit 1 naming it, and
+/// writes nothing rather than replace it with its own.
+#[test]
+fn export_never_replaces_a_file_it_cannot_read() {
+    let env = Env::new();
+    env.remember("project/db", "The database is Postgres 16", &[]);
+    let dir = env.dir.path().join("claude-memory");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let d = dir.to_str().expect("utf-8");
+    let big = {
+        let mut b = b"- hand-written\n".to_vec();
+        b.resize(5 << 20, b'x');
+        b
+    };
+    for (name, bytes) in [
+        ("MEMORY.md", b"- caf\xe9, hand-written\n".to_vec()),
+        ("MEMORY.md", big.clone()),
+        ("project_db.md", b"---\nname: db\n---\ncaf\xe9\n".to_vec()),
+    ] {
+        for f in std::fs::read_dir(&dir).expect("dir") {
+            std::fs::remove_file(f.expect("entry").path()).expect("rm");
+        }
+        std::fs::write(dir.join(name), &bytes).expect("write");
+        let err = env.fails(&["export", "claude-code", d], 1);
+        assert!(err.contains(name), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert_eq!(
+            std::fs::read(dir.join(name)).expect("read"),
+            bytes,
+            "{name} kept"
+        );
+        let files = std::fs::read_dir(&dir).expect("dir").count();
+        assert_eq!(files, 1, "nothing else written beside {name}");
+    }
+}
