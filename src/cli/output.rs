@@ -263,9 +263,11 @@ pub fn pad(text: &str, width: usize) -> String {
 /// other table a command prints (`list`, `recall`, `status`, `versions`,
 /// `history`).
 pub fn columns(fields: &[&dyn Display]) -> String {
+    // One line each: a newline in a hand-edited description must not
+    // print a row of its own (a forged key under `list`).
     fields
         .iter()
-        .map(ToString::to_string)
+        .map(|f| printable(&f.to_string(), false).into_owned())
         .collect::<Vec<_>>()
         .join("  ")
 }
@@ -360,28 +362,7 @@ pub fn diagnostic_lines(text: &str) {
     eprintln!("{}", printable(&redacted(text), true));
 }
 
-/// `text` with control characters (C0 but tab and, if `newlines`, LF; DEL;
-/// C1) and bidirectional overrides shown as `\u{..}` escapes.
-pub fn printable(text: &str, newlines: bool) -> Cow<'_, str> {
-    let unsafe_char = |c: char| {
-        (c.is_control() && c != '\t' && !(newlines && c == '\n'))
-            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
-    };
-    if !text.chars().any(unsafe_char) {
-        return Cow::Borrowed(text);
-    }
-    Cow::Owned(
-        text.chars()
-            .map(|c| {
-                if unsafe_char(c) {
-                    c.escape_unicode().to_string()
-                } else {
-                    c.to_string()
-                }
-            })
-            .collect(),
-    )
-}
+pub use memoir::model::text::printable;
 
 /// `text` with no secret in it, by the one masking rule
 /// (`memoir::policy::mask`) over the arguments memoir was given.

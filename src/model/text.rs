@@ -1,6 +1,7 @@
 //! Text helpers shared by near-duplicate detection, diffs and readers.
 
 use similar::TextDiff;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// The text git converted from, if `text` is what git's `core.autocrlf`
@@ -597,6 +598,29 @@ pub fn ours_of_conflicts(text: &str) -> String {
         }
     }
     out
+}
+
+/// `text` with control characters (C0 but tab and, if `newlines`, LF; DEL;
+/// C1) and bidirectional overrides shown as `\u{..}` escapes.
+pub fn printable(text: &str, newlines: bool) -> Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_control() && c != '\t' && !(newlines && c == '\n'))
+            || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(unsafe_char) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(
+        text.chars()
+            .map(|c| {
+                if unsafe_char(c) {
+                    c.escape_unicode().to_string()
+                } else {
+                    c.to_string()
+                }
+            })
+            .collect(),
+    )
 }
 
 /// `1 memory`, `2 memories`: a count and its noun, singular for one.

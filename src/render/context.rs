@@ -9,9 +9,10 @@
 
 use crate::model::key::Key;
 use crate::model::memory::{Memory, Summary};
-use crate::model::text::estimate_tokens;
+use crate::model::text::{estimate_tokens, printable};
 use crate::model::time::Timestamp;
 use crate::render::memory_md;
+use std::borrow::Cow;
 
 /// A rendered block and what went into it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -36,6 +37,16 @@ pub struct Block {
 /// context's own elements (`<relevant_memories>`, `<memory …>`, …), so a
 /// memory cannot forge or end the block it sits in.
 pub fn neutralize(text: &str) -> String {
+    // A control character (an ESC sequence, a NUL in a hand-edited file)
+    // reaches the agent's prompt escaped, as on a terminal: the hooks
+    // print into a pipe.
+    let text = if text.contains('\r') {
+        Cow::Owned(text.replace("\r\n", "\n"))
+    } else {
+        Cow::Borrowed(text)
+    };
+    let text = printable(&text, true);
+    let text = text.as_ref();
     // "memory" also covers memory_index; each is matched as a prefix. A
     // test holds this list to every element this file and the recall
     // module write.
@@ -70,7 +81,7 @@ pub fn neutralize(text: &str) -> String {
 /// An attribute value: it can neither end its quotes nor open a tag, and
 /// stays on its line.
 fn attr(value: &str) -> String {
-    value
+    printable(&value.replace(['\r', '\n'], " "), false)
         .replace('&', "&amp;")
         .replace('"', "&quot;")
         .replace('<', "&lt;")

@@ -214,6 +214,9 @@ pub fn value_order(a: &(&Key, &Summary), b: &(&Key, &Summary)) -> Ordering {
 
 fn one_line(s: &str) -> String {
     let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    // A control character a hand edit left (check flags it) is written
+    // escaped, never raw into the file everyone reads.
+    let flat = crate::model::text::printable(&flat, false).into_owned();
     if flat.chars().count() > MAX_LINE_DESCRIPTION {
         let cut: String = flat.chars().take(MAX_LINE_DESCRIPTION - 1).collect();
         format!("{}…", cut.trim_end())
