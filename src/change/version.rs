@@ -276,16 +276,17 @@ fn gate_entries_added(store: &Store, rel: &str, now: &[u8], from: usize) -> Resu
                 | crate::model::event::Op::Resolve
         );
         if span.start >= from && memory {
-            if let Err(StoreError::Refused { rule, message, .. }) =
-                crate::policy::memory::check_content_secrets(&e.body, rel)
-            {
-                return Err(StoreError::Refused {
-                    rule,
-                    path: rel.to_string(),
-                    line: Some(line_of(span.start)),
-                    message,
-                });
-            }
+            let (rule, message) = match crate::policy::memory::check_logged(&store.config, e) {
+                Ok(()) => continue,
+                Err(StoreError::Refused { rule, message, .. }) => (rule, message),
+                Err(other) => ("format".to_string(), format!("its memory: {other}")),
+            };
+            return Err(StoreError::Refused {
+                rule,
+                path: rel.to_string(),
+                line: Some(line_of(span.start)),
+                message,
+            });
         }
     }
     Ok(())

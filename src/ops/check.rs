@@ -452,21 +452,20 @@ fn log_grown(
         .iter()
         .map(|f| secret_found(rel, offset + f.line, f, &format!(" added since {short}")))
         .collect();
-    if what == Added::SecretsAndEntries {
-        let now_text = String::from_utf8_lossy(&now);
-        out.extend(entries_added(store, rel, &now_text, offset, short)?);
-    }
+    let now_text = String::from_utf8_lossy(&now);
+    out.extend(entries_added(store, rel, &now_text, offset, short, what)?);
     Ok(out)
 }
 
 /// What text a log gained is held to, besides having only grown.
 #[derive(Clone, Copy, PartialEq)]
 enum Added {
-    /// No secret (`check` against HEAD: the work tree, where a teammate's
-    /// tool may have appended an entry memoir must skip, a warning).
+    /// No secret, and no memory the write policy would refuse (`check`
+    /// against HEAD: the work tree, where a teammate's tool may have
+    /// appended an entry memoir must skip, a warning).
     Secrets,
-    /// No secret and no entry a reader would skip (`check --base`: a
-    /// change must not add one).
+    /// That, and no entry a reader would skip (`check --base`: a change
+    /// must not add one).
     SecretsAndEntries,
 }
 
@@ -479,10 +478,7 @@ fn log_added(
     what: Added,
 ) -> Result<Vec<Problem>, StoreError> {
     let text = store.read(rel, None)?.unwrap_or_default();
-    let mut out = match what {
-        Added::SecretsAndEntries => entries_added(store, rel, &text, 0, short)?,
-        Added::Secrets => Vec::new(),
-    };
+    let mut out = entries_added(store, rel, &text, 0, short, what)?;
     out.extend(
         crate::policy::secrets::find_secrets(&scannable_text(&text))
             .iter()
@@ -492,15 +488,18 @@ fn log_added(
 }
 
 /// The entries of the log `text` that start after line `after` and that
-/// a change (since commit `short`) must not add: one whose memory holds a
-/// secret once its YAML is read (the scan of the text cannot see through
-/// every escape), and a quarantined one (a reader skips it for ever).
+/// a change (since commit `short`) must not add: one whose memory the
+/// write policy refuses (a secret once its YAML is read, which the scan of
+/// the text cannot see through every escape; a control character; no
+/// memory file at all), and, for `check --base`, a quarantined one (a
+/// reader skips it for ever).
 fn entries_added(
     store: &Store,
     rel: &str,
     text: &str,
     after: usize,
     short: &str,
+    what: Added,
 ) -> Result<Vec<Problem>, StoreError> {
     let parsed = crate::log::files::parse_log(store, rel, text)?;
     let mut out = Vec::new();
@@ -509,17 +508,31 @@ fn entries_added(
         if line <= after || !matches!(e.op, Op::Remember | Op::Propose | Op::Resolve) {
             continue;
         }
-        if let Err(StoreError::Refused { rule, .. }) =
-            crate::policy::memory::check_content_secrets(&e.body, rel)
-        {
-            out.push(Problem::new(
-                Severity::Error,
-                rel,
-                Some(line),
-                &format!("policy:{rule}"),
+        let (rule, message) = match crate::policy::memory::check_logged(&store.config, e) {
+            Ok(()) => continue,
+            Err(StoreError::Refused { rule, .. }) if rule.starts_with("secret") => (
+                rule,
                 format!("an entry added since {short} holds a secret once its YAML is read (value not shown)"),
-            ));
-        }
+            ),
+            Err(StoreError::Refused { rule, message, .. }) => (
+                rule,
+                format!("an entry added since {short} holds a memory no `remember` could write: {message}"),
+            ),
+            Err(other) => (
+                "format".to_string(),
+                format!("an entry added since {short} holds no memory file: {other}"),
+            ),
+        };
+        out.push(Problem::new(
+            Severity::Error,
+            rel,
+            Some(line),
+            &format!("policy:{rule}"),
+            message,
+        ));
+    }
+    if what == Added::Secrets {
+        return Ok(out);
     }
     for q in &parsed.quarantined {
         let line = q.line.max(q.error.line);

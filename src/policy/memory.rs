@@ -4,6 +4,7 @@
 
 use super::{check_secrets, refused, refused_secret, MAX_DESCRIPTION_CHARS, MAX_SOURCE_CHARS};
 use crate::model::config::Config;
+use crate::model::event::{Event, Op};
 use crate::model::key::{self, Key};
 use crate::model::memory::{split, Memory, MAX_FILE_BYTES};
 use crate::store::StoreError;
@@ -19,6 +20,25 @@ pub(crate) fn check_memory(
 ) -> Result<(), StoreError> {
     check_memory_but_secrets(config, m, content, rel)?;
     check_content_secrets(content, rel)
+}
+
+/// The write policy for the memory a log entry holds (`e.body`, a memory
+/// file at its key), as [`check_memory`] held it when memoir logged it: an
+/// entry appended by hand must not carry into the view every rebuild
+/// writes what no `remember` could (a secret, a control character, a file
+/// that does not parse). A resolve to nothing (the memory dropped) passes.
+pub(crate) fn check_logged(config: &Config, e: &Event) -> Result<(), StoreError> {
+    if e.op == Op::Resolve && e.body.is_empty() {
+        return Ok(());
+    }
+    let Some(key) = &e.key else {
+        return Err(refused("format", "", None, "a memory entry without a key"));
+    };
+    let rel = key.rel_path();
+    // A secret first: of everything wrong with it, the one to say.
+    check_content_secrets(&e.body, &rel)?;
+    let m = Memory::parse(&e.body).map_err(|err| StoreError::invalid(&rel, &err))?;
+    check_memory_but_secrets(config, &m, &e.body, &rel)
 }
 
 /// [`check_memory`] without the secret scan, for a file whose content the

@@ -1887,3 +1887,31 @@ fn control_characters_in_a_hand_edit_are_never_printed_raw() {
     assert!(!raw(&index), "{index:?}");
     assert!(index.contains("deploy x\\u{1b}[2J"), "{index}");
 }
+
+/// A memory entry appended to a log by hand is held to the write policy
+/// before it is committed, as a `remember` would have been: one whose
+/// description holds an ESC sequence and a NUL is refused by `check` and
+/// by `consolidate` (exit 3, naming the log's line), never committed.
+#[test]
+fn a_hand_appended_entry_the_policy_would_refuse_is_never_committed() {
+    let env = with_memory();
+    env.ok(&["consolidate", "--yes"]);
+    let head = env.git(&["rev-parse", "HEAD"]);
+    let body = memory_file("evil", "\"x\\u001b[2J\\u0000y\"", "");
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    env.write(
+        log,
+        bobs_event(
+            memoir::model::event::Op::Remember,
+            "project/evil",
+            vec![],
+            body,
+        )
+        .render(),
+    );
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains(log) && err.contains("policy:control"), "{err}");
+    let err = env.fails(&["consolidate", "--yes"], 3);
+    assert!(err.contains(&format!("{log}:")), "{err}");
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
+}
