@@ -269,13 +269,7 @@ fn gate_entries_added(store: &Store, rel: &str, now: &[u8], from: usize) -> Resu
         }
     }
     for (e, span) in parsed.events.iter().zip(&parsed.spans) {
-        let memory = matches!(
-            e.op,
-            crate::model::event::Op::Remember
-                | crate::model::event::Op::Propose
-                | crate::model::event::Op::Resolve
-        );
-        if span.start >= from && memory {
+        if span.start >= from {
             let (rule, message) = match crate::policy::memory::check_logged(&store.config, e) {
                 Ok(()) => continue,
                 Err(StoreError::Refused { rule, message, .. }) => (rule, message),

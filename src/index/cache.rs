@@ -318,7 +318,10 @@ impl Cache {
             .note_ids
             .get_or_insert_with(|| notes.iter().map(|n| n.event.id.clone()).collect());
         for e in new {
-            if !seen.insert(e.id.clone()) {
+            // A note over what `note` takes was appended by hand (`check`
+            // names it): not searched, which would cost every clone's first
+            // query seconds and gigabytes, and print it whole.
+            if !seen.insert(e.id.clone()) || e.body.len() > crate::policy::MAX_NOTE_BYTES {
                 continue;
             }
             let (terms, len) = crate::index::terms::note_terms(&e.body);

@@ -8,7 +8,7 @@ use crate::change::drift::{
     Scan, Severity,
 };
 use crate::log::replay::Keep;
-use crate::model::event::{scannable_text, Op};
+use crate::model::event::scannable_text;
 use crate::policy::secrets::Finding;
 use crate::render::memory_md::{self, MEMORY_MD};
 use crate::store::{Store, StoreError};
@@ -505,7 +505,7 @@ fn entries_added(
     let mut out = Vec::new();
     for (e, span) in parsed.events.iter().zip(&parsed.spans) {
         let line = newlines(&text.as_bytes()[..span.start]) + 1;
-        if line <= after || !matches!(e.op, Op::Remember | Op::Propose | Op::Resolve) {
+        if line <= after {
             continue;
         }
         let (rule, message) = match crate::policy::memory::check_logged(&store.config, e) {
@@ -516,7 +516,7 @@ fn entries_added(
             ),
             Err(StoreError::Refused { rule, message, .. }) => (
                 rule,
-                format!("an entry added since {short} holds a memory no `remember` could write: {message}"),
+                format!("an entry added since {short} holds what no `remember` or `note` could log: {message}"),
             ),
             Err(other) => (
                 "format".to_string(),

@@ -22,14 +22,22 @@ pub(crate) fn check_memory(
     check_content_secrets(content, rel)
 }
 
-/// The write policy for the memory a log entry holds (`e.body`, a memory
-/// file at its key), as [`check_memory`] held it when memoir logged it: an
-/// entry appended by hand must not carry into the view every rebuild
-/// writes what no `remember` could (a secret, a control character, a file
-/// that does not parse). A resolve to nothing (the memory dropped) passes.
+/// The write policy for what a log entry holds, as memoir held it when it
+/// logged it: a memory (`e.body`, a memory file at its key, as
+/// [`check_memory`]) or a note. An entry appended by hand must not carry
+/// into the view every rebuild writes, or into every search, what no
+/// `remember` or `note` could (a secret, a control character, a file that
+/// does not parse, a note of megabytes). Other entries, and a resolve to
+/// nothing (the memory dropped), pass.
 pub(crate) fn check_logged(config: &Config, e: &Event) -> Result<(), StoreError> {
-    if e.op == Op::Resolve && e.body.is_empty() {
-        return Ok(());
+    match e.op {
+        Op::Remember | Op::Propose => {}
+        Op::Resolve if !e.body.is_empty() => {}
+        // A note is held to what `note` holds it to (a huge one cost the
+        // first query of every clone seconds and gigabytes).
+        // (Empty: redacted whole, which `redact` does to a note.)
+        Op::Note if !e.body.is_empty() => return super::free_text::check_note(&e.body),
+        _ => return Ok(()),
     }
     let Some(key) = &e.key else {
         return Err(refused("format", "", None, "a memory entry without a key"));

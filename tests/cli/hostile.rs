@@ -1915,3 +1915,21 @@ fn a_hand_appended_entry_the_policy_would_refuse_is_never_committed() {
     assert!(err.contains(&format!("{log}:")), "{err}");
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
 }
+
+/// A note of megabytes appended by hand (`note` takes 64 KiB) is named by
+/// `check`, refused by `consolidate`, and never searched: printing it, and
+/// indexing it, cost a clone's first query seconds and gigabytes.
+#[test]
+fn a_hand_appended_note_over_the_limit_is_flagged_and_never_searched() {
+    let env = with_memory();
+    env.ok(&["consolidate", "--yes"]);
+    let log = "memory/log/2026-11-29/bob-0badc0de.md";
+    let huge = format!("deploy notes {}", "padding words ".repeat(80_000));
+    env.write(log, bob_note(&huge).render());
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains(log) && err.contains("policy:size"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    env.fails(&["consolidate", "--yes"], 3);
+    let out = env.ok(&["--json", "recall", "deploy", "notes"]);
+    assert!(!out.contains("padding"), "searched: {}", out.len());
+}
