@@ -23,6 +23,21 @@ pub struct Args {
 /// Rebuilds the views from the logs (or says what that would change).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
+    // A log cut short or edited in place gives views without what it
+    // lost: rebuilding from it would delete memories with no word.
+    if !args.force {
+        let rewritten = memoir::ops::check::rewritten_logs(&store)?;
+        if !rewritten.is_empty() {
+            for p in &rewritten {
+                diagnostic(&super::output::problem(p));
+            }
+            return Err(CliError::Failed(format!(
+                "{} rewritten since HEAD; a rebuild would drop what was lost: restore as said above, \
+                 or `memoir rebuild --force` rebuilds from the logs as they are",
+                super::output::count(rewritten.len(), "log", "logs"),
+            )));
+        }
+    }
     let r = memoir::change::rebuild::rebuild(&store, args.force, args.check)?;
     // A merge's next step once rebuild settled it (or, with --check, the
     // step still to take), as `status` and `check` say it.

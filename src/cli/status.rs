@@ -32,8 +32,15 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
     };
     let merge = app.merge_in_progress(&store)?;
     let foreign = memoir::change::drift::foreign(&store);
+    // A log that cannot be read is listed as invalid already.
+    let rewritten: Vec<String> = memoir::ops::check::rewritten_logs(&store)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|p| p.path)
+        .collect();
     let mut j = to_json(&store, &st);
     j["foreign"] = foreign_json(&foreign);
+    j["rewritten_logs"] = json!(rewritten);
     j["merge"] = json!(merge.as_ref().map(|(m, step)| json!({
         "unmerged": m.unmerged, "settled": m.settled, "next_step": step,
     })));
@@ -84,7 +91,7 @@ pub fn run(_args: Args, app: &mut App) -> Result<u8, CliError> {
                 .line(format!("  {}", columns(&[&l.key, &l.summary.description])))?;
         }
     }
-    sections(&mut app.out, &st, merge.as_ref(), &foreign)?;
+    sections(&mut app.out, &st, merge.as_ref(), &foreign, &rewritten)?;
     Ok(0)
 }
 
@@ -121,6 +128,7 @@ fn sections(
     st: &Status,
     merge: Option<&(MergeInProgress, String)>,
     foreign: &[Foreign],
+    rewritten: &[String],
 ) -> std::io::Result<()> {
     let unsettled = merge.filter(|(m, _)| !m.settled);
     if let Some((m, step)) = merge {
@@ -155,6 +163,11 @@ fn sections(
     };
     let foreign_hint = foreign_advice(foreign);
     let lists = [
+        (
+            "Logs rewritten since HEAD (logs only grow)",
+            rewritten.to_vec(),
+            "`memoir check` names the first line that differs and how to restore it",
+        ),
         ("Open conflicts", strings(&st.conflicts), resolve),
         ("Pending proposals", proposals, "consolidation decides them"),
         (
@@ -183,7 +196,8 @@ fn sections(
         section(out, title, items, hint)?;
     }
     index_lines(out, st, unsettled.is_some())?;
-    let attention = st.conflicts.len()
+    let attention = rewritten.len()
+        + st.conflicts.len()
         + st.proposals.len()
         + st.drift.len()
         + st.invalid.len()

@@ -339,6 +339,16 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
     Ok(out)
 }
 
+/// The logs the work tree rewrote or deleted since HEAD (logs only grow),
+/// one `append-only` error each, naming the first line that differs and
+/// how to restore it: what `rebuild` would lose with them, and `status`
+/// names. Only the logs git sees changed are read.
+pub fn rewritten_logs(store: &Store) -> Result<Vec<Problem>, StoreError> {
+    let mut problems = logs_rewritten_since_head(store)?;
+    problems.retain(|p| p.rule == "append-only");
+    Ok(problems)
+}
+
 /// The logs the work tree changed since HEAD (`check` without a base, and
 /// so the pre-commit hook): each grown from HEAD's (not rewritten or
 /// deleted), and what it gained free of secrets. Only the logs git sees

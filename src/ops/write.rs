@@ -172,7 +172,7 @@ fn current_content(
              run `memoir rebuild` to bring it up to date"
         ))),
         (false, _) => Err(StoreError::Decision(format!(
-            "{rel} differs from its last recorded version: run `memoir record` to keep the edit, or `memoir rebuild` to restore it"
+            "{rel} differs from its last recorded version: run `memoir record` to keep the edit, or `memoir rebuild --force` to restore it"
         ))),
     }
 }

@@ -1933,3 +1933,33 @@ fn a_hand_appended_note_over_the_limit_is_flagged_and_never_searched() {
     let out = env.ok(&["--json", "recall", "deploy", "notes"]);
     assert!(!out.contains("padding"), "searched: {}", out.len());
 }
+
+/// A committed log cut short in the work tree: `rebuild` would delete the
+/// memories it lost with no word. It refuses (exit 1) naming the log and
+/// how to restore it, `status` names it, and `--force` rebuilds anyway.
+#[test]
+fn rebuild_refuses_to_drop_what_a_rewritten_log_lost() {
+    let env = with_memory();
+    env.ok(&["consolidate", "--yes"]);
+    let log = env.first_log();
+    let text = env.read(&log);
+    env.write(&log, &text[..120]);
+    let err = env.fails(&["rebuild"], 1);
+    assert!(err.contains(&log) && err.contains("append-only"), "{err}");
+    assert!(err.contains("rebuild --force"), "{err}");
+    assert!(env.path("memory/project/db.md").exists(), "nothing removed");
+    env.fails(&["rebuild", "--check"], 1);
+    let status = env.ok(&["status"]);
+    assert!(
+        status.contains("Logs rewritten since HEAD") && status.contains(&log),
+        "{status}"
+    );
+    assert!(!status.contains("Nothing needs attention"), "{status}");
+    let json: serde_json::Value =
+        serde_json::from_str(&env.ok(&["--json", "status"])).expect("json");
+    assert_eq!(json["rewritten_logs"][0], log.as_str());
+    env.write(&log, &text);
+    env.ok(&["rebuild"]);
+    env.write(&log, &text[..120]);
+    env.ok(&["rebuild", "--force"]);
+}
