@@ -416,7 +416,7 @@ fn openclaw_curated(
                 at += 1;
                 continue;
             }
-            let what = format!("{file} § {}", p.title);
+            let what = section_label(file, &p.title);
             if p.open {
                 // Questions and to-dos are not facts: a note, never a memory.
                 let source = format!("imported from OpenClaw {what}");
@@ -451,6 +451,25 @@ fn openclaw_curated(
 /// The confidence of an OpenClaw curated entry: text another tool curated,
 /// not a fact a person stated (1.0), as an extractor's candidate (0.8).
 const IMPORTED_CONFIDENCE: f64 = 0.8;
+
+/// Where an OpenClaw section comes from, `<file> § <its title>`, said in
+/// a source (`imported from OpenClaw …`) the write policy takes: a title
+/// too long for it is cut at a word and marked `…`.
+fn section_label(file: &str, title: &str) -> String {
+    const PREFIX: &str = "imported from OpenClaw ";
+    let room = crate::policy::MAX_SOURCE_CHARS
+        .saturating_sub(PREFIX.chars().count() + file.chars().count() + 3)
+        .max(2);
+    if title.chars().count() <= room {
+        return format!("{file} § {title}");
+    }
+    let cut: String = title.chars().take(room - 1).collect();
+    let cut = match cut.rfind(char::is_whitespace) {
+        Some(at) if at > 0 => &cut[..at],
+        _ => cut.as_str(),
+    };
+    format!("{file} § {}…", cut.trim_end())
+}
 
 /// The proposal an OpenClaw entry stands for, at `<scope>/<its title as a slug>`.
 fn proposal_request(p: &openclaw::Proposal, what: &str) -> Result<Remember, String> {

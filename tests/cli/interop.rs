@@ -999,3 +999,36 @@ fn export_never_replaces_a_file_it_cannot_read() {
         assert_eq!(files, 1, "nothing else written beside {name}");
     }
 }
+
+/// An OpenClaw section's heading too long for a source (400 characters)
+/// is still imported: its key is the clauses that fit, its source the
+/// heading cut at a word and marked `…`.
+#[test]
+fn openclaw_import_takes_a_heading_longer_than_a_source() {
+    let env = Env::new();
+    let ws = env.dir.path().join("ws");
+    std::fs::create_dir_all(&ws).expect("ws");
+    let heading = format!(
+        "Deploy rules, {}",
+        "and one more careful condition ".repeat(16)
+    );
+    std::fs::write(
+        ws.join("MEMORY.md"),
+        format!("# MEMORY\n\n## {heading}\n- Deploys go out on Tuesdays only\n"),
+    )
+    .expect("MEMORY.md");
+    let (code, out, err) = env.run(&["--json", "import", "openclaw", ws.to_str().expect("utf-8")]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains(r#""outcome": "proposed""#), "{out}");
+    env.ok(&["consolidate", "--accept-all", "--yes"]);
+    let text = env.read("memory/project/deploy-rules.md");
+    let source = text
+        .lines()
+        .find_map(|l| l.strip_prefix("source: "))
+        .expect("a source");
+    assert!(
+        source.contains("MEMORY.md § Deploy rules, and one more"),
+        "{source}"
+    );
+    assert!(source.trim_matches(['\'', '"']).ends_with('…'), "{source}");
+}
