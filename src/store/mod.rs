@@ -365,6 +365,17 @@ impl Store {
                 Config::parse(&utf8(bytes, CONFIG_PATH)?).map_err(StoreError::config)?
             }
             Ok(None) => Config::default(),
+            // A config too large is a broken config (exit 1), as any other:
+            // not a write the policy refused (exit 3).
+            Err(crate::fs::safe_file::ReadError::TooLarge(size)) => {
+                return Err(StoreError::Invalid {
+                    path: CONFIG_PATH.to_string(),
+                    line: None,
+                    message: format!(
+                        "the file is {size} bytes, more than a config's limit of {MAX_CONFIG_BYTES}"
+                    ),
+                })
+            }
             Err(e) => return Err(StoreError::unreadable(CONFIG_PATH, e, MAX_CONFIG_BYTES)),
         };
         // The errors name memoir's own folder in the clone, not the git

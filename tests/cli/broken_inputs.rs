@@ -533,3 +533,24 @@ fn a_memory_file_that_does_not_parse_is_named_by_list_context_and_rebuild() {
         "{err}"
     );
 }
+
+/// A config too large to read is a broken config, as a bad value is:
+/// exit 1 naming it, from a read as from a write, never exit 3 (a write
+/// the policy refused).
+#[test]
+fn a_config_too_large_is_a_broken_config_not_a_refusal() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/db", "Postgres 16", &[]).0, 0);
+    env.write("memory/config.yaml", format!("# {}\n", "x".repeat(300_000)));
+    for args in [
+        &["recall", "db"][..],
+        &["remember", "project/x", "-d", "x", "-s", "s"],
+    ] {
+        let err = env.fails(args, 1);
+        assert!(
+            err.starts_with("memoir: memory/config.yaml: "),
+            "{args:?}: {err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+    }
+}
