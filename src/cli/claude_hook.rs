@@ -14,9 +14,14 @@ pub fn read_hook(quiet: bool, not_done: &str) -> Option<HookInput> {
             None
         }
         Err(e) => {
+            // JSON of other fields' types is not what Claude Code sends.
+            let what = match e.classify() {
+                serde_json::error::Category::Data => "not a hook payload",
+                _ => "not JSON",
+            };
             warn(
                 quiet,
-                &format!("hook input on stdin is not JSON ({e}); {not_done}"),
+                &format!("hook input on stdin is {what} ({e}); {not_done}"),
             );
             None
         }

@@ -205,6 +205,10 @@ fn the_session_end_hook_never_fails() {
         assert_eq!(code, 0, "{err}");
         assert!(err.contains("no note recorded"), "{err}");
     }
+    // JSON, but not of the payload's types: said so, not "not JSON".
+    let (code, _, err) = run_hook(&env, "memoir note --from-hook", r#"{"transcript_path": 3}"#);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("is not a hook payload (invalid type"), "{err}");
     assert_eq!(env.snapshot(), before);
 }
 
