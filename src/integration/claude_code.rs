@@ -92,6 +92,7 @@ pub enum SetupError {
 pub fn plan(root: &Path) -> Result<Vec<Planned>, SetupError> {
     let mut out = Vec::new();
     let mut planned = |path: &'static str, before: Option<String>, after: String| {
+        let after = same_line_ends(before.as_deref(), after);
         if before.as_deref() != Some(after.as_str()) {
             out.push(Planned {
                 path,
@@ -100,16 +101,30 @@ pub fn plan(root: &Path) -> Result<Vec<Planned>, SetupError> {
             });
         }
     };
+    // Each merged with LF line ends, and written back with the file's own.
+    let lf = |text: &Option<String>| text.as_deref().map(|t| t.replace("\r\n", "\n"));
     let before = read(root, SETTINGS)?;
-    let after = merge_settings(before.as_deref(), &|command| hook_script(root, command))?;
+    let after = merge_settings(lf(&before).as_deref(), &|command| {
+        hook_script(root, command)
+    })?;
     planned(SETTINGS, before, after);
     let before = read(root, MCP_JSON)?;
-    let after = merge_mcp_json(before.as_deref())?;
+    let after = merge_mcp_json(lf(&before).as_deref())?;
     planned(MCP_JSON, before, after);
     let before = read(root, CLAUDE_MD)?;
-    let after = merge_claude_md(before.as_deref());
+    let after = merge_claude_md(lf(&before).as_deref());
     planned(CLAUDE_MD, before, after);
     Ok(out)
+}
+
+/// `after` with the line ends of `before`: a file whose lines end in CRLF
+/// (written on Windows) keeps them, rather than gaining LF lines beside
+/// its own.
+fn same_line_ends(before: Option<&str>, after: String) -> String {
+    match before {
+        Some(b) if b.contains("\r\n") => after.replace("\r\n", "\n").replace('\n', "\r\n"),
+        _ => after,
+    }
 }
 
 /// The text of the script a hook command runs (its first word, with

@@ -272,3 +272,28 @@ fn setup_says_what_approval_needs_and_how_to_install_memoir() {
     assert!(stderr.contains(&advice), "{stderr}");
     assert!(!stderr.contains("--path .`"), "{stderr}");
 }
+
+/// Files written on Windows (CRLF line ends) keep them: setup's lines are
+/// CRLF too, never LF beside CRLF, and a second run changes nothing.
+#[test]
+fn setup_keeps_crlf_files_crlf() {
+    let env = Env::new();
+    env.write(
+        ".claude/settings.json",
+        "{\r\n  \"model\": \"opus\"\r\n}\r\n",
+    );
+    env.write("CLAUDE.md", "# Project\r\n\r\nUse pnpm.\r\n");
+    env.ok(&["setup", "claude-code"]);
+    for file in [".claude/settings.json", "CLAUDE.md"] {
+        let text = env.read(file);
+        let bare = text.replace("\r\n", "");
+        assert!(
+            !bare.contains('\n'),
+            "{file}: an LF line beside CRLF: {text:?}"
+        );
+    }
+    let v: Value = serde_json::from_str(&env.read(".claude/settings.json")).expect("json");
+    assert_eq!(v["model"], "opus");
+    let again = env.ok(&["setup", "claude-code"]);
+    assert!(again.contains("nothing to change"), "{again}");
+}
