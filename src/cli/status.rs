@@ -134,7 +134,6 @@ fn sections(
     if let Some((m, step)) = merge {
         merge_lines(out, m, step)?;
     }
-    let settles = |path: &str| unsettled.is_some_and(|(m, _)| m.unmerged.iter().any(|u| u == path));
     let proposals: Vec<String> = st
         .proposals
         .iter()
@@ -147,16 +146,7 @@ fn sections(
         None => st.drift.clone(),
         Some(_) => Vec::new(),
     };
-    let invalid: Vec<String> = st
-        .invalid
-        .iter()
-        .filter(|(p, _)| !settles(p))
-        // An error may name its file already.
-        .map(|(p, e)| match e.starts_with(p.as_str()) {
-            true => e.clone(),
-            false => format!("{p}: {e}"),
-        })
-        .collect();
+    let invalid = invalid_lines(st, unsettled.map(|(m, _)| m));
     let resolve = match merge {
         Some(_) => "decide with `memoir resolve` once the merge is committed",
         None => "decide with `memoir resolve`",
@@ -208,6 +198,21 @@ fn sections(
         out.line("Nothing needs attention.")?;
     }
     Ok(())
+}
+
+/// The invalid files, each with why, but those git left unmerged in an
+/// `unsettled` merge (its next step settles them).
+fn invalid_lines(st: &Status, unsettled: Option<&MergeInProgress>) -> Vec<String> {
+    let settles = |path: &str| unsettled.is_some_and(|m| m.unmerged.iter().any(|u| u == path));
+    st.invalid
+        .iter()
+        .filter(|(p, _)| !settles(p))
+        // An error may name its file already.
+        .map(|(p, e)| match e.starts_with(p.as_str()) {
+            true => e.clone(),
+            false => format!("{p}: {e}"),
+        })
+        .collect()
 }
 
 /// The merge in progress: its one next step, then the files git left
