@@ -119,9 +119,29 @@ pub fn team_text(current: &str) -> Vec<TeamText> {
         .take(MAX_TEAM_PIECES)
         .map(|(at, text)| TeamText {
             line: line_of(at + (outside[at..].len() - outside[at..].trim_start().len())),
-            text,
+            text: one_blank_line_apart(&text),
         })
         .collect()
+}
+
+/// `text` with every run of blank lines made one: a piece spanning the
+/// generated block (blanked) would otherwise carry its lines as empty ones
+/// into every prompt it is injected into.
+fn one_blank_line_apart(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut blank = false;
+    for line in text.split('\n') {
+        if line.trim().is_empty() {
+            blank = true;
+            continue;
+        }
+        if !out.is_empty() {
+            out.push_str(if blank { "\n\n" } else { "\n" });
+        }
+        out.push_str(line);
+        blank = false;
+    }
+    out
 }
 
 /// The generated block and how many memories it left out.
@@ -415,6 +435,18 @@ mod tests {
                 },
             ],
             "{md}"
+        );
+        // Text below the block, in the section of memoir's heading: the
+        // block's blanked lines are not carried into the piece.
+        let below = splice(&initial(), "- [a](memory/project/a.md) listed\n")
+            + "\nDeploys go out on Tuesdays only.\n";
+        assert_eq!(
+            team_text(&below),
+            [TeamText {
+                line: 1,
+                text: "# Memory\n\nDeploys go out on Tuesdays only.".into()
+            }],
+            "{below}"
         );
         // Without markers the whole file is the team's.
         assert_eq!(
