@@ -160,6 +160,9 @@ pub(crate) struct Scan {
     pub(crate) files: BTreeMap<String, Result<Seen, StoreError>>,
     /// What memoir last wrote to each path (see `local::state`).
     pub(crate) journal: HashMap<String, Option<u64>>,
+    /// The memory files the logs say exist, absent from the work tree,
+    /// that HEAD has: a crash never removes a committed file.
+    pub(crate) committed_absent: BTreeSet<String>,
     /// Format and policy problems of the files (when asked for).
     pub(crate) problems: Vec<Problem>,
 }
@@ -200,7 +203,12 @@ impl Scan {
                 None => None,
             };
             let journal = self.journal.get(&rel);
-            let memoir_wrote = |hash: u64| journal == Some(&Some(hash));
+            // What the journal says memoir wrote counts only as a version
+            // these logs know: an entry made on another branch (a checkout
+            // since), or in history reset away, is no leftover of a crash
+            // here, and a file holding that content is someone's edit.
+            let memoir_wrote =
+                |hash: u64| journal == Some(&Some(hash)) && self.replay.has_version(&key, hash);
             let kind = match (view, file) {
                 (Some(v), Some(f)) if v == f.hash => continue,
                 // git's text merge (markers), or a fork whose every version
@@ -216,6 +224,10 @@ impl Scan {
                 (Some(v), Some(f)) if f.lf_hash == Some(v) => DriftKind::Converted,
                 (Some(_), Some(_)) => DriftKind::Edited,
                 (Some(v), None) if memoir_wrote(v) => DriftKind::Deleted,
+                // Memoir removed it last (a forget): a crash since left the
+                // memory made again unwritten.
+                (Some(_), None) if journal == Some(&None) => DriftKind::Missing,
+                (Some(_), None) if self.committed_absent.contains(&rel) => DriftKind::Deleted,
                 (Some(_), None) => DriftKind::Missing,
                 (None, Some(f)) if memoir_wrote(f.hash) => DriftKind::Leftover,
                 (None, Some(_)) => DriftKind::Added,
@@ -396,13 +408,43 @@ pub(crate) fn scan(store: &Store, police: bool, keep: Keep) -> Result<Scan, Stor
         path: store.path("memory"),
         source: std::io::Error::other("a thread reading memory files failed"),
     })??;
+    let absent: Vec<String> = replay
+        .memories
+        .iter()
+        .filter(|(_, v)| v.view.is_some())
+        .map(|(k, _)| k.rel_path())
+        .filter(|rel| !files.contains_key(rel))
+        .collect();
     Ok(Scan {
+        committed_absent: committed(store, &absent),
         replay,
         issues,
         files,
         journal: store.state.journal(),
         problems,
     })
+}
+
+/// Which of `rels` (store-relative) HEAD has. Best effort: a repository
+/// git cannot read here answers none, and a file gone is then taken for
+/// one a crash never wrote, as before HEAD was asked.
+fn committed(store: &Store, rels: &[String]) -> BTreeSet<String> {
+    if rels.is_empty() {
+        return BTreeSet::new();
+    }
+    let prefix = store.prefix();
+    let paths: Vec<String> = rels.iter().map(|r| format!("{prefix}{r}")).collect();
+    let paths: Vec<&str> = paths.iter().map(String::as_str).collect();
+    store
+        .repo()
+        .head_blobs(&paths)
+        .map(|found| {
+            found
+                .into_keys()
+                .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// A [`scan`] for a command that writes from the logs (`rebuild`,

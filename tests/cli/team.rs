@@ -833,3 +833,53 @@ fn a_memory_forgotten_on_one_branch_and_changed_on_another_is_a_conflict_not_a_c
     env.git(&["commit", "-qm", "merge"]);
     env.ok(&["check"]);
 }
+
+/// What the journal says memoir wrote is a crash's leftover only if the
+/// logs know it as a version: after a branch switch, taking the other
+/// branch's file by hand is an edit `record` keeps, not a stale view
+/// `rebuild` would silently put back; and a committed file deleted by
+/// hand (in a clone with no journal too) is a deletion, not a write a
+/// crash never finished.
+#[test]
+fn a_file_from_another_branch_is_an_edit_and_a_deleted_committed_file_a_deletion() {
+    let env = Env::new();
+    env.remember("project/m", "orig", &[]);
+    env.ok(&["consolidate", "--yes"]);
+    env.git(&["checkout", "-qb", "a"]);
+    env.remember("project/m", "changed on a", &["--replace"]);
+    env.ok(&["consolidate", "--yes"]);
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["checkout", "a", "--", "memory/project/m.md"]);
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("memory/project/m.md: error[drift:edited]"),
+        "{err}"
+    );
+    env.fails(&["rebuild"], 1);
+    assert!(
+        env.read("memory/project/m.md").contains("changed on a"),
+        "kept"
+    );
+    let out = env.ok(&["record"]);
+    assert!(out.contains("remember project/m: edited"), "{out}");
+    env.ok(&["check"]);
+    env.ok(&["consolidate", "--yes"]);
+    // Deleted by hand after the switch back: a deletion.
+    std::fs::remove_file(env.path("memory/project/m.md")).expect("rm");
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("memory/project/m.md: error[drift:deleted]"),
+        "{err}"
+    );
+    // And in a clone with no journal at all.
+    env.git(&["checkout", "-q", "--", "memory/project/m.md"]);
+    std::fs::remove_dir_all(env.state_dir()).expect("no journal");
+    std::fs::remove_file(env.path("memory/project/m.md")).expect("rm");
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains("memory/project/m.md: error[drift:deleted]"),
+        "{err}"
+    );
+    let out = env.ok(&["record"]);
+    assert!(out.contains("forget project/m"), "{out}");
+}
