@@ -405,6 +405,53 @@ fn the_watcher_stops_on_sigterm_refuses_a_second_and_takes_over_a_stale_socket()
     assert_eq!(code, Some(0));
 }
 
+/// A watcher whose socket is removed (`rm -rf .git/memoir`) stops by
+/// itself, saying why, and never removes the socket a new watcher bound
+/// at the same path since; stopping it never hangs.
+#[test]
+fn a_watcher_whose_socket_is_removed_stops_and_leaves_the_next_ones_alone() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "alpha kiln", &[]).0, 0);
+    let sock = env.state_dir().join("watch/sock");
+    // SIGTERM after its socket is gone: it hung in accept.
+    let w = Watcher::start(&env, &[]);
+    std::fs::remove_file(&sock).expect("rm sock");
+    let (code, _) = w.terminate();
+    assert!(matches!(code, Some(0 | 1)), "{code:?}");
+    // Left running after its socket is gone, it stops by itself, and a
+    // new watcher's socket survives the old one.
+    let mut old = Watcher::start(&env, &[]);
+    std::fs::remove_dir_all(env.path(".git/memoir")).expect("rm state");
+    let _ = query(&env, &["recall", "alpha"]);
+    let new = Watcher::start(&env, &[]);
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = old.child.try_wait().expect("wait") {
+            break status;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the old watcher runs on"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status.code(), Some(1), "{status:?}");
+    let mut err = String::new();
+    if let Some(mut pipe) = old.child.stderr.take() {
+        use std::io::Read;
+        pipe.read_to_string(&mut err).expect("stderr");
+    }
+    assert!(err.contains("socket was removed"), "{err}");
+    let sock = env.state_dir().join("watch/sock");
+    assert!(
+        sock.exists(),
+        "the new watcher's socket survives the old one"
+    );
+    assert_eq!(query(&env, &["recall", "alpha"]).1, 1, "and answers");
+    let (code, _) = new.terminate();
+    assert_eq!(code, Some(0));
+}
+
 #[test]
 fn folders_made_moved_and_removed_under_memory_are_seen() {
     let env = Env::new();

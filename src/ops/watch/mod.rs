@@ -91,16 +91,17 @@ pub fn watch(store: &Store, opts: Options<'_>) -> Result<Served, StoreError> {
     let (tx, rx) = mpsc::channel();
     let mut server = events::Server::start(store, tx.clone(), opts.overflow_events)?;
     let listener = UnixListener::bind(&sock).map_err(StoreError::io(&sock))?;
+    let ours = Socket::at(&sock)?;
     let closing = AtomicBool::new(false);
     let result = std::thread::scope(|s| {
         let accept_tx = tx.clone();
         let closing = &closing;
         s.spawn(move || accept(listener, accept_tx, closing));
-        let result = serve(s, store, &mut server, &rx, &tx, opts.stop);
+        let result = serve(s, store, &mut server, &rx, &tx, opts.stop, &ours);
         closing.store(true, Ordering::SeqCst);
-        // Wakes the accepting thread, then no one can connect.
-        let _ = UnixStream::connect(&sock);
-        let _ = std::fs::remove_file(&sock);
+        // Only its own: after `rm -rf .git/memoir` another watcher may
+        // have bound the same path since.
+        ours.remove();
         result
     });
     let served = server.served;
@@ -117,10 +118,25 @@ fn serve<'s>(
     rx: &mpsc::Receiver<Msg>,
     tx: &mpsc::Sender<Msg>,
     stop: &AtomicBool,
+    ours: &Socket,
 ) -> Result<(), StoreError> {
     let mut refreshing = false;
     let mut refreshed: Option<(Token, Instant)> = None;
+    let mut looked = Instant::now();
     while !stop.load(Ordering::SeqCst) {
+        if looked.elapsed() >= SOCKET_LOOK {
+            looked = Instant::now();
+            // Removed (`rm -rf .git/memoir`), or another watcher's since:
+            // no command can ask this one any more.
+            if !ours.still_there() {
+                return Err(StoreError::Io {
+                    path: ours.path.clone(),
+                    source: std::io::Error::other(
+                        "the watcher's socket was removed while it ran; it stops (start it again)",
+                    ),
+                });
+            }
+        }
         match rx.recv_timeout(Duration::from_millis(50)) {
             Ok(Msg::Fs(ev)) => server.on_event(ev)?,
             Ok(Msg::Request(stream, since)) => server.on_request(stream, since),
@@ -151,13 +167,70 @@ fn serve<'s>(
     Ok(())
 }
 
-/// Accepts connections and reads each one's request line.
-fn accept(listener: UnixListener, tx: mpsc::Sender<Msg>, closing: &AtomicBool) {
-    for stream in listener.incoming() {
-        if closing.load(Ordering::SeqCst) {
-            break;
+/// How often the watcher looks that its socket is still its own.
+const SOCKET_LOOK: Duration = Duration::from_secs(1);
+
+/// The socket a watcher bound: its path, and the file's identity there,
+/// so that it never takes another watcher's for its own.
+struct Socket {
+    path: PathBuf,
+    id: (u64, u64),
+}
+
+impl Socket {
+    /// The socket just bound at `path`.
+    fn at(path: &std::path::Path) -> Result<Socket, StoreError> {
+        let id = file_id(path).map_err(StoreError::io(path))?;
+        Ok(Socket {
+            path: path.to_path_buf(),
+            id,
+        })
+    }
+
+    /// Is the file at its path still this socket?
+    fn still_there(&self) -> bool {
+        file_id(&self.path).ok() == Some(self.id)
+    }
+
+    /// Removes it, if it is still there (best effort).
+    fn remove(&self) {
+        if self.still_there() {
+            let _ = std::fs::remove_file(&self.path);
         }
-        let Ok(mut stream) = stream else { continue };
+    }
+}
+
+/// A file's device and inode.
+fn file_id(path: &std::path::Path) -> std::io::Result<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(path)?;
+    Ok((m.dev(), m.ino()))
+}
+
+/// Accepts connections and reads each one's request line, until
+/// `closing`: it waits for a connection a tenth of a second at a time,
+/// so that it stops though its socket is gone and no one can connect to
+/// wake it (it hung, and the watcher with it, on SIGTERM).
+fn accept(listener: UnixListener, tx: mpsc::Sender<Msg>, closing: &AtomicBool) {
+    use rustix::event::{poll, PollFd, PollFlags, Timespec};
+    let tick = Timespec {
+        tv_sec: 0,
+        tv_nsec: 100_000_000,
+    };
+    while !closing.load(Ordering::SeqCst) {
+        let mut fds = [PollFd::new(&listener, PollFlags::IN)];
+        match poll(&mut fds, Some(&tick)) {
+            Ok(0) => continue,
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => {
+                std::thread::sleep(Duration::from_millis(100));
+                continue;
+            }
+        }
+        let Ok((mut stream, _)) = listener.accept() else {
+            continue;
+        };
         if let Some(since) = read_request(&mut stream) {
             if tx.send(Msg::Request(stream, since)).is_err() {
                 break;
