@@ -23,10 +23,19 @@ pub struct Args {
 /// Rebuilds the views from the logs (or says what that would change).
 pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
     let store = app.store()?;
+    // The merge's logs first: what the views are rebuilt from.
+    let joined = memoir::integration::merge::join_unmerged_logs(&store, args.check)?;
+    for rel in &joined {
+        app.out.line(format!(
+            "{}join {rel}: both sides' entries kept",
+            would(args.check)
+        ))?;
+    }
     // A log cut short or edited in place gives views without what it
     // lost: rebuilding from it would delete memories with no word.
     if !args.force {
-        let rewritten = memoir::ops::check::rewritten_logs(&store)?;
+        let mut rewritten = memoir::ops::check::rewritten_logs(&store)?;
+        rewritten.retain(|p| !joined.contains(&p.path));
         if !rewritten.is_empty() {
             for p in &rewritten {
                 diagnostic(&super::output::problem(p));

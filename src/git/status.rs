@@ -13,6 +13,10 @@ use std::path::Path;
 /// Which file names of the store's folder are the store's.
 type Keep<'a> = &'a (dyn Fn(&str) -> bool + Sync);
 
+/// The two sides of an unmerged file, ours and theirs (see
+/// [`Repo::unmerged_sides`]).
+pub type Sides = (Option<Vec<u8>>, Option<Vec<u8>>);
+
 impl Repo {
     /// Work-tree-relative paths of the store's files that differ from HEAD:
     /// `file` and the files under `dir` (ending in `/`) that are new,
@@ -95,6 +99,29 @@ impl Repo {
             .collect();
         out.dedup();
         Ok(out)
+    }
+
+    /// The two sides git's index holds of the unmerged `path`
+    /// (work-tree-relative): ours (stage 2) and theirs (stage 3), each
+    /// `None` where that side has no file (a deletion).
+    pub fn unmerged_sides(&self, path: &str) -> Result<Sides, GitError> {
+        let index = self.index_or_empty()?;
+        let mut sides: Sides = (None, None);
+        for e in index.entries() {
+            let stage = e.stage_raw();
+            if (stage == 2 || stage == 3) && e.path(&index) == path.as_bytes() {
+                let mut blob = self
+                    .repo
+                    .find_blob(e.id)
+                    .map_err(failed("reading a blob"))?;
+                let data = Some(blob.take_data());
+                match stage {
+                    2 => sides.0 = data,
+                    _ => sides.1 = data,
+                }
+            }
+        }
+        Ok(sides)
     }
 
     /// git's index; an empty one if there is none yet.

@@ -211,7 +211,13 @@ impl MergeInProgress {
     /// MEMORY.md` from the store's root).
     pub fn next_step(&self, paths: &str) -> String {
         let finish = format!("`git add -A {paths} && git commit`");
+        let logs = !unmerged_logs(&self.unmerged).is_empty();
         match (self.settled, self.unmerged.is_empty()) {
+            (false, _) if logs => format!(
+                "a merge is in progress and both sides appended to one log (a commit amended or reset \
+                 after it was pushed): run `memoir rebuild`, which keeps both sides' entries, then \
+                 {finish} to finish the merge"
+            ),
             (false, _) => format!(
                 "a merge is in progress and git merged memory files as text, without memoir's merge drivers: \
                  run `memoir rebuild`, then {finish} to finish the merge"
@@ -237,7 +243,7 @@ pub fn in_progress(
         return Ok(None);
     }
     let prefix = store.prefix();
-    let unmerged = repo
+    let unmerged: Vec<String> = repo
         .unmerged_paths(
             &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
             &format!("{prefix}memory/"),
@@ -248,8 +254,72 @@ pub fn in_progress(
     // Not under the store lock: a dry run writes nothing, and a write
     // racing it only makes the advice one step early.
     let r = crate::change::rebuild::rebuild_locked(store, false, true)?;
-    let settled = r.written.is_empty() && r.removed.is_empty() && !r.index_changed;
+    // A log git left unmerged waits for `rebuild` to join its two sides.
+    let logs = unmerged_logs(&unmerged);
+    let settled =
+        r.written.is_empty() && r.removed.is_empty() && !r.index_changed && logs.is_empty();
     Ok(Some(MergeInProgress { unmerged, settled }))
+}
+
+/// The logs among `unmerged` (store-relative paths).
+fn unmerged_logs(unmerged: &[String]) -> Vec<&String> {
+    unmerged
+        .iter()
+        .filter(|p| p.starts_with("memory/log/") && p.ends_with(".md"))
+        .collect()
+}
+
+/// Joins the logs git left unmerged in the merge in progress: one writer
+/// appended to each on both histories (`log::joined`). Each becomes our
+/// side with their entries appended; nothing is written with `dry_run`.
+/// Returns the logs joined (store-relative); a log whose sides are not
+/// both logs is left as git left it, for `check` to name.
+pub fn join_unmerged_logs(
+    store: &crate::store::Store,
+    dry_run: bool,
+) -> Result<Vec<String>, crate::store::StoreError> {
+    let repo = store.repo();
+    if !repo.merging() {
+        return Ok(Vec::new());
+    }
+    let prefix = store.prefix();
+    let unmerged: Vec<String> = repo
+        .unmerged_paths(
+            &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
+            &format!("{prefix}memory/log/"),
+        )?
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
+        .collect();
+    let logs = unmerged_logs(&unmerged);
+    if logs.is_empty() {
+        return Ok(Vec::new());
+    }
+    // Logs are appended to under the store lock.
+    let _lock = if dry_run { None } else { Some(store.lock()?) };
+    let mut joined = Vec::new();
+    for rel in logs {
+        let (ours, theirs) = repo.unmerged_sides(&format!("{prefix}{rel}"))?;
+        let text = |b: Option<Vec<u8>>| b.and_then(|b| String::from_utf8(b).ok());
+        let merged = match (text(ours), text(theirs)) {
+            (Some(ours), Some(theirs)) => crate::log::joined::joined(&ours, &theirs),
+            // A log is never deleted: the side that has it.
+            (Some(one), None) | (None, Some(one)) => Some(one),
+            (None, None) => None,
+        };
+        let Some(merged) = merged else { continue };
+        if !dry_run {
+            let path = store.path(rel);
+            crate::fs::replace::replace(
+                &path,
+                merged.as_bytes(),
+                crate::fs::replace::Durability::Synced,
+            )
+            .map_err(crate::store::StoreError::io(&path))?;
+        }
+        joined.push(rel.clone());
+    }
+    Ok(joined)
 }
 
 #[cfg(test)]

@@ -2,6 +2,7 @@
 //! which turns their events into the state of every memory.
 
 pub(crate) mod files;
+pub mod joined;
 pub mod read;
 pub mod replay;
 pub(crate) mod transition;

@@ -68,6 +68,22 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
         Some(base) => problems.extend(logs_since(store, base)?),
         None => problems.extend(logs_rewritten_since_head(store)?),
     }
+    // A log git left unmerged holds git's conflict markers, read as
+    // malformed entries: the merge's next step (`rebuild` joins its
+    // sides) says what to do, not an advice to accept them.
+    let unmerged = unmerged_logs(store)?;
+    problems.retain(|p| !(p.rule == "log" && unmerged.contains(&p.path)));
+    problems.extend(unmerged.iter().map(|rel| {
+        Problem::new(
+            Severity::Error,
+            rel,
+            None,
+            "log",
+            "both sides of the merge appended to it (git left conflict markers): \
+             `memoir rebuild` keeps both sides' entries"
+                .to_string(),
+        )
+    }));
     report.memories = scan.files.len();
     report.events = scan.replay.event_count();
     report
@@ -349,6 +365,21 @@ pub fn rewritten_logs(store: &Store) -> Result<Vec<Problem>, StoreError> {
     Ok(problems)
 }
 
+/// The logs (store-relative) git's index holds unmerged in a merge in
+/// progress; none outside one.
+fn unmerged_logs(store: &Store) -> Result<Vec<String>, StoreError> {
+    let repo = store.repo();
+    if !repo.merging() {
+        return Ok(Vec::new());
+    }
+    let prefix = store.prefix();
+    Ok(repo
+        .unmerged_paths("", &format!("{prefix}memory/log/"))?
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
+        .collect())
+}
+
 /// The logs the work tree changed since HEAD (`check` without a base, and
 /// so the pre-commit hook): each grown from HEAD's (not rewritten or
 /// deleted), and what it gained free of secrets. Only the logs git sees
@@ -378,7 +409,17 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
     let mut listing = None;
     let mut out = Vec::new();
     let committed = repo.head_blobs(&logs)?;
+    // A log git left unmerged (one writer appended on both histories) is
+    // the merge's to settle: `rebuild` joins its sides, which restoring
+    // HEAD's would lose.
+    let unmerged = unmerged_logs(store)?;
     for path in logs {
+        if unmerged
+            .iter()
+            .any(|u| Some(u.as_str()) == path.strip_prefix(prefix))
+        {
+            continue;
+        }
         let rel = path.strip_prefix(prefix).unwrap_or(path);
         let Some(old) = committed.get(path) else {
             // New since HEAD: what it holds must be what a change may add.

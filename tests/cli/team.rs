@@ -883,3 +883,42 @@ fn a_file_from_another_branch_is_an_edit_and_a_deleted_committed_file_a_deletion
     let out = env.ok(&["record"]);
     assert!(out.contains("forget project/m"), "{out}");
 }
+
+/// One writer appended to one log on two histories (a consolidation reset
+/// away after it was pushed, then merged back): git leaves the log with
+/// conflict markers. `rebuild` joins both sides' entries, nothing is lost,
+/// and the merge commits through the pre-commit hook; no advice on the
+/// way restores one side over the other.
+#[test]
+fn a_log_both_sides_of_a_merge_appended_to_is_joined_by_rebuild() {
+    let env = Env::new();
+    env.ok(&["hooks", "install"]);
+    assert_eq!(env.remember("project/x", "x", &[]).0, 0);
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&["note", "seen on the kept side"]);
+    env.ok(&["consolidate", "--yes"]);
+    env.git(&["branch", "keep"]);
+    env.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    env.ok(&["note", "seen after the reset"]);
+    env.ok(&["consolidate", "--yes"]);
+    let (merged, _) = git_with_memoir(&env, &["merge", "-q", "--no-edit", "keep"]);
+    assert!(!merged, "git leaves the log unmerged");
+    let err = env.fails(&["check"], 1);
+    assert!(!err.contains("git checkout HEAD"), "{err}");
+    assert!(!err.contains("accepted_entries"), "{err}");
+    assert!(err.contains("both sides appended to one log"), "{err}");
+    let status = env.ok(&["status"]);
+    assert!(!status.contains("Logs rewritten since HEAD"), "{status}");
+    let out = env.ok(&["rebuild"]);
+    assert!(out.contains("both sides' entries kept"), "{out}");
+    env.git(&["add", "-A", "memory", "MEMORY.md"]);
+    let (committed, out) = git_with_memoir(&env, &["commit", "-qm", "merged"]);
+    assert!(committed, "{out}");
+    env.ok(&["check"]);
+    let log = env.log_text();
+    assert!(
+        log.contains("seen on the kept side") && log.contains("seen after the reset"),
+        "{log}"
+    );
+    assert!(!log.contains("<<<<<<<"), "{log}");
+}
