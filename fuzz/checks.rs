@@ -127,10 +127,16 @@ pub fn merge(text: &str) {
     let _ = memoir::integration::merge::index(base, ours, theirs);
     for t in [base, ours, theirs] {
         let _ = memoir::model::text::has_conflict_markers(t);
-        let reduced = memoir::model::text::ours_of_conflicts(t);
+        // MEMORY.md after a text merge: the block settled, the team's
+        // conflicts kept; every conflict left is one it names.
+        let (settled, lines) =
+            memoir::integration::merge::settled_memory_md(t, "- [a](memory/project/a.md) a\n");
         assert!(
-            !reduced.lines().any(|l| l.starts_with("<<<<<<< ")),
-            "a conflict start is left"
+            lines.iter().all(|&l| settled
+                .lines()
+                .nth(l - 1)
+                .is_some_and(|x| x.starts_with("<<<<<<< "))),
+            "a named conflict is no conflict start"
         );
     }
 }

@@ -1,5 +1,5 @@
 //! The merge drivers (`memoir::integration::merge::memory`, `index`,
-//! `has_conflict_markers`, `ours_of_conflicts`): see `checks::merge`.
+//! `has_conflict_markers`, `settled_memory_md`): see `checks::merge`.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;

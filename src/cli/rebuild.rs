@@ -89,11 +89,19 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             "memoir: {why}; left alone (`--force` replaces it from the logs)"
         ));
     }
+    // What rebuild leaves for a person: two teammates' sentences.
+    let team_text = memoir::integration::merge::team_text_conflicts(&store);
+    for line in &team_text {
+        diagnostic(&format!(
+            "memoir: MEMORY.md:{line}: both branches changed the team's own text here; left as git \
+             left it: keep what is true and remove the markers"
+        ));
+    }
     if let Some((_, step)) = &merge {
         diagnostic(&format!("memoir: {step}"));
     }
     let changes = !r.written.is_empty() || !r.removed.is_empty() || r.index_changed;
-    let left = !r.refused.is_empty() || !r.unreadable.is_empty();
+    let left = !r.refused.is_empty() || !r.unreadable.is_empty() || !team_text.is_empty();
     Ok(if left || (args.check && changes) {
         code::ERROR
     } else {

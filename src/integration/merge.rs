@@ -197,12 +197,15 @@ fn merge_text(base: &str, ours: &str, theirs: &str) -> (String, bool) {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MergeInProgress {
     /// Store files (store-relative) git's index holds unmerged: git merged
-    /// them as text, without memoir's merge drivers, and waits for
-    /// `git add`.
+    /// them as text (a conflict memoir's drivers leave, or a clone without
+    /// them), and waits for `git add`.
     pub unmerged: Vec<String>,
     /// The memory files and MEMORY.md are what the merged logs say
     /// (`memoir rebuild` would change nothing).
     pub settled: bool,
+    /// Both branches changed MEMORY.md's own text, and git left conflict
+    /// markers there: a person's call ([`team_text_conflicts`]).
+    pub team_text: bool,
 }
 
 impl MergeInProgress {
@@ -212,6 +215,13 @@ impl MergeInProgress {
     pub fn next_step(&self, paths: &str) -> String {
         let finish = format!("`git add -A {paths} && git commit`");
         let logs = !unmerged_logs(&self.unmerged).is_empty();
+        if self.team_text {
+            return format!(
+                "a merge is in progress and both branches changed MEMORY.md's own text: keep what is \
+                 true where `memoir check` says and remove git's markers, run `memoir rebuild`, then \
+                 {finish} to finish the merge"
+            );
+        }
         match (self.settled, self.unmerged.is_empty()) {
             (false, _) if logs => format!(
                 "a merge is in progress and both sides appended to one log (a commit amended or reset \
@@ -219,7 +229,8 @@ impl MergeInProgress {
                  {finish} to finish the merge"
             ),
             (false, _) => format!(
-                "a merge is in progress and git merged memory files as text, without memoir's merge drivers: \
+                "a merge is in progress and git merged memory files as text (a conflict memoir's merge \
+                 drivers leave, or a clone without them): \
                  run `memoir rebuild`, then {finish} to finish the merge"
             ),
             (true, false) => format!(
@@ -256,9 +267,38 @@ pub fn in_progress(
     let r = crate::change::rebuild::rebuild_locked(store, false, true)?;
     // A log git left unmerged waits for `rebuild` to join its two sides.
     let logs = unmerged_logs(&unmerged);
-    let settled =
-        r.written.is_empty() && r.removed.is_empty() && !r.index_changed && logs.is_empty();
-    Ok(Some(MergeInProgress { unmerged, settled }))
+    let team_text = !team_text_conflicts(store).is_empty();
+    let settled = r.written.is_empty()
+        && r.removed.is_empty()
+        && !r.index_changed
+        && logs.is_empty()
+        && !team_text;
+    Ok(Some(MergeInProgress {
+        unmerged,
+        settled,
+        team_text,
+    }))
+}
+
+/// MEMORY.md's text `text`, after a merge git made as text, as `rebuild`
+/// settles it around the generated `block`, with the lines (from 1) of
+/// the conflicts it leaves in the team's own text.
+pub fn settled_memory_md(text: &str, block: &str) -> (String, Vec<usize>) {
+    let settled = crate::render::memory_md::expected(text, block);
+    let lines = crate::render::memory_md::team_conflicts(&settled);
+    (settled, lines)
+}
+
+/// The lines of MEMORY.md (from 1) where a conflict git left lies in the
+/// team's own text, outside the generated block: `rebuild` regenerates
+/// the block and leaves these for a person (none if it cannot be read).
+pub fn team_text_conflicts(store: &crate::store::Store) -> Vec<usize> {
+    store
+        .read(crate::render::memory_md::MEMORY_MD, None)
+        .ok()
+        .flatten()
+        .map(|text| crate::render::memory_md::team_conflicts(&text))
+        .unwrap_or_default()
 }
 
 /// The logs among `unmerged` (store-relative paths).

@@ -581,25 +581,6 @@ pub fn has_conflict_markers(text: &str) -> bool {
         && text.lines().any(|l| l.starts_with(">>>>>>> "))
 }
 
-/// MEMORY.md after a text merge without drivers: each conflicted hunk
-/// reduced to our side (the generated block is regenerated anyway).
-pub fn ours_of_conflicts(text: &str) -> String {
-    let mut out = String::new();
-    let mut state = 0; // 0 outside, 1 ours, 2 base or theirs
-    for l in text.split_inclusive('\n') {
-        if l.starts_with("<<<<<<< ") {
-            state = 1;
-        } else if state > 0 && (l.starts_with("||||||| ") || l.trim_end() == "=======") {
-            state = 2;
-        } else if state > 0 && l.starts_with(">>>>>>> ") {
-            state = 0;
-        } else if state < 2 {
-            out.push_str(l);
-        }
-    }
-    out
-}
-
 /// `text` with control characters (C0 but tab and, if `newlines`, LF; DEL;
 /// C1) and bidirectional overrides shown as `\u{..}` escapes.
 pub fn printable(text: &str, newlines: bool) -> Cow<'_, str> {
@@ -711,9 +692,9 @@ mod tests {
     }
 
     #[test]
-    fn conflict_markers_are_recognized_and_reduced_to_ours() {
+    fn conflict_markers_are_recognized() {
         let text = "a\n<<<<<<< HEAD\nours\n=======\ntheirs\n>>>>>>> other\nb\n";
         assert!(has_conflict_markers(text));
-        assert_eq!(ours_of_conflicts(text), "a\nours\nb\n");
+        assert!(!has_conflict_markers("a\n=======\nb\n"));
     }
 }

@@ -291,6 +291,22 @@ fn index_problems(store: &Store, scan: &Scan, merged: bool) -> Result<Vec<Proble
             ));
         }
     }
+    // Two teammates' sentences git could not merge: a person's call.
+    for line in current
+        .as_deref()
+        .map(memory_md::team_conflicts)
+        .unwrap_or_default()
+    {
+        out.push(Problem::new(
+            Severity::Error,
+            MEMORY_MD,
+            Some(line),
+            "conflict",
+            "both branches changed the team's own text here (git's conflict markers): keep what \
+             is true and remove the markers, then `git add MEMORY.md`; memoir does not choose"
+                .into(),
+        ));
+    }
     let error =
         |message: &str| Problem::new(Severity::Error, MEMORY_MD, None, "index", message.into());
     let command = if merged {

@@ -368,13 +368,82 @@ fn render_chosen(mut all: Vec<Item<'_>>, total: usize, budget: usize) -> Block {
 
 /// MEMORY.md as it should be: `base` (its text, or the one it is
 /// rebuilt around when it is gone) with this generated block. Of a text
-/// git merged without memoir's driver, the block is regenerated and our
-/// side of each conflict in the team's text is kept.
+/// git merged with conflicts, the block is regenerated (our side of each
+/// conflict in it is as good as theirs), and each conflict in the team's
+/// own text is left as git left it: which of two teammates' sentences is
+/// true is a person's call ([`team_conflicts`] says where).
 pub fn expected(base: &str, block: &str) -> String {
     if crate::model::text::has_conflict_markers(base) {
-        return splice(&crate::model::text::ours_of_conflicts(base), block);
+        return splice(&settled_block(base).0, block);
     }
     splice(base, block)
+}
+
+/// The lines (from 1) of `current` (MEMORY.md's text) where a conflict
+/// git left lies in the team's own text, outside the generated block.
+pub fn team_conflicts(current: &str) -> Vec<usize> {
+    if !crate::model::text::has_conflict_markers(current) {
+        return Vec::new();
+    }
+    settled_block(current).1
+}
+
+/// `text` with each conflict hunk of the generated block reduced to our
+/// side, those of the team's text kept whole (markers included), and the
+/// lines where the kept ones start. A hunk is the block's when it starts
+/// inside it, or when a side holds a marker line or a generated line.
+fn settled_block(text: &str) -> (String, Vec<usize>) {
+    let generated = |l: &str| {
+        let l = l.trim_end();
+        l == START
+            || l == END
+            || l.starts_with("- [")
+            || l.starts_with("- … and ")
+            || l.starts_with(&format!("## {SCOPE_HEADING}"))
+            || l.starts_with(&format!("### {TYPE_HEADING}"))
+    };
+    let mut out = String::with_capacity(text.len());
+    let mut kept = Vec::new();
+    let mut inside = false;
+    let mut lines = text.split_inclusive('\n').peekable();
+    let track = |inside: &mut bool, l: &str| match l.trim_end() {
+        START => *inside = true,
+        END => *inside = false,
+        _ => {}
+    };
+    while let Some(l) = lines.next() {
+        if !l.starts_with("<<<<<<< ") {
+            track(&mut inside, l);
+            out.push_str(l);
+            continue;
+        }
+        // One hunk: its lines whole, and our side of it.
+        let mut hunk = vec![l];
+        let mut ours = Vec::new();
+        let mut in_ours = true;
+        for l in lines.by_ref() {
+            hunk.push(l);
+            if l.starts_with(">>>>>>> ") {
+                break;
+            }
+            if l.starts_with("||||||| ") || l.trim_end() == "=======" {
+                in_ours = false;
+            } else if in_ours {
+                ours.push(l);
+            }
+        }
+        let block = inside || hunk.iter().any(|l| generated(l));
+        if block {
+            for l in ours {
+                track(&mut inside, l);
+                out.push_str(l);
+            }
+        } else {
+            kept.push(out.matches('\n').count() + 1);
+            hunk.iter().for_each(|l| out.push_str(l));
+        }
+    }
+    (out, kept)
 }
 
 /// Replaces the generated block of `current` (MEMORY.md's text) with
@@ -456,6 +525,29 @@ mod tests {
                 text: "Tuesdays only.".into()
             }]
         );
+    }
+
+    #[test]
+    fn a_conflict_in_the_block_takes_ours_and_one_in_the_teams_text_stays() {
+        let md = format!(
+            "# Team\n\n<<<<<<< HEAD\nWe deploy on Tuesdays.\n=======\nWe deploy on Mondays.\n>>>>>>> x\n\n{START}\n\
+             <<<<<<< HEAD\n- [a](memory/project/a.md) ours\n=======\n- [a](memory/project/a.md) theirs\n>>>>>>> x\n{END}\n"
+        );
+        assert_eq!(team_conflicts(&md), [3]);
+        let settled = expected(&md, "- [a](memory/project/a.md) now\n");
+        assert!(
+            settled.contains("We deploy on Tuesdays.\n=======\nWe deploy on Mondays."),
+            "{settled}"
+        );
+        assert!(
+            settled.contains("- [a](memory/project/a.md) now"),
+            "{settled}"
+        );
+        assert!(
+            !settled.contains("ours") && !settled.contains("theirs"),
+            "{settled}"
+        );
+        assert_eq!(team_conflicts(&settled), [3]);
     }
 
     #[test]

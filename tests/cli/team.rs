@@ -922,3 +922,59 @@ fn a_log_both_sides_of_a_merge_appended_to_is_joined_by_rebuild() {
     );
     assert!(!log.contains("<<<<<<<"), "{log}");
 }
+
+/// Two teammates changed the same sentence of MEMORY.md's own text on two
+/// branches: memoir never picks one. `rebuild` regenerates the block and
+/// leaves the sentence's conflict (exit 1, naming its line), `check` and
+/// `status` say so, and once a person settles it the merge commits.
+#[test]
+fn a_conflict_in_memory_mds_own_text_is_left_for_a_person() {
+    let env = Env::new();
+    env.ok(&["hooks", "install"]);
+    assert_eq!(env.remember("project/x", "x", &[]).0, 0);
+    let text = env.read("MEMORY.md");
+    env.write("MEMORY.md", format!("{text}\nWe deploy on Fridays.\n"));
+    env.git(&["add", "-A"]);
+    env.git(&["commit", "-qm", "team text"]);
+    env.git(&["checkout", "-qb", "x"]);
+    let text = env.read("MEMORY.md");
+    env.write("MEMORY.md", text.replace("Fridays", "Mondays"));
+    env.git(&["commit", "-qam", "mondays"]);
+    env.git(&["checkout", "-q", "main"]);
+    env.write("MEMORY.md", text.replace("Fridays", "Tuesdays"));
+    env.git(&["commit", "-qam", "tuesdays"]);
+    let (merged, _) = git_with_memoir(&env, &["merge", "-q", "--no-edit", "x"]);
+    assert!(!merged, "the sentence conflicts");
+    let status = env.ok(&["status"]);
+    assert!(
+        status.contains("both branches changed MEMORY.md's own text"),
+        "{status}"
+    );
+    let err = env.fails(&["rebuild"], 1);
+    assert!(
+        err.contains("MEMORY.md:") && err.contains("left as git left it"),
+        "{err}"
+    );
+    let after = env.read("MEMORY.md");
+    assert!(
+        after.contains("Mondays") && after.contains("Tuesdays"),
+        "nothing dropped: {after}"
+    );
+    let err = env.fails(&["check"], 1);
+    assert!(err.contains("error[conflict]"), "{err}");
+    // A person settles it.
+    let settled: String = after
+        .lines()
+        .filter(|l| {
+            !l.starts_with("<<<<<<<") && !l.starts_with("=======") && !l.starts_with(">>>>>>>")
+        })
+        .filter(|l| !l.contains("Mondays"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    env.write("MEMORY.md", settled);
+    env.ok(&["check"]);
+    env.git(&["add", "-A", "memory", "MEMORY.md"]);
+    let (committed, out) = git_with_memoir(&env, &["commit", "-qm", "merged"]);
+    assert!(committed, "{out}");
+    assert!(env.read("MEMORY.md").contains("We deploy on Tuesdays."));
+}
