@@ -124,7 +124,16 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
             .current
             .or_else(|| conflict.candidates.iter().find_map(|c| c.content.clone()))
             .unwrap_or_default();
-        Decision::Content(edit(&editor(&store)?, &start, &args.key)?)
+        let edited = edit(&editor(&store)?, &start, &args.key)?;
+        // Quitting the editor without a change is no decision: `--keep`
+        // says "what the file shows" (after a fork, neither side's).
+        if edited.trim_end() == start.trim_end() {
+            return Err(CliError::Failed(format!(
+                "nothing was changed in the editor; the conflict on {key} stays open \
+                 (`--keep` keeps what the file shows)"
+            )));
+        }
+        Decision::Content(edited)
     };
     let ctx = app.ctx(&store)?;
     let done = memoir::ops::resolve::resolve(&store, &ctx, &key, &decision)?;

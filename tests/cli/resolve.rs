@@ -148,6 +148,24 @@ fn keep_take_both_and_edit_each_give_the_expected_files() {
         &[("GIT_EDITOR", "sed -i s/Postgres.15/FromGitEditor/")],
     );
     assert!(git.contains("FromGitEditor"), "{git}");
+
+    // Quitting the editor without a change decides nothing.
+    let (env, _) = forked();
+    let before = env.read("memory/project/db.md");
+    let out = env
+        .cmd(&["resolve", "project/db", "--edit"])
+        .env("GIT_EDITOR", "true")
+        .output()
+        .expect("run");
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("nothing was changed in the editor"), "{err}");
+    assert_eq!(env.read("memory/project/db.md"), before);
+    assert_eq!(
+        conflicts(&env).as_array().map(Vec::len),
+        Some(1),
+        "still open"
+    );
 }
 
 #[test]
