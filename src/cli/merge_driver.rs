@@ -39,18 +39,29 @@ pub struct Args {
 /// One side of the merge: a regular file of at most MEMORY.md's cap (git
 /// passes temporary files; anything else, a FIFO or /dev/zero, would hang
 /// the merge).
-fn read(path: &std::path::Path) -> Result<String, CliError> {
-    let failed = |why: String| CliError::Failed(format!("{}: {why}", path.display()));
+/// Its errors name `side` of `named` (git's temporary file names say
+/// nothing to the person whose merge stopped).
+fn read(path: &std::path::Path, side: &str, named: &str) -> Result<String, CliError> {
+    let failed = |why: String| CliError::Failed(format!("{named} ({side}): {why}"));
     let bytes = memoir::fs::safe_file::read(path, memoir::store::MAX_INDEX_BYTES)
         .map_err(|e| failed(e.to_string()))?
         .ok_or_else(|| failed("no such file".into()))?;
-    String::from_utf8(bytes)
-        .map_err(|_| CliError::Failed(format!("{}: not valid UTF-8", path.display())))
+    String::from_utf8(bytes).map_err(|_| failed("not valid UTF-8".into()))
 }
 
 /// Merges the three versions into %A.
 pub fn run(args: Args, _app: &mut App) -> Result<u8, CliError> {
-    let (base, ours, theirs) = (read(&args.base)?, read(&args.ours)?, read(&args.theirs)?);
+    // %P when git passed it, else the file the result goes to.
+    let named = args
+        .rest
+        .first()
+        .cloned()
+        .unwrap_or_else(|| args.ours.display().to_string());
+    let (base, ours, theirs) = (
+        read(&args.base, "the common ancestor", &named)?,
+        read(&args.ours, "ours", &named)?,
+        read(&args.theirs, "theirs", &named)?,
+    );
     let (merged, conflicted) = match args.kind.as_str() {
         "memory" => (
             memoir::integration::merge::memory(Some(&base), &ours, &theirs),

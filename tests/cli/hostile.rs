@@ -1963,3 +1963,31 @@ fn rebuild_refuses_to_drop_what_a_rewritten_log_lost() {
     env.write(&log, &text[..120]);
     env.ok(&["rebuild", "--force"]);
 }
+
+/// The merge driver's errors name the file git is merging (%P) and the
+/// side, not git's temporary file.
+#[test]
+fn the_merge_drivers_errors_name_the_file_being_merged() {
+    let env = Env::new();
+    let dir = env.dir.path();
+    std::fs::write(dir.join("base"), "x\n").expect("write");
+    std::fs::write(dir.join(".merge_file_Ab12Cd"), b"caf\xe9\n").expect("write");
+    std::fs::write(dir.join("theirs"), "y\n").expect("write");
+    let path = |n: &str| dir.join(n).to_str().expect("utf-8").to_string();
+    let err = env.fails(
+        &[
+            "merge-driver",
+            "memory",
+            &path("base"),
+            &path(".merge_file_Ab12Cd"),
+            &path("theirs"),
+            "memory/project/db.md",
+        ],
+        1,
+    );
+    assert_eq!(
+        err.trim(),
+        "memoir: memory/project/db.md (ours): not valid UTF-8",
+        "{err}"
+    );
+}
