@@ -39,10 +39,14 @@ pub struct Args {
 /// One side of the merge: a regular file of at most MEMORY.md's cap (git
 /// passes temporary files; anything else, a FIFO or /dev/zero, would hang
 /// the merge).
-/// Its errors name `side` of `named` (git's temporary file names say
-/// nothing to the person whose merge stopped).
-fn read(path: &std::path::Path, side: &str, named: &str) -> Result<String, CliError> {
-    let failed = |why: String| CliError::Failed(format!("{named} ({side}): {why}"));
+/// Its errors name `side` of `named`, git's %P (git's temporary file
+/// names say nothing to the person whose merge stopped), else `path`.
+fn read(path: &std::path::Path, side: &str, named: Option<&String>) -> Result<String, CliError> {
+    let label = match named {
+        Some(named) => format!("{named} ({side})"),
+        None => path.display().to_string(),
+    };
+    let failed = |why: String| CliError::Failed(format!("{label}: {why}"));
     let bytes = memoir::fs::safe_file::read(path, memoir::store::MAX_INDEX_BYTES)
         .map_err(|e| failed(e.to_string()))?
         .ok_or_else(|| failed("no such file".into()))?;
@@ -51,16 +55,11 @@ fn read(path: &std::path::Path, side: &str, named: &str) -> Result<String, CliEr
 
 /// Merges the three versions into %A.
 pub fn run(args: Args, _app: &mut App) -> Result<u8, CliError> {
-    // %P when git passed it, else the file the result goes to.
-    let named = args
-        .rest
-        .first()
-        .cloned()
-        .unwrap_or_else(|| args.ours.display().to_string());
+    let named = args.rest.first();
     let (base, ours, theirs) = (
-        read(&args.base, "the common ancestor", &named)?,
-        read(&args.ours, "ours", &named)?,
-        read(&args.theirs, "theirs", &named)?,
+        read(&args.base, "the common ancestor", named)?,
+        read(&args.ours, "ours", named)?,
+        read(&args.theirs, "theirs", named)?,
     );
     let (merged, conflicted) = match args.kind.as_str() {
         "memory" => (
