@@ -568,3 +568,30 @@ fn check_scans_what_the_saved_index_does_not_vouch_for() {
     );
     assert!(!err.contains(&ghp), "the secret was echoed: {err}");
 }
+
+/// A token committed around the hooks, then redacted: what `redact`
+/// leaves is no secret to any later command, so `record` and
+/// `consolidate` commit it and `check` passes; a second `redact` finds
+/// nothing.
+#[test]
+fn a_redacted_token_is_no_secret_to_the_commands_after_it() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/cfg", "CI config", &[]).0, 0);
+    env.ok(&["consolidate", "--yes"]);
+    let token = ["ghp_", "aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA2bC4"].concat();
+    let text = env.read("memory/project/cfg.md");
+    env.write(
+        "memory/project/cfg.md",
+        format!("{text}use {token} for CI\n"),
+    );
+    env.git(&["commit", "--no-verify", "-qam", "leak"]);
+    env.ok(&["redact"]);
+    env.ok(&["record"]);
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&["check"]);
+    let out = env.ok(&["redact", "--dry-run"]);
+    assert!(!out.contains("redact "), "nothing more to redact: {out}");
+    for (path, bytes) in env.snapshot() {
+        assert!(!String::from_utf8_lossy(&bytes).contains(&token), "{path}");
+    }
+}

@@ -350,6 +350,7 @@ fn matches_in(
 /// `first_per_line`, only the first of each rule on a line.
 fn scan(text: &str, depth: u8, first_per_line: bool, out: &mut Vec<Hit>) {
     let Some(e) = engine() else { return };
+    let text = &*without_stubs(text);
     scan_direct(e, text, first_per_line, out);
     if depth == 0 {
         return;
@@ -457,6 +458,52 @@ pub fn find_secrets(text: &str) -> Vec<Finding> {
         .collect()
 }
 
+/// `text` with each redaction stub (`[redacted:<rule>]`,
+/// `[redacted:<rule>:<hash>]`: what `redact` and the masks write) blanked,
+/// byte for byte, so that a rule never takes one for a value: a stub
+/// after a keyword (`secret [redacted:…]`, the `pat` in `github-pat`) was
+/// a secret again, and a redacted log could never be committed.
+fn without_stubs(text: &str) -> std::borrow::Cow<'_, str> {
+    const OPEN: &str = "[redacted:";
+    if !text.contains(OPEN) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(OPEN) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + OPEN.len()..];
+        let body = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == ':'))
+            .map_or(after.len(), |n| n);
+        if after[body..].starts_with(']') && body > 0 {
+            out.extend(std::iter::repeat_n(' ', OPEN.len() + body + 1));
+            rest = &after[body + 1..];
+        } else {
+            out.push_str(OPEN);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    std::borrow::Cow::Owned(out)
+}
+
+/// Where the value a generic rule matched at `end` really ends: its run
+/// of characters up to a space, a quote or a closing bracket. A rule's
+/// value class stops at characters a password may hold (`Tr0ub4dor&3x`
+/// matched as `Tr0ub4dor`), and redacting only that would leave the rest
+/// of the secret in the text.
+fn value_end(text: &str, end: usize) -> usize {
+    let stop = |c: char| {
+        c.is_whitespace()
+            || matches!(
+                c,
+                '"' | '\'' | '`' | '<' | '>' | ')' | ']' | '}' | ',' | ';'
+            )
+    };
+    text[end..].find(stop).map_or(text.len(), |n| end + n)
+}
+
 /// `text` with every secret [`find_secrets`] finds replaced by
 /// `[redacted:<rule>]`: the matched value, or the whole encoded run (or
 /// quoted scalar) a decoded secret came from. For error messages that echo
@@ -515,6 +562,9 @@ pub(crate) fn redact_with(text: &str, stub: impl Fn(&str, &str) -> String) -> St
     }
     for h in &mut hits {
         h.span = floor_boundary(text, h.span.start)..ceil_boundary(text, h.span.end);
+        if RULES[h.rule].id == "generic-secret" {
+            h.span.end = value_end(text, h.span.end);
+        }
     }
     hits.sort_by_key(|h| (h.span.start, h.rule));
     let mut out = String::with_capacity(text.len());

@@ -1044,6 +1044,29 @@ fn redact_replaces_every_secret_and_keeps_the_rest() {
     }
 }
 
+/// A redaction's stub is never a secret itself, whatever keyword stands
+/// before it, so a redacted text checks out and a second redaction
+/// changes nothing; and the whole of a password is redacted, not the part
+/// up to a character the rule's value class stops at.
+#[test]
+fn a_redaction_is_final_and_whole() {
+    for text in [
+        "use [redacted:github-pat:1dab31990100] for CI",
+        "secret [redacted:generic-secret:fe4d28f856ca]",
+        "token: [redacted:github-pat] and pat [redacted:generic-secret]",
+    ] {
+        assert!(find_secrets(text).is_empty(), "{text}");
+        assert_eq!(redact(text), text);
+    }
+    let password = j(&["Tr0ub4dor", "&3x"]);
+    let out = redact(&j(&["password: ", &password, " for the db"]));
+    assert_eq!(out, "password: [redacted:generic-secret] for the db");
+    let ghp = j(&["ghp_", &an(36)]);
+    let once = redact(&j(&["pat ", &ghp, " and secret ", &an(20)]));
+    assert!(find_secrets(&once).is_empty(), "{once}");
+    assert_eq!(redact(&once), once);
+}
+
 #[test]
 fn redact_and_find_are_safe_on_odd_input() {
     for t in [
