@@ -462,7 +462,11 @@ fn request_text(content: &Value) -> Option<String> {
 }
 
 /// A request on one line, control characters out, at most REQUEST_CHARS.
+/// Redacted first, as it was typed: a key pasted over several lines is
+/// one only before they are joined, and a token cut at the limit no
+/// longer looks like one (15 of its characters were noted).
 fn one_line(text: &str) -> String {
+    let text = crate::policy::secrets::redact(text);
     let flat: String = text
         .split_whitespace()
         .collect::<Vec<_>>()
@@ -621,6 +625,28 @@ mod tests {
             "{note}"
         );
         assert_eq!(session_note("{\"type\":\"assistant\"}", "x", "y"), None);
+        // A token where the request is cut, and a key pasted over lines:
+        // redacted whole, before the request is made one cut line.
+        let at_the_cut = format!("{} {secret}", "y".repeat(380));
+        let key_data =
+            "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gunVTLw7onLRnrq0";
+        let key = format!(
+            "key\n-----BEGIN RSA PRIVATE KEY-----\n{key_data}\n-----END RSA PRIVATE KEY-----"
+        );
+        let transcript: String = [at_the_cut, key]
+            .iter()
+            .map(|t| {
+                format!(
+                    "{}\n",
+                    serde_json::json!({"type": "user", "message": {"role": "user", "content": t}})
+                )
+            })
+            .collect();
+        let note = session_note(&transcript, "s", "other").unwrap().text;
+        assert!(
+            !note.contains("ghp_") && !note.contains(&key_data[..12]),
+            "{note}"
+        );
         let long: String = (0..500)
             .map(|i| {
                 format!(

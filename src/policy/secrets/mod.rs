@@ -504,6 +504,21 @@ fn value_end(text: &str, end: usize) -> usize {
     text[end..].find(stop).map_or(text.len(), |n| end + n)
 }
 
+/// Where the PEM key whose header the rule matched (up to `end`) ends:
+/// after its `-----END …-----` line, or, cut short, at the end of the
+/// text. The rule matches the header; redacting only that left the key's
+/// data in a note, a memory shown, an agent's prompt.
+fn key_end(text: &str, end: usize) -> usize {
+    let rest = &text[end..];
+    let Some(at) = rest.find("-----END") else {
+        return text.len();
+    };
+    let after = at + "-----END".len();
+    rest[after..]
+        .find("-----")
+        .map_or(text.len(), |n| end + after + n + "-----".len())
+}
+
 /// `text` with every secret [`find_secrets`] finds replaced by
 /// `[redacted:<rule>]`: the matched value, or the whole encoded run (or
 /// quoted scalar) a decoded secret came from. For error messages that echo
@@ -562,8 +577,10 @@ pub(crate) fn redact_with(text: &str, stub: impl Fn(&str, &str) -> String) -> St
     }
     for h in &mut hits {
         h.span = floor_boundary(text, h.span.start)..ceil_boundary(text, h.span.end);
-        if RULES[h.rule].id == "generic-secret" {
-            h.span.end = value_end(text, h.span.end);
+        match RULES[h.rule].id {
+            "generic-secret" => h.span.end = value_end(text, h.span.end),
+            "private-key" => h.span.end = key_end(text, h.span.end),
+            _ => {}
         }
     }
     hits.sort_by_key(|h| (h.span.start, h.rule));
