@@ -146,13 +146,33 @@ pub fn render_topic(t: &Topic) -> String {
 
 /// The index's line for a topic: `- [Title](file.md) — hook`, under 150 characters.
 pub fn index_line(title: &str, file: &str, hook: &str) -> String {
+    // Claude Code loads this file into every session: a secret in one of
+    // its own topic files' descriptions (which import refused) is not
+    // copied into it.
     let clean = |s: &str| -> String {
-        s.chars()
+        crate::policy::secrets::redact(s)
+            .chars()
             .map(|c| if c.is_control() { ' ' } else { c })
             .collect::<String>()
             .replace(['[', ']'], "")
     };
-    let head = format!("- [{}]({file}) — ", clean(title));
+    // A name whose parentheses do not pair would end the link early:
+    // CommonMark's angle brackets keep it whole.
+    let mut depth = 0i32;
+    let paired = file.chars().all(|c| {
+        depth += match c {
+            '(' => 1,
+            ')' => -1,
+            _ => 0,
+        };
+        depth >= 0
+    }) && depth == 0;
+    let target = if paired {
+        file.to_string()
+    } else {
+        format!("<{file}>")
+    };
+    let head = format!("- [{}]({target}) — ", clean(title));
     let room = INDEX_LINE_CHARS
         .saturating_sub(head.chars().count())
         .max(20);
@@ -233,8 +253,20 @@ fn is_own_line(line: &str) -> bool {
 fn linked_file(line: &str) -> Option<&str> {
     let at = line.find("](")? + 2;
     let rest = &line[at..];
-    let target = &rest[..rest.find(')')?];
-    Some(target.trim().trim_start_matches("./"))
+    if let Some(inner) = rest.strip_prefix('<') {
+        return Some(&inner[..inner.find('>')?]);
+    }
+    // To the `)` that closes the link: a name's own parentheses pair.
+    let mut depth = 0usize;
+    for (i, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' if depth == 0 => return Some(rest[..i].trim().trim_start_matches("./")),
+            ')' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
 }
 
 /// The index `existing` (Claude Code's own, or an earlier export's) with

@@ -1032,3 +1032,36 @@ fn openclaw_import_takes_a_heading_longer_than_a_source() {
     );
     assert!(source.trim_matches(['\'', '"']).ends_with('…'), "{source}");
 }
+
+/// Claude Code's MEMORY.md after export: a topic file whose name holds
+/// parentheses keeps one line however often export runs (its link used
+/// to end at the name's own `)`), and a secret in one of Claude Code's
+/// own descriptions is not copied into the index every session loads.
+#[test]
+fn export_keeps_odd_names_to_one_line_and_copies_no_secret_into_the_index() {
+    let env = Env::new();
+    let dir = env.dir.path().join("cc");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let d = dir.to_str().expect("utf-8");
+    let topic = |desc: &str| {
+        format!("---\nname: N\ndescription: {desc}\nmetadata:\n  type: project\n---\n\nbody\n")
+    };
+    std::fs::write(dir.join("paren(x).md"), topic("a note about parens")).expect("write");
+    std::fs::write(dir.join("odd).md"), topic("an unpaired one")).expect("write");
+    let token = ["ghp_", "aB3dE5gH7jK9mN1pQ3rS5tU7vW9xY1zA2bC4"].concat();
+    std::fs::write(
+        dir.join("project_tok.md"),
+        topic(&format!("deploy token {token}")),
+    )
+    .expect("write");
+    let _ = env.run(&["import", "claude-code", d]);
+    for _ in 0..3 {
+        env.ok(&["export", "claude-code", d]);
+    }
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).expect("index");
+    assert_eq!(index.matches("paren(x).md").count(), 1, "{index}");
+    assert_eq!(index.matches("odd).md").count(), 1, "{index}");
+    assert!(!index.contains(&token), "{index}");
+    let again = env.ok(&["export", "claude-code", d]);
+    assert!(!again.contains("write MEMORY.md"), "{again}");
+}
