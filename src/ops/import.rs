@@ -107,7 +107,7 @@ fn write_planned<R: Route>(
     let (elsewhere, here): (Vec<Planned>, Vec<Planned>) = planned
         .into_iter()
         .partition(|p| route.elsewhere(&p.req.key));
-    let pending = crate::log::read::replay(repo)?.0.pending_events();
+    let (pending, forgotten) = what_is_known(repo)?;
     // Each write is a remember or a proposal of its own: some 100 a
     // second on a large store, so a large import says how far it is.
     let total = here.len() + elsewhere.len();
@@ -118,23 +118,23 @@ fn write_planned<R: Route>(
         meter.advance(done);
     };
     for p in here {
-        let outcome = write_one(repo, &pending, ctx, &p, dry_run)?;
+        let outcome = write_one(repo, (&pending, &forgotten), ctx, &p, dry_run)?;
         items.push((p.at, item(p, outcome)));
         advance();
     }
     if !elsewhere.is_empty() {
         let other = route.other(!dry_run)?;
-        let pending = match other {
-            Some(store) => crate::log::read::replay(store)?.0.pending_events(),
-            None => Vec::new(),
+        let (pending, forgotten) = match other {
+            Some(store) => what_is_known(store)?,
+            None => Default::default(),
         };
         for p in elsewhere {
             let outcome = match other {
-                Some(store) => write_one(store, &pending, ctx, &p, dry_run)?,
+                Some(store) => write_one(store, (&pending, &forgotten), ctx, &p, dry_run)?,
                 // A dry run into a store not made yet: the write policy's
                 // verdict, read against the repository's store, where the
                 // memory is not (else it would go there).
-                None => write_one(repo, &[], ctx, &p, true)?,
+                None => write_one(repo, (&[], &forgotten), ctx, &p, true)?,
             };
             items.push((p.at, item(p, outcome)));
             advance();
@@ -143,6 +143,31 @@ fn write_planned<R: Route>(
     meter.finish();
     items.sort_by_key(|(at, _)| *at);
     Ok(items.into_iter().map(|(_, item)| item).collect())
+}
+
+/// When each forgotten memory of a store was forgotten.
+type Forgotten = std::collections::HashMap<Key, Timestamp>;
+
+/// A store's pending proposals, and when each of its forgotten memories
+/// was forgotten (its latest `forget` among the heads), from one replay.
+fn what_is_known(store: &Store) -> Result<(Vec<Event>, Forgotten), StoreError> {
+    let replay = crate::log::read::replay(store)?.0;
+    let forgotten = replay
+        .memories
+        .iter()
+        .filter(|(_, v)| v.view.is_none())
+        .filter_map(|(key, v)| {
+            let at = v
+                .heads
+                .iter()
+                .filter_map(|id| replay.events.get(id))
+                .filter(|e| e.op == crate::model::event::Op::Forget)
+                .map(|e| e.time)
+                .max()?;
+            Some((key.clone(), at))
+        })
+        .collect();
+    Ok((replay.pending_events(), forgotten))
 }
 
 /// An import of this many memories or more says how far it is (on a
@@ -161,7 +186,7 @@ fn item(p: Planned, outcome: Outcome) -> Item {
 /// One planned memory into `store` (or its preview).
 fn write_one(
     store: &Store,
-    pending: &[Event],
+    (pending, forgotten): (&[Event], &Forgotten),
     ctx: &Ctx,
     p: &Planned,
     dry_run: bool,
@@ -171,6 +196,15 @@ fn write_one(
             "scope `{}` is not configured",
             p.req.key.scope
         )));
+    }
+    // Forgotten in memoir, and not changed where it came from since: the
+    // forget stands (the next export keeps the other tool's file, which
+    // would otherwise bring the memory back on every import).
+    if forgotten
+        .get(&p.req.key)
+        .is_some_and(|at| p.when.min(ctx.now) <= *at)
+    {
+        return Ok(Outcome::Unchanged);
     }
     let ctx = at(ctx, p.when);
     let mut req = p.req.clone();

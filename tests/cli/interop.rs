@@ -1065,3 +1065,43 @@ fn export_keeps_odd_names_to_one_line_and_copies_no_secret_into_the_index() {
     let again = env.ok(&["export", "claude-code", d]);
     assert!(!again.contains("write MEMORY.md"), "{again}");
 }
+
+/// A Claude Code memory forgotten in memoir stays forgotten: the next
+/// export keeps Claude Code's own file, and importing it again, unchanged
+/// since the forget, adds nothing; changed in Claude Code after, it is
+/// imported again.
+#[test]
+fn a_memory_forgotten_after_import_is_not_brought_back_by_the_next_import() {
+    let env = Env::new();
+    let dir = env.dir.path().join("cc");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let d = dir.to_str().expect("utf-8");
+    let file = dir.join("reference_grafana.md");
+    std::fs::write(
+        &file,
+        "---\nname: G\ndescription: dashboards live in Grafana\nmetadata:\n  type: reference\n---\n\nx\n",
+    )
+    .expect("write");
+    env.ok(&["import", "claude-code", d]);
+    let key = "project/reference-grafana";
+    assert!(env.ok(&["list", "--keys"]).contains(key));
+    env.ok(&["export", "claude-code", d]);
+    env.ok(&["forget", key, "-r", "retired"]);
+    env.ok(&["export", "claude-code", d]);
+    let out = env.ok(&["--json", "import", "claude-code", d]);
+    assert!(!out.contains(r#""outcome": "added""#), "{out}");
+    assert!(!env.ok(&["list", "--keys"]).contains(key));
+    // Changed in Claude Code after the forget: a memory again.
+    std::fs::write(
+        &file,
+        "---\nname: G\ndescription: dashboards moved to Grafana Cloud\nmetadata:\n  type: reference\n  modified: 2026-12-30T00:00:00Z\n---\n\nx\n",
+    )
+    .expect("write");
+    let out = env
+        .cmd(&["import", "claude-code", d])
+        .env("MEMOIR_NOW", "2026-12-31T00:00:00Z")
+        .output()
+        .expect("run");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("added"), "{text}");
+}
