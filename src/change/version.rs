@@ -179,19 +179,37 @@ fn gate_layout(store: &Store, rel: &str) -> Result<(), StoreError> {
 /// A view about to be committed holds no secret, unless memoir wrote it
 /// itself (its content is what the logs give its memory: policed then).
 fn gate_view(store: &Store, rel: &str, snap: Option<&Snapshot>) -> Result<(), StoreError> {
-    let Some(content) = store.read(rel, None)? else {
-        return Ok(());
-    };
-    let policed = snap.is_some_and(|snap| {
-        Key::from_rel_path(rel).is_some_and(|k| {
-            snap.key(&k).and_then(|s| s.view_hash)
-                == Some(crate::model::fingerprint::fingerprint(content.as_bytes()))
-        })
-    });
-    if policed {
+    let content = store.read(rel, None)?;
+    let key = Key::from_rel_path(rel).filter(|k| k.rel_path() == rel);
+    if let (Some(snap), Some(key)) = (snap, &key) {
+        // A memory file is committed as the logs give it: a hand edit (or
+        // deletion) not recorded would put in a version no log holds,
+        // which every clone's rebuild then reports and undoes.
+        let logged = snap.key(key).and_then(|s| s.view_hash);
+        let now = content
+            .as_deref()
+            .map(|c| crate::model::fingerprint::fingerprint(c.as_bytes()));
+        if now != logged {
+            // A secret first: of everything wrong with it, the one to say.
+            if let Some(content) = &content {
+                crate::policy::memory::check_content_secrets(content, rel)?;
+            }
+            let what = if now.is_none() { "deleted" } else { "edited" };
+            return Err(StoreError::Invalid {
+                path: rel.to_string(),
+                line: None,
+                message: format!(
+                    "{what} by hand and not recorded: `memoir record` logs it, `memoir rebuild \
+                     --force` restores what the logs say; nothing was committed"
+                ),
+            });
+        }
         return Ok(());
     }
-    crate::policy::memory::check_content_secrets(&content, rel)
+    match content {
+        Some(content) => crate::policy::memory::check_content_secrets(&content, rel),
+        None => Ok(()),
+    }
 }
 
 /// A log about to be committed is its committed bytes (`committed`, none

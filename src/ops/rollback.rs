@@ -62,6 +62,12 @@ pub fn rollback(
     }
     if !opts.force {
         refuse_hand_edits(&drifts)?;
+    } else if !opts.dry_run && drifts.iter().any(|d| !d.kind.is_memoirs()) {
+        // --force discards them, as it says: the views become what the
+        // logs give first, then the rollback's events move them to `rev`'s
+        // (committed as they were, a hand edit was in no log).
+        crate::change::rebuild::rebuild_locked(store, true, false)?;
+        replay = crate::change::drift::drifts(store)?.0;
     }
     let mut report = Report {
         target: target.clone(),

@@ -935,3 +935,33 @@ fn rollback_to_before_the_store_existed_is_an_error() {
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
     assert!(env.ok(&["list"]).contains("project/db"));
 }
+
+/// A version holds what the logs say: an unrecorded hand edit of a memory
+/// file is refused by `consolidate` (exit 1, naming it and both ways out)
+/// rather than committed as a version no log holds, and `rollback
+/// --force` discards it, as it says, even in a memory the rollback does
+/// not otherwise change.
+#[test]
+fn no_version_commits_an_unrecorded_hand_edit() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "a fact", &[]).0, 0);
+    env.ok(&["consolidate", "--yes"]);
+    let first = env.git(&["rev-parse", "HEAD"]).trim().to_string();
+    assert_eq!(env.remember("project/b", "b fact", &[]).0, 0);
+    env.ok(&["consolidate", "--yes"]);
+    let clean = env.read("memory/project/a.md");
+    env.write("memory/project/a.md", format!("{clean}hand note\n"));
+    let head = env.git(&["rev-parse", "HEAD"]);
+    assert_eq!(env.remember("project/c", "c fact", &[]).0, 0);
+    let err = env.fails(&["consolidate", "--yes"], 1);
+    assert!(
+        err.contains("memory/project/a.md: edited by hand and not recorded")
+            && err.contains("memoir record"),
+        "{err}"
+    );
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
+    env.ok(&["rollback", "--force", &first]);
+    let committed = env.git(&["show", "HEAD:memory/project/a.md"]);
+    assert!(!committed.contains("hand note"), "{committed}");
+    env.ok(&["check"]);
+}
