@@ -56,7 +56,7 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         "entries": r.entries.iter().map(|e| json!({"path": e.path, "id": e.id, "rules": e.rules, "removed": e.removed, "review": e.review})).collect::<Vec<_>>(),
         "files": r.files,
         "event": r.event,
-        "rebuilt": r.rebuilt,
+        "rebuilt": r.rebuilt, "already": r.already,
     }))?;
     let verb = if args.dry_run {
         "would redact"
@@ -79,7 +79,15 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         }
     }
     app.out.items(&format!("{verb} "), &r.files)?;
+    for id in &r.already {
+        app.out.line(format!(
+            "entry {id} is redacted already; nothing more to do"
+        ))?;
+    }
     if r.entries.is_empty() && r.files.is_empty() {
+        if !r.already.is_empty() {
+            return Ok(0);
+        }
         app.out.line("nothing to redact")?;
         return Ok(0);
     }

@@ -48,6 +48,10 @@ pub struct RedactReport {
     pub event: Option<String>,
     /// The views the rebuild wrote afterwards.
     pub rebuilt: Vec<String>,
+    /// Entries named by id that an earlier run redacted already: nothing
+    /// more is done to them (a second rewrite of the rewrite would match
+    /// no `redact` entry's listing, and the log could not be committed).
+    pub already: Vec<String>,
 }
 
 /// What redaction asks for.
@@ -76,7 +80,7 @@ pub fn redact(store: &Store, ctx: &Ctx, opts: &RedactOptions) -> Result<RedactRe
     if let Some(missing) = opts
         .ids
         .iter()
-        .find(|id| !report.entries.iter().any(|r| &r.id == *id))
+        .find(|id| !report.entries.iter().any(|r| &r.id == *id) && !report.already.contains(id))
     {
         return Err(StoreError::NoSuchMemory(format!("log entry {missing}")));
     }
@@ -141,6 +145,11 @@ fn redact_log(
         between(&text[at..span.start], &mut out);
         at = span.end;
         let entry = &text[span.clone()];
+        if opts.ids.contains(&e.id) && e.redacted.is_some() && e.body.is_empty() {
+            report.already.push(e.id.clone());
+            out.push_str(entry);
+            continue;
+        }
         match redacted_entry(e, opts) {
             Some((new, rules)) => {
                 let rewritten = new.render_exact(entry);

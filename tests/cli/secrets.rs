@@ -595,3 +595,36 @@ fn a_redacted_token_is_no_secret_to_the_commands_after_it() {
         assert!(!String::from_utf8_lossy(&bytes).contains(&token), "{path}");
     }
 }
+
+/// An entry redacted by id, redacted again: nothing more is done, so
+/// the one rewrite its `redact` entry lists stays the one to commit.
+#[test]
+fn redacting_an_entry_twice_changes_nothing_the_second_time() {
+    let env = Env::new();
+    env.ok(&["note", "the door code is 4711"]);
+    env.ok(&["consolidate", "--yes"]);
+    let log = env.first_log();
+    let text = env.read(&log);
+    let id = text
+        .split("\"id\":\"")
+        .nth(1)
+        .and_then(|r| r.split('"').next())
+        .expect("the note's id")
+        .to_string();
+    let out = env.ok(&["--json", "redact", &id]);
+    let review: serde_json::Value = serde_json::from_str(&out).expect("json");
+    let review = review["entries"][0]["review"]
+        .as_str()
+        .expect("review")
+        .to_string();
+    let once = env.snapshot();
+    let out = env.ok(&["redact", &id]);
+    assert!(out.contains("is redacted already"), "{out}");
+    assert_eq!(env.snapshot(), once, "nothing written");
+    env.write(
+        "memory/config.yaml",
+        format!("accepted_entries:\n  - {review}\n"),
+    );
+    env.ok(&["consolidate", "--yes"]);
+    env.ok(&["check"]);
+}
