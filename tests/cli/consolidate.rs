@@ -87,7 +87,8 @@ fn dry_run_changes_nothing() {
     let before = env.snapshot();
     let head = env.git(&["rev-parse", "HEAD"]);
     let out = env.ok(&["consolidate", "--dry-run"]);
-    assert!(out.contains("would consolidate: 1 added"), "{out}");
+    // b proposed and added, a written directly, old expired: as the run says.
+    assert!(out.contains("would consolidate: 2 added, 0 changed, 1 forgotten"), "{out}");
     assert_eq!(env.snapshot(), before);
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
 }
@@ -964,4 +965,30 @@ fn no_version_commits_an_unrecorded_hand_edit() {
     let committed = env.git(&["show", "HEAD:memory/project/a.md"]);
     assert!(!committed.contains("hand note"), "{committed}");
     env.ok(&["check"]);
+}
+
+/// A dry run says what the run then does: the memories `remember` and
+/// `forget` wrote since the last version are counted, not only the
+/// proposals it decides.
+#[test]
+fn a_dry_run_counts_what_the_run_commits() {
+    let env = Env::new();
+    assert_eq!(env.remember("project/a", "a fact", &[]).0, 0);
+    env.ok(&["consolidate", "--yes"]);
+    assert_eq!(env.remember("project/b", "b fact", &[]).0, 0);
+    env.ok(&["forget", "project/a", "-r", "gone"]);
+    let dry = env.ok(&["consolidate", "--dry-run"]);
+    let done = env.ok(&["consolidate", "--yes"]);
+    let counts = |out: &str| {
+        out.lines()
+            .find_map(|l| l.split_once("consolidate").map(|(_, r)| r.to_string()))
+            .and_then(|r| r.split_once(": ").map(|(_, c)| c.to_string()))
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        counts(&dry),
+        "1 added, 0 changed, 1 forgotten, 0 conflicts",
+        "{dry}"
+    );
+    assert_eq!(counts(&dry), counts(&done), "{dry} / {done}");
 }

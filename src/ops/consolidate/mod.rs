@@ -192,9 +192,12 @@ pub fn consolidate(store: &Store, ctx: &Ctx, opts: &Options) -> Result<Plan, Ver
         // the writes: under the store lock only this command writes the
         // store, so those paths and the ones it writes are every path
         // it commits.
-        let changed = match &session {
-            Some(_) => Changed::Finding(scope.spawn(move || changed_store_paths(store))),
-            None => Changed::Found(Vec::new()),
+        // A dry run counts them too: what it says is what the run does.
+        let changed = match (&session, opts.dry_run) {
+            (Some(_), _) | (None, true) => {
+                Changed::Finding(scope.spawn(move || changed_store_paths(store)))
+            }
+            (None, false) => Changed::Found(Vec::new()),
         };
         consolidate_locked(store, ctx, opts, proposals, session, changed)
     })
@@ -240,7 +243,7 @@ fn consolidate_locked(
             let pending: Vec<&Event> = pending.iter().collect();
             let basis = Basis::Index(store, &snap);
             match plan(store, &basis, &pending, ctx.now, &snap, opts) {
-                Ok(plan) if opts.dry_run => return Ok(plan),
+                Ok(plan) if opts.dry_run => return with_direct_writes(store, plan, changed),
                 Ok(plan) => {
                     let mut consumed = opts.notes.clone();
                     let mut events = proposals.clone();
@@ -353,7 +356,7 @@ fn finish_consolidation(
         .into());
     };
     if opts.dry_run {
-        return Ok(plan);
+        return with_direct_writes(store, plan, changed);
     }
     let Some((session, sig)) = session else {
         return Ok(plan);
@@ -481,6 +484,20 @@ fn finish_interrupted(
     sig.seconds = ctx.now.0.div_euclid(1000);
     plan.event = Some(last.id.clone());
     plan.commit = version::commit(store, session, &paths, &message, &sig)?;
+    Ok(plan)
+}
+
+/// A dry run's plan with the direct writes the version would commit
+/// counted, as the real run's message counts them (a dry run said "0
+/// added" where the run then committed what `remember` had written).
+fn with_direct_writes(
+    store: &Store,
+    mut plan: Plan,
+    changed: Changed<'_>,
+) -> Result<Plan, VersionError> {
+    let paths = changed.wait()?;
+    let direct = direct_writes(store, store.repo().workdir(), &paths, &plan)?;
+    plan.direct = count_direct(&direct);
     Ok(plan)
 }
 
