@@ -97,7 +97,25 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         }
     }
     let (store, origin) = app.store_for(&key, true)?;
-    let req = request(args, key, name, kind, body)?;
+    // A replacement says what changes: the type and tags it does not
+    // give are the memory's own (a `--replace` of the description alone
+    // turned a feedback memory into a project one and dropped its tags).
+    let old = match args.replace {
+        true => store
+            .read_memory_file(&key.rel_path())
+            .ok()
+            .flatten()
+            .and_then(|text| memoir::model::memory::Memory::parse(&text).ok()),
+        false => None,
+    };
+    let kind = match (&args.kind, &old) {
+        (None, Some(old)) => old.kind,
+        _ => kind,
+    };
+    let mut req = request(args, key, name, kind, body)?;
+    if let (true, Some(old)) = (req.tags.is_empty(), &old) {
+        req.tags = old.tags.clone();
+    }
     let ctx = app.ctx(&store)?;
     let outcome = memoir::ops::write::remember(&store, &ctx, &req)?;
     render(app, outcome, origin, &req.name)

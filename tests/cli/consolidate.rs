@@ -88,7 +88,10 @@ fn dry_run_changes_nothing() {
     let head = env.git(&["rev-parse", "HEAD"]);
     let out = env.ok(&["consolidate", "--dry-run"]);
     // b proposed and added, a written directly, old expired: as the run says.
-    assert!(out.contains("would consolidate: 2 added, 0 changed, 1 forgotten"), "{out}");
+    assert!(
+        out.contains("would consolidate: 2 added, 0 changed, 1 forgotten"),
+        "{out}"
+    );
     assert_eq!(env.snapshot(), before);
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head);
 }

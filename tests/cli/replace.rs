@@ -135,3 +135,55 @@ fn concurrent_hooks_installs_never_share_a_temporary_file() {
     let again = env.ok(&["hooks", "install"]);
     assert!(!again.contains(": installed"), "{again}");
 }
+
+/// `--replace` changes what it is given: the memory's type and tags stay
+/// unless the replacement names its own.
+#[test]
+fn a_replacement_keeps_the_type_and_tags_it_does_not_give() {
+    let env = Env::new();
+    env.ok(&[
+        "remember",
+        "project/style",
+        "-d",
+        "Prefer small diffs",
+        "-s",
+        "s",
+        "-t",
+        "feedback",
+        "--tag",
+        "review",
+    ]);
+    env.ok(&[
+        "remember",
+        "project/style",
+        "-d",
+        "Prefer small focused diffs",
+        "-s",
+        "s",
+        "--replace",
+    ]);
+    let text = env.read("memory/project/style.md");
+    assert!(
+        text.contains("type: feedback") && text.contains("- review"),
+        "{text}"
+    );
+    assert!(text.contains("Prefer small focused diffs"), "{text}");
+    env.ok(&[
+        "remember",
+        "project/style",
+        "-d",
+        "Prefer small diffs",
+        "-s",
+        "s",
+        "--replace",
+        "-t",
+        "project",
+        "--tag",
+        "style",
+    ]);
+    let text = env.read("memory/project/style.md");
+    assert!(
+        text.contains("type: project") && text.contains("- style") && !text.contains("- review"),
+        "{text}"
+    );
+}
