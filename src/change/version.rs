@@ -304,6 +304,32 @@ fn gate_entries_added(store: &Store, rel: &str, now: &[u8], from: usize) -> Resu
     Ok(())
 }
 
+/// The store files (store-relative: MEMORY.md, memory/**) git's index
+/// holds unmerged in a merge in progress; none outside one.
+pub(crate) fn unmerged_store_files(store: &Store) -> Result<Vec<String>, StoreError> {
+    let repo = store.repo();
+    if !repo.merging() {
+        return Ok(Vec::new());
+    }
+    let prefix = store.prefix();
+    Ok(repo
+        .unmerged_paths(
+            &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
+            &format!("{prefix}memory/"),
+        )?
+        .into_iter()
+        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
+        .collect())
+}
+
+/// The logs among `files` (store-relative paths).
+pub(crate) fn logs_among(files: &[String]) -> Vec<&String> {
+    files
+        .iter()
+        .filter(|p| p.starts_with("memory/log/") && p.ends_with(".md"))
+        .collect()
+}
+
 /// Work-tree-relative paths of store files (MEMORY.md, memory/**) that
 /// differ from HEAD, or that HEAD has and the work tree lost; sorted.
 pub(crate) fn changed_store_paths(store: &Store) -> Result<Vec<String>, StoreError> {

@@ -20,33 +20,40 @@ pub struct Args {
     force: bool,
 }
 
-/// Rebuilds the views from the logs (or says what that would change).
-pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
-    let store = app.store()?;
-    // The merge's logs first: what the views are rebuilt from.
-    let joined = memoir::integration::merge::join_unmerged_logs(&store, args.check)?;
+/// The logs the views are rebuilt from, first: a merge's unmerged logs
+/// joined (`log::joined`), and, unless `--force`, a refusal when a log
+/// was cut short or edited in place since HEAD (rebuilding from it would
+/// delete what it lost with no word).
+fn logs_first(args: &Args, app: &mut App, store: &memoir::store::Store) -> Result<(), CliError> {
+    let joined = memoir::integration::merge::join_unmerged_logs(store, args.check)?;
     for rel in &joined {
         app.out.line(format!(
             "{}join {rel}: both sides' entries kept",
             would(args.check)
         ))?;
     }
-    // A log cut short or edited in place gives views without what it
-    // lost: rebuilding from it would delete memories with no word.
-    if !args.force {
-        let mut rewritten = memoir::ops::check::rewritten_logs(&store)?;
-        rewritten.retain(|p| !joined.contains(&p.path));
-        if !rewritten.is_empty() {
-            for p in &rewritten {
-                diagnostic(&super::output::problem(p));
-            }
-            return Err(CliError::Failed(format!(
-                "{} rewritten since HEAD; a rebuild would drop what was lost: restore as said above, \
-                 or `memoir rebuild --force` rebuilds from the logs as they are",
-                super::output::count(rewritten.len(), "log", "logs"),
-            )));
-        }
+    if args.force {
+        return Ok(());
     }
+    let mut rewritten = memoir::ops::check::rewritten_logs(store)?;
+    rewritten.retain(|p| !joined.contains(&p.path));
+    if rewritten.is_empty() {
+        return Ok(());
+    }
+    for p in &rewritten {
+        diagnostic(&super::output::problem(p));
+    }
+    Err(CliError::Failed(format!(
+        "{} rewritten since HEAD; a rebuild would drop what was lost: restore as said above, \
+         or `memoir rebuild --force` rebuilds from the logs as they are",
+        super::output::count(rewritten.len(), "log", "logs"),
+    )))
+}
+
+/// Rebuilds the views from the logs (or says what that would change).
+pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
+    let store = app.store()?;
+    logs_first(&args, app, &store)?;
     let r = memoir::change::rebuild::rebuild(&store, args.force, args.check)?;
     // A merge's next step once rebuild settled it (or, with --check, the
     // step still to take), as `status` and `check` say it.

@@ -249,19 +249,10 @@ impl MergeInProgress {
 pub fn in_progress(
     store: &crate::store::Store,
 ) -> Result<Option<MergeInProgress>, crate::store::StoreError> {
-    let repo = store.repo();
-    if !repo.merging() {
+    if !store.repo().merging() {
         return Ok(None);
     }
-    let prefix = store.prefix();
-    let unmerged: Vec<String> = repo
-        .unmerged_paths(
-            &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
-            &format!("{prefix}memory/"),
-        )?
-        .into_iter()
-        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
-        .collect();
+    let unmerged = crate::change::version::unmerged_store_files(store)?;
     // Not under the store lock: a dry run writes nothing, and a write
     // racing it only makes the advice one step early.
     let r = crate::change::rebuild::rebuild_locked(store, false, true)?;
@@ -303,10 +294,7 @@ pub fn team_text_conflicts(store: &crate::store::Store) -> Vec<usize> {
 
 /// The logs among `unmerged` (store-relative paths).
 fn unmerged_logs(unmerged: &[String]) -> Vec<&String> {
-    unmerged
-        .iter()
-        .filter(|p| p.starts_with("memory/log/") && p.ends_with(".md"))
-        .collect()
+    crate::change::version::logs_among(unmerged)
 }
 
 /// Joins the logs git left unmerged in the merge in progress: one writer
@@ -318,19 +306,7 @@ pub fn join_unmerged_logs(
     store: &crate::store::Store,
     dry_run: bool,
 ) -> Result<Vec<String>, crate::store::StoreError> {
-    let repo = store.repo();
-    if !repo.merging() {
-        return Ok(Vec::new());
-    }
-    let prefix = store.prefix();
-    let unmerged: Vec<String> = repo
-        .unmerged_paths(
-            &format!("{prefix}{}", crate::render::memory_md::MEMORY_MD),
-            &format!("{prefix}memory/log/"),
-        )?
-        .into_iter()
-        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
-        .collect();
+    let unmerged = crate::change::version::unmerged_store_files(store)?;
     let logs = unmerged_logs(&unmerged);
     if logs.is_empty() {
         return Ok(Vec::new());
@@ -339,7 +315,8 @@ pub fn join_unmerged_logs(
     let _lock = if dry_run { None } else { Some(store.lock()?) };
     let mut joined = Vec::new();
     for rel in logs {
-        let (ours, theirs) = repo.unmerged_sides(&format!("{prefix}{rel}"))?;
+        let path = format!("{}{rel}", store.prefix());
+        let (ours, theirs) = store.repo().unmerged_sides(&path)?;
         let text = |b: Option<Vec<u8>>| b.and_then(|b| String::from_utf8(b).ok());
         let merged = match (text(ours), text(theirs)) {
             (Some(ours), Some(theirs)) => crate::log::joined::joined(&ours, &theirs),

@@ -53,24 +53,18 @@ pub fn joined(ours: &str, theirs: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::joined;
-    use crate::model::event::{parse_log, Event, Op};
+    use crate::model::event::{parse_log, Op};
     use crate::model::time::Timestamp;
+    use crate::store::Ctx;
 
     fn note(text: &str, at: i64) -> String {
-        let time = Timestamp(1_764_547_200_000 + at * 1000);
-        Event {
-            id: crate::model::event::new_id(time).expect("id"),
-            op: Op::Note,
-            time,
+        let ctx = Ctx {
+            now: Timestamp(1_764_547_200_000 + at * 1000),
             actor: "Ada <ada@example.com>".into(),
-            key: None,
-            prev: vec![],
-            reason: None,
-            consumed: vec![],
-            redacted: None,
-            body: text.into(),
-        }
-        .render()
+        };
+        crate::change::event::event(&ctx, Op::Note, None, vec![], text.into())
+            .expect("event")
+            .render()
     }
 
     #[test]

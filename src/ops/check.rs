@@ -384,15 +384,10 @@ pub fn rewritten_logs(store: &Store) -> Result<Vec<Problem>, StoreError> {
 /// The logs (store-relative) git's index holds unmerged in a merge in
 /// progress; none outside one.
 fn unmerged_logs(store: &Store) -> Result<Vec<String>, StoreError> {
-    let repo = store.repo();
-    if !repo.merging() {
-        return Ok(Vec::new());
-    }
-    let prefix = store.prefix();
-    Ok(repo
-        .unmerged_paths("", &format!("{prefix}memory/log/"))?
+    let files = crate::change::version::unmerged_store_files(store)?;
+    Ok(crate::change::version::logs_among(&files)
         .into_iter()
-        .filter_map(|p| p.strip_prefix(prefix).map(str::to_string))
+        .cloned()
         .collect())
 }
 

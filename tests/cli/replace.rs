@@ -141,47 +141,23 @@ fn concurrent_hooks_installs_never_share_a_temporary_file() {
 #[test]
 fn a_replacement_keeps_the_type_and_tags_it_does_not_give() {
     let env = Env::new();
-    env.ok(&[
-        "remember",
-        "project/style",
-        "-d",
-        "Prefer small diffs",
-        "-s",
-        "s",
-        "-t",
-        "feedback",
-        "--tag",
-        "review",
-    ]);
-    env.ok(&[
-        "remember",
-        "project/style",
-        "-d",
-        "Prefer small focused diffs",
-        "-s",
-        "s",
-        "--replace",
-    ]);
-    let text = env.read("memory/project/style.md");
+    let style = |description: &str, extra: &[&str]| {
+        let mut args = vec!["remember", "project/style", "-d", description, "-s", "s"];
+        args.extend_from_slice(extra);
+        env.ok(&args);
+        env.read("memory/project/style.md")
+    };
+    style("Prefer small diffs", &["-t", "feedback", "--tag", "review"]);
+    let text = style("Prefer small focused diffs", &["--replace"]);
     assert!(
         text.contains("type: feedback") && text.contains("- review"),
         "{text}"
     );
     assert!(text.contains("Prefer small focused diffs"), "{text}");
-    env.ok(&[
-        "remember",
-        "project/style",
-        "-d",
+    let text = style(
         "Prefer small diffs",
-        "-s",
-        "s",
-        "--replace",
-        "-t",
-        "project",
-        "--tag",
-        "style",
-    ]);
-    let text = env.read("memory/project/style.md");
+        &["--replace", "-t", "project", "--tag", "style"],
+    );
     assert!(
         text.contains("type: project") && text.contains("- style") && !text.contains("- review"),
         "{text}"
