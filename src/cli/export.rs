@@ -42,7 +42,11 @@ pub fn run(args: Args, app: &mut App) -> Result<u8, CliError> {
         Some(d) => d,
         None => claude_code_folder(&store)?,
     };
-    let e = memoir::ops::export::claude_code(&store, &dir, args.dry_run)?;
+    // The person's own memories too: Claude Code's user memories were
+    // imported there, and a folder without them loses them both ways.
+    let both: Vec<memoir::store::Store> = app.stores()?.into_iter().map(|(s, _)| s).collect();
+    let stores: Vec<&memoir::store::Store> = both.iter().collect();
+    let e = memoir::ops::export::claude_code(&stores, &dir, args.dry_run)?;
     app.out.json(&json!({
         "to": args.to, "dir": dir.display().to_string(), "dry_run": args.dry_run,
         "written": e.written, "removed": e.removed, "unchanged": e.unchanged, "kept": e.kept,

@@ -41,9 +41,12 @@ pub struct Exported {
     pub cut_by: Option<Limit>,
 }
 
-/// Exports every memory into the Claude Code memory folder `dir`.
-pub fn claude_code(store: &Store, dir: &Path, dry_run: bool) -> Result<Exported, StoreError> {
-    let memories = memories_of(store)?;
+/// Exports every memory of `stores` (the repository's, then the
+/// person's own: Claude Code's user memories were imported there) into
+/// the Claude Code memory folder `dir`; a key in two stores is the
+/// first's.
+pub fn claude_code(stores: &[&Store], dir: &Path, dry_run: bool) -> Result<Exported, StoreError> {
+    let memories = memories_of(stores)?;
     let mut out = Exported::default();
     let folder = topic_files(dir);
     // The file each key is read from on import: where a memory memoir
@@ -208,16 +211,22 @@ fn says(t: &Topic, key: &Key, m: &Memory) -> bool {
 
 /// Every readable memory with its key, most valuable first: new index
 /// lines are appended in this order until Claude Code's load limit.
-fn memories_of(store: &Store) -> Result<Vec<(Key, Memory)>, StoreError> {
-    let mut memories = Vec::new();
-    for listed in crate::ops::query::list(store, &Default::default())?.memories {
-        let Some(text) = store.read_memory_file(&listed.path)? else {
-            continue;
-        };
-        let Ok(m) = Memory::parse(&text) else {
-            continue;
-        };
-        memories.push((listed.key, m));
+fn memories_of(stores: &[&Store]) -> Result<Vec<(Key, Memory)>, StoreError> {
+    let mut memories: Vec<(Key, Memory)> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for store in stores {
+        for listed in crate::ops::query::list(store, &Default::default())?.memories {
+            if !seen.insert(listed.key.clone()) {
+                continue;
+            }
+            let Some(text) = store.read_memory_file(&listed.path)? else {
+                continue;
+            };
+            let Ok(m) = Memory::parse(&text) else {
+                continue;
+            };
+            memories.push((listed.key, m));
+        }
     }
     memories.sort_by(|(a, am), (b, bm)| {
         bm.confidence

@@ -1105,3 +1105,44 @@ fn a_memory_forgotten_after_import_is_not_brought_back_by_the_next_import() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("added"), "{text}");
 }
+
+/// A Claude Code user memory goes to the person's own store on import;
+/// export writes it back from there: its file is kept (not removed as a
+/// memory gone), and a change made in memoir reaches it, so the next
+/// import proposes nothing.
+#[test]
+fn export_writes_the_personal_stores_memories_back() {
+    let env = Env::new();
+    let dir = env.dir.path().join("cc");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let d = dir.to_str().expect("utf-8");
+    std::fs::write(
+        dir.join("user_role.md"),
+        "---\nname: role\ndescription: Ada is the team's SRE\nmetadata:\n  type: user\n---\n\nbody\n",
+    )
+    .expect("write");
+    std::fs::write(
+        dir.join("project_k6.md"),
+        "---\nname: k6\ndescription: load tests use k6\nmetadata:\n  type: user\n  memoirKey: user/via-key\n---\n\nbody\n",
+    )
+    .expect("write");
+    env.ok(&["import", "claude-code", d]);
+    let out = env.ok(&["export", "claude-code", d]);
+    assert!(!out.lines().any(|l| l.starts_with("remove")), "{out}");
+    assert!(dir.join("project_k6.md").exists());
+    env.ok(&[
+        "remember",
+        "user/role",
+        "-d",
+        "Ada leads the SRE team",
+        "-s",
+        "said so",
+        "--replace",
+    ]);
+    env.ok(&["export", "claude-code", d]);
+    let file = std::fs::read_to_string(dir.join("user_role.md")).expect("read");
+    assert!(file.contains("Ada leads the SRE team"), "{file}");
+    let (code, out, err) = env.run(&["import", "claude-code", d]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(!out.lines().any(|l| l.starts_with("proposed")), "{out}");
+}
