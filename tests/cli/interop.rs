@@ -189,12 +189,13 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
     env.remember("project/deploy-day", "Deploys go out on weekdays only", &[]);
     let out_dir = env.dir.path().join("cc");
     let out = out_dir.to_str().expect("utf-8");
-    // The repository's memories: user/role went to the personal store.
+    // The repository's memories and the person's own (user/role went to
+    // the personal store).
     env.ok(&["export", "claude-code", out]);
     let before = env.snapshot();
     let again = env.ok(&["import", "claude-code", out]);
     assert!(
-        again.ends_with(": 0 added, 4 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
+        again.ends_with(": 0 added, 5 unchanged, 0 proposed, 0 refused, 0 invalid\n"),
         "{again}"
     );
     assert_eq!(
@@ -204,7 +205,7 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
     );
     let same = env.ok(&["export", "claude-code", out]);
     assert!(
-        same.ends_with(": 0 written, 0 removed, 4 unchanged\n"),
+        same.ends_with(": 0 written, 0 removed, 5 unchanged\n"),
         "{same}"
     );
 
@@ -212,14 +213,14 @@ fn export_round_trips_and_keeps_claude_codes_own_files() {
     env.ok(&["export", "claude-code", out]);
     let index = std::fs::read_to_string(out_dir.join("MEMORY.md")).expect("index");
     let lines: Vec<&str> = index.lines().collect();
-    assert_eq!(lines.len(), 5, "{index}");
+    assert_eq!(lines.len(), 6, "{index}");
     assert!(lines.contains(&"- [Commit style](feedback_commits.md) — Small commits, imperative subjects, no WIP on main"), "{index}");
     assert!(
         lines.contains(&"- [deploy-day](project_deploy_day.md) — Deploys go out on weekdays only"),
         "{index}"
     );
     assert_eq!(
-        lines[4], "- [Own note](project_own.md) — Claude Code wrote this one",
+        lines[5], "- [Own note](project_own.md) — Claude Code wrote this one",
         "{index}"
     );
 
@@ -632,7 +633,7 @@ fn export_leaves_what_memoir_did_not_change_byte_for_byte() {
     env.ok(&["import", "claude-code", ccs]);
     let out = env.ok(&["export", "claude-code", ccs]);
     assert!(
-        out.ends_with(": 0 written, 0 removed, 4 unchanged\n"),
+        out.ends_with(": 0 written, 0 removed, 5 unchanged\n"),
         "{out}"
     );
     assert_eq!(files_under(&cc), before, "nothing was rewritten");
@@ -652,7 +653,7 @@ fn export_leaves_what_memoir_did_not_change_byte_for_byte() {
         "{out}"
     );
     assert!(
-        out.ends_with(": 1 written, 0 removed, 3 unchanged\n"),
+        out.ends_with(": 1 written, 0 removed, 4 unchanged\n"),
         "{out}"
     );
     let after = files_under(&cc);
@@ -953,7 +954,7 @@ fn export_never_writes_over_what_claude_code_changed_since() {
         "{out}"
     );
     assert!(
-        out.ends_with(": 0 written, 0 removed, 3 unchanged, 1 kept\n"),
+        out.ends_with(": 0 written, 0 removed, 4 unchanged, 1 kept\n"),
         "{out}"
     );
     assert_eq!(files_under(&cc), before, "Claude Code's edit is kept");
