@@ -133,12 +133,20 @@ fn write_index(
     dry_run: bool,
 ) -> Result<(), StoreError> {
     let index_path = dir.join(claude_code::INDEX);
-    let index = claude_code::merge_index(current.as_deref(), entries, &out.removed);
+    // Merged with LF line ends, written back with the file's own: an
+    // index saved on Windows keeps CRLF, with no LF line beside them.
+    let crlf = current.as_deref().is_some_and(|c| c.contains("\r\n"));
+    let lf = current.as_deref().map(|c| c.replace("\r\n", "\n"));
+    let index = claude_code::merge_index(lf.as_deref(), entries, &out.removed);
     out.left_out = index.left_out;
     out.cut_by = index.cut_by;
-    if current.as_deref() != Some(index.text.as_str()) {
+    let text = match crlf {
+        true => index.text.replace('\n', "\r\n"),
+        false => index.text,
+    };
+    if current.as_deref() != Some(text.as_str()) {
         if !dry_run {
-            write(dir, claude_code::INDEX, &index.text).map_err(io_at(&index_path))?;
+            write(dir, claude_code::INDEX, &text).map_err(io_at(&index_path))?;
         }
         out.index_written = true;
     }

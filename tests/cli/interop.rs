@@ -1147,3 +1147,24 @@ fn export_writes_the_personal_stores_memories_back() {
     assert_eq!(code, 0, "{out}{err}");
     assert!(!out.lines().any(|l| l.starts_with("proposed")), "{out}");
 }
+
+/// Claude Code's MEMORY.md saved with CRLF line ends keeps them: the lines
+/// export appends are CRLF too, and a second export changes nothing.
+#[test]
+fn export_keeps_a_crlf_index_crlf() {
+    let env = Env::new();
+    env.remember("project/db", "The database is Postgres 16", &[]);
+    let dir = env.dir.path().join("cc");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let d = dir.to_str().expect("utf-8");
+    std::fs::write(dir.join("MEMORY.md"), "- hand-written line\r\n").expect("write");
+    env.ok(&["export", "claude-code", d]);
+    let index = std::fs::read_to_string(dir.join("MEMORY.md")).expect("index");
+    assert!(index.starts_with("- hand-written line\r\n"), "{index:?}");
+    assert!(
+        !index.replace("\r\n", "").contains('\n'),
+        "an LF line: {index:?}"
+    );
+    let again = env.ok(&["export", "claude-code", d]);
+    assert!(!again.contains("write MEMORY.md"), "{again}");
+}
