@@ -66,7 +66,7 @@ pub fn check_against(store: &Store, base: Option<&str>) -> Result<CheckReport, S
     problems.extend(temporary_files(store));
     match base {
         Some(base) => problems.extend(logs_since(store, base)?),
-        None => problems.extend(logs_rewritten_since_head(store)?),
+        None => problems.extend(logs_rewritten_since_head(store, Added::Secrets)?),
     }
     // A log git left unmerged holds git's conflict markers, read as
     // malformed entries: the merge's next step (`rebuild` joins its
@@ -376,9 +376,8 @@ fn logs_since(store: &Store, base: &str) -> Result<Vec<Problem>, StoreError> {
 /// how to restore it: what `rebuild` would lose with them, and `status`
 /// names. Only the logs git sees changed are read.
 pub fn rewritten_logs(store: &Store) -> Result<Vec<Problem>, StoreError> {
-    let mut problems = logs_rewritten_since_head(store)?;
-    problems.retain(|p| p.rule == "append-only");
-    Ok(problems)
+    // Only whether they grew: what they gained is `check`'s to police.
+    logs_rewritten_since_head(store, Added::Nothing)
 }
 
 /// The logs (store-relative) git's index holds unmerged in a merge in
@@ -395,7 +394,7 @@ fn unmerged_logs(store: &Store) -> Result<Vec<String>, StoreError> {
 /// so the pre-commit hook): each grown from HEAD's (not rewritten or
 /// deleted), and what it gained free of secrets. Only the logs git sees
 /// changed are read.
-fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> {
+fn logs_rewritten_since_head(store: &Store, what: Added) -> Result<Vec<Problem>, StoreError> {
     let repo = store.repo();
     let prefix = store.prefix();
     // Only the logs: asking git's status of every memory file too cost a
@@ -434,8 +433,8 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
         let rel = path.strip_prefix(prefix).unwrap_or(path);
         let Some(old) = committed.get(path) else {
             // New since HEAD: what it holds must be what a change may add.
-            if store.path(rel).is_file() {
-                out.extend(log_added(store, rel, "HEAD", Added::Secrets)?);
+            if what != Added::Nothing && store.path(rel).is_file() {
+                out.extend(log_added(store, rel, "HEAD", what)?);
             }
             continue;
         };
@@ -448,14 +447,7 @@ fn logs_rewritten_since_head(store: &Store) -> Result<Vec<Problem>, StoreError> 
             .and_then(|now| crate::model::text::git_crlf_undone(&now))
             .is_some_and(|now| now.as_bytes().starts_with(old));
         if !converted {
-            out.extend(log_grown(
-                store,
-                rel,
-                old,
-                "HEAD",
-                &mut listing,
-                Added::Secrets,
-            )?);
+            out.extend(log_grown(store, rel, old, "HEAD", &mut listing, what)?);
         }
     }
     out.sort_by(|a, b| a.path.cmp(&b.path));
@@ -508,6 +500,9 @@ fn log_grown(
         Ok(grown) => grown,
         Err(problem) => return Ok(vec![problem]),
     };
+    if what == Added::Nothing {
+        return Ok(Vec::new());
+    }
     let added = String::from_utf8_lossy(now.get(from..).unwrap_or_default());
     let offset = newlines(&now[..from.min(now.len())]);
     let mut out: Vec<Problem> = crate::policy::secrets::find_secrets(&scannable_text(&added))
@@ -522,6 +517,9 @@ fn log_grown(
 /// What text a log gained is held to, besides having only grown.
 #[derive(Clone, Copy, PartialEq)]
 enum Added {
+    /// Nothing but having only grown (`status`, and `rebuild` before it
+    /// rebuilds from the logs).
+    Nothing,
     /// No secret, and no memory the write policy would refuse (`check`
     /// against HEAD: the work tree, where a teammate's tool may have
     /// appended an entry memoir must skip, a warning).
