@@ -1914,6 +1914,28 @@ fn a_hand_appended_entry_the_policy_would_refuse_is_never_committed() {
     let err = env.fails(&["consolidate", "--yes"], 3);
     assert!(err.contains(&format!("{log}:")), "{err}");
     assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
+    // One whose body is no memory file at all.
+    env.write(
+        log,
+        bobs_event(
+            memoir::model::event::Op::Remember,
+            "project/evil",
+            vec![],
+            "just words\n".into(),
+        )
+        .render(),
+    );
+    let err = env.fails(&["check"], 1);
+    assert!(
+        err.contains(log) && err.contains("policy:format") && err.contains("holds no memory file"),
+        "{err}"
+    );
+    let err = env.fails(&["consolidate", "--yes"], 3);
+    assert!(
+        err.contains(&format!("{log}:")) && err.contains("format"),
+        "{err}"
+    );
+    assert_eq!(env.git(&["rev-parse", "HEAD"]), head, "nothing committed");
 }
 
 /// A note of megabytes appended by hand (`note` takes 64 KiB) is named by
